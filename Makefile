@@ -1,0 +1,53 @@
+# longhaul: `make demo` and `make test` set up a fresh Debian 12 machine
+# themselves (run as root: they apt-get what is missing).
+
+GO       ?= go
+BIN      := bin/longhaul
+FUZZTIME ?= 3s
+export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
+export CGO_ENABLED := 0
+
+.PHONY: all deps build test unit fuzz fuzz-long vet demo bench clean
+
+all: build
+
+# deps installs the system packages the build, tests and demo use.
+deps:
+	@scripts/deps.sh
+
+build:
+	@command -v $(GO) >/dev/null || { echo "make: go not found; install Go >= 1.23 (https://go.dev/dl)" >&2; exit 1; }
+	$(GO) build -trimpath -ldflags '-s -w' -o $(BIN) ./cmd/longhaul
+
+vet:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt: not formatted: $$out" >&2; exit 1; fi
+
+# unit and integration tests; privileged tests skip without CAP_SYS_ADMIN.
+unit:
+	$(GO) test -count=1 ./...
+
+# every fuzz target briefly, on its checked-in corpus and fresh inputs.
+fuzz:
+	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+fuzz-long:
+	@FUZZTIME=60s scripts/fuzz.sh
+
+test: deps build vet unit fuzz
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+demo: deps build
+	@echo "== longhaul calc --rtt 200ms --rate 1Gbit/s (old Ubuntu buffers vs this host)"
+	$(BIN) calc --rtt 200ms --rate 1Gbit/s --rmem "4096 131072 6291456" --wmem "4096 16384 4194304"
+	@echo
+	$(BIN) calc --rtt 200ms --rate 1Gbit/s --host
+	@echo
+	@echo "== longhaul audit --rtt 200ms --rate 1Gbit/s"
+	$(BIN) audit --rtt 200ms --rate 1Gbit/s
+
+clean:
+	rm -rf bin

@@ -1,0 +1,15 @@
+module github.com/longhaul/longhaul
+
+go 1.26.0
+
+require (
+	github.com/google/go-cmp v0.7.0
+	github.com/safchain/ethtool v0.7.0
+	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
+	golang.org/x/sys v0.49.0
+)
+
+require github.com/inconshreveable/mousetrap v1.1.0 // indirect

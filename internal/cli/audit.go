@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/longhaul/longhaul/internal/audit"
+	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/units"
+	"github.com/spf13/cobra"
+)
+
+type auditArgs struct {
+	path     pathFlags
+	netns    string
+	root     string
+	snapshot string
+	failOn   string
+	json     bool
+}
+
+func newAuditCmd() *cobra.Command {
+	var a auditArgs
+	c := &cobra.Command{
+		Use:   "audit [--rtt RTT --rate RATE] [flags]",
+		Short: "Read this host's TCP settings and say what they allow and what to change",
+		Long: `audit gathers a snapshot of the host once (TCP sysctls, routes with their
+initcwnd/initrwnd, the default-route interface's MTU, qdisc and offloads,
+congestion control, kernel version, sysctl.d files and tuning daemons) and
+judges it. Each finding has an id, a severity (info, warn, crit), what was
+observed, what was expected, why (with numbers) and the fix.
+
+With --rtt and --rate it judges the buffers for that path; without, it says
+what they allow at common RTTs.
+
+Exit status: 0 when the audit ran (whatever it found), 3 with --fail-on when
+a finding at or above that severity exists, 2 for bad flags, 1 when the host
+could not be read.`,
+		Example: `  # this host
+  longhaul audit
+
+  # judged for a 200 ms, 1 Gbit/s path with 4 flows
+  longhaul audit --rtt 200ms --rate 1Gbit/s --flows 4
+
+  # a network namespace
+  longhaul audit --netns client --rtt 100ms --rate 1Gbit/s
+
+  # a copied /proc/sys and /etc tree, or a snapshot saved with --json elsewhere
+  longhaul audit --root /tmp/hostcopy
+  longhaul audit --snapshot prod-audit.json --rtt 200ms --rate 10Gbit/s
+
+  # in CI: fail when anything critical is found
+  longhaul audit --rtt 50ms --rate 1Gbit/s --fail-on crit`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runAudit(a, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	f := c.Flags()
+	a.path.register(f, "concurrent long flows the host must carry")
+	f.StringVar(&a.netns, "netns", "", "audit the named network namespace (ip netns)")
+	f.StringVar(&a.root, "root", "", "read proc/sys, proc and etc under this directory instead of / (routes are then not read)")
+	f.StringVar(&a.snapshot, "snapshot", "", "judge a snapshot from a file written by audit --json instead of this host")
+	f.StringVar(&a.failOn, "fail-on", "", "exit 3 if a finding is at least this severe: warn or crit")
+	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.audit/v1)")
+	return c
+}
+
+// auditJSON is the audit --json document.
+type auditJSON struct {
+	Schema   string             `json:"schema"`
+	Path     *auditPathJSON     `json:"path"`
+	Host     *snapshot.Snapshot `json:"host"`
+	Findings []audit.Finding    `json:"findings"`
+	Summary  map[string]int     `json:"summary"`
+}
+
+type auditPathJSON struct {
+	RTTSeconds float64 `json:"rtt_s"`
+	RateBps    float64 `json:"rate_bps"`
+	Flows      int     `json:"flows"`
+}
+
+func runAudit(a auditArgs, stdout, stderr io.Writer) error {
+	rtt, rate, given, err := a.path.parse()
+	if err != nil {
+		return err
+	}
+	var failOn audit.Severity
+	switch a.failOn {
+	case "":
+	case "warn", "crit":
+		failOn = audit.Severity(a.failOn)
+	default:
+		return usagef("--fail-on: %q is not a severity; use warn or crit", a.failOn)
+	}
+	if a.snapshot != "" && (a.root != "" || a.netns != "") {
+		return usagef("--snapshot judges a saved snapshot: it does not go with --root or --netns")
+	}
+	var s *snapshot.Snapshot
+	if a.snapshot != "" {
+		s, err = loadSnapshot(a.snapshot)
+	} else {
+		s, err = snapshot.Gather(snapshot.Options{Root: a.root, Netns: a.netns})
+	}
+	if err != nil {
+		return err
+	}
+	p := audit.Path{}
+	if given {
+		p = audit.Path{RTT: rtt, RateBps: rate, Flows: a.path.flows}
+	}
+	findings := audit.Run(s, p)
+	summary := map[string]int{"crit": 0, "warn": 0, "info": 0}
+	for _, f := range findings {
+		summary[string(f.Severity)]++
+	}
+	if a.json {
+		doc := auditJSON{Schema: "longhaul.audit/v1", Host: s, Findings: findings, Summary: summary}
+		if doc.Findings == nil {
+			doc.Findings = []audit.Finding{}
+		}
+		if given {
+			doc.Path = &auditPathJSON{RTTSeconds: rtt.Seconds(), RateBps: rate, Flows: p.Flows}
+		}
+		if err := writeJSON(stdout, doc); err != nil {
+			return err
+		}
+	} else {
+		printAudit(stdout, s, p, findings, summary)
+	}
+	if failOn != "" {
+		n := summary["crit"]
+		if failOn == audit.Warn {
+			n += summary["warn"]
+		}
+		if n > 0 {
+			return findingsError{fmt.Sprintf("audit: %d finding(s) at or above %s", n, failOn)}
+		}
+	}
+	return nil
+}
+
+func loadSnapshot(path string) (*snapshot.Snapshot, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit: read snapshot: %w", err)
+	}
+	var doc struct {
+		Host *snapshot.Snapshot `json:"host"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, usagef("--snapshot %s: not an audit --json document: %v", path, err)
+	}
+	s := doc.Host
+	if s == nil {
+		s = new(snapshot.Snapshot)
+		if err := json.Unmarshal(b, s); err != nil || s.Sysctls == nil {
+			return nil, usagef("--snapshot %s: no host snapshot in it; write one with longhaul audit --json", path)
+		}
+	}
+	if s.PageSize == 0 {
+		s.PageSize = 4096
+	}
+	return s, nil
+}
+
+func printAudit(w io.Writer, s *snapshot.Snapshot, p audit.Path, findings []audit.Finding, summary map[string]int) {
+	head := fmt.Sprintf("Host %s, Linux %s", orDash(s.Hostname), orDash(s.Kernel.Release))
+	if s.Netns != "" {
+		head += ", netns " + s.Netns
+	}
+	if s.Source != "live" {
+		head += " (" + s.Source + ")"
+	}
+	fmt.Fprintln(w, head)
+	if p.RTT > 0 {
+		fmt.Fprintf(w, "Path: %s at %s, %d flow(s)\n", units.FormatRate(p.RateBps), units.FormatDuration(p.RTT), max(p.Flows, 1))
+	} else {
+		fmt.Fprintln(w, "Path: none given (add --rtt and --rate to judge buffers for a path)")
+	}
+	for _, f := range findings {
+		fmt.Fprintf(w, "\n%-4s %s", strings.ToUpper(string(f.Severity)), f.ID)
+		if f.Key != "" {
+			fmt.Fprintf(w, "  [%s]", f.Key)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  observed: %s\n  expected: %s\n  why:      %s\n  fix:      %s\n", f.Observed, f.Expected, f.Why, f.Fix)
+	}
+	fmt.Fprintf(w, "\nSummary: %d crit, %d warn, %d info\n", summary["crit"], summary["warn"], summary["info"])
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "Not examined: %s\n", n)
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

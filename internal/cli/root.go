@@ -1,0 +1,97 @@
+// Package cli wires longhaul's commands: one file per command with its
+// flags, help and output. Domain logic lives in the other packages; this
+// package parses, calls and prints. Intended output goes to stdout,
+// diagnostics to stderr.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitError    = 1 // the command could not do its work
+	exitUsage    = 2 // bad flags or input values
+	exitFindings = 3 // audit --fail-on: findings at or above the level
+)
+
+// usageError marks bad input: the user must change the command line.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// findingsError reports that audit found what --fail-on asked about.
+type findingsError struct{ msg string }
+
+func (e findingsError) Error() string { return e.msg }
+
+// ExitCode prints err as one line on stderr and maps it to an exit status.
+func ExitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "longhaul: %v\n", err)
+	var u usageError
+	var f findingsError
+	switch {
+	case errors.As(err, &u), errors.Is(err, pathmodel.ErrInput):
+		return exitUsage
+	case errors.As(err, &f):
+		return exitFindings
+	}
+	return exitError
+}
+
+// Run executes longhaul with args (without the program name).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := &cobra.Command{
+		Use:   "longhaul",
+		Short: "Explain, fix and prove TCP throughput over long paths",
+		Long: `longhaul explains what limits a TCP transfer over a long path, says exactly
+what to change, and proves it on an emulated copy of the path.
+
+Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
+64MiB, 17kB. JSON output carries plain SI numbers (bytes, seconds, bits/s).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("%v (see %s --help)", err, c.CommandPath())
+	})
+	root.AddCommand(newCalcCmd(), newAuditCmd())
+	err := root.ExecuteContext(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+		return usageError{err}
+	}
+	return err
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// exactArgs is cobra.ExactArgs returning a usage error.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("%s takes no arguments, got %q (see %s --help)", c.Name(), args[0], c.CommandPath())
+	}
+	return nil
+}

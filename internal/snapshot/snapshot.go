@@ -1,0 +1,244 @@
+// Package snapshot gathers, once, the host state that decides how TCP
+// behaves on a long path: kernel version, the TCP sysctls, routes and the
+// default link (via rtnl), persistent sysctl configuration and the daemons
+// that rewrite it, and memory. Audit, calc and plan judge a Snapshot
+// without touching the host again, so tests feed them fixture trees and a
+// snapshot taken on one machine can be judged on another (audit
+// --snapshot).
+package snapshot
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/rtnl"
+	"github.com/longhaul/longhaul/internal/sysconf"
+	"github.com/longhaul/longhaul/internal/sysctl"
+)
+
+// Keys are the sysctls a snapshot reads. A key missing on the running
+// kernel is recorded in MissingKeys (tcp_adv_win_scale is gone since 6.6).
+var Keys = []string{
+	"kernel.osrelease",
+	"kernel.hostname",
+	"net.core.default_qdisc",
+	"net.core.rmem_default",
+	"net.core.rmem_max",
+	"net.core.wmem_default",
+	"net.core.wmem_max",
+	"net.ipv4.tcp_adv_win_scale",
+	"net.ipv4.tcp_allowed_congestion_control",
+	"net.ipv4.tcp_available_congestion_control",
+	"net.ipv4.tcp_congestion_control",
+	"net.ipv4.tcp_mem",
+	"net.ipv4.tcp_moderate_rcvbuf",
+	"net.ipv4.tcp_mtu_probing",
+	"net.ipv4.tcp_no_metrics_save",
+	"net.ipv4.tcp_notsent_lowat",
+	"net.ipv4.tcp_rmem",
+	"net.ipv4.tcp_sack",
+	"net.ipv4.tcp_slow_start_after_idle",
+	"net.ipv4.tcp_timestamps",
+	"net.ipv4.tcp_window_scaling",
+	"net.ipv4.tcp_wmem",
+}
+
+// Snapshot is the gathered host state. It is plain data and round-trips
+// through JSON.
+type Snapshot struct {
+	// Source says where the data came from: "live" or "root DIR".
+	Source   string         `json:"source"`
+	Netns    string         `json:"netns,omitempty"`
+	Hostname string         `json:"hostname,omitempty"`
+	Kernel   sysconf.Kernel `json:"kernel"`
+	// Sysctls maps dotted keys to values with white space collapsed.
+	Sysctls     map[string]string `json:"sysctls"`
+	MissingKeys []string          `json:"missing_keys,omitempty"`
+	Net         *rtnl.State       `json:"net,omitempty"`
+	MemTotal    int64             `json:"mem_total_bytes,omitempty"`
+	PageSize    int64             `json:"page_size"`
+	// Config is the persistent sysctl configuration (sysctl.d) and
+	// ConfigUnknownKeys the keys it sets that this kernel does not have.
+	Config            *sysconf.Config   `json:"sysctl_config,omitempty"`
+	ConfigUnknownKeys []string          `json:"config_unknown_keys,omitempty"`
+	Daemons           []sysconf.Process `json:"daemons,omitempty"`
+	// Notes lists what could not be looked at, one line each.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Options says where to gather from.
+type Options struct {
+	// Root is the file system root holding proc/ and etc/; "" means "/".
+	// Any other root is a fixture or a copied tree: routes and links are
+	// then not gathered, since netlink only answers for the live kernel.
+	Root string
+	// Netns names a namespace (ip netns) to read network state in.
+	Netns string
+}
+
+// Gather reads the host state once.
+func Gather(opt Options) (*Snapshot, error) {
+	root := opt.Root
+	if root == "" {
+		root = "/"
+	}
+	live := filepath.Clean(root) == "/"
+	s := &Snapshot{Source: "live", Netns: opt.Netns, PageSize: int64(os.Getpagesize())}
+	if !live {
+		s.Source, s.PageSize = "root "+root, 4096
+	}
+	sysRoot := filepath.Join(root, "proc", "sys")
+	procRoot := filepath.Join(root, "proc")
+
+	gatherNet := func() error {
+		vals, missing, err := sysctl.ReadMany(sysRoot, Keys)
+		if err != nil {
+			return err
+		}
+		s.Sysctls, s.MissingKeys = vals, missing
+		if !live {
+			return nil
+		}
+		st, err := rtnl.Gather()
+		if err != nil {
+			s.Notes = append(s.Notes, err.Error())
+			return nil
+		}
+		s.Net = &st
+		return nil
+	}
+	var err error
+	if opt.Netns != "" {
+		if !live {
+			return nil, errors.New("snapshot: --netns needs the live system, not --root")
+		}
+		err = netns.Do(opt.Netns, gatherNet)
+	} else {
+		err = gatherNet()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	if !live {
+		s.Notes = append(s.Notes, "routes and links not gathered: netlink answers only for the live kernel")
+	}
+	s.Hostname = s.Sysctls["kernel.hostname"]
+	if rel, ok := s.Sysctls["kernel.osrelease"]; ok {
+		if k, err := sysconf.ParseKernelRelease(rel); err == nil {
+			s.Kernel = k
+		} else {
+			s.Notes = append(s.Notes, err.Error())
+		}
+	}
+	if mem, err := sysconf.ReadMemTotal(procRoot); err == nil {
+		s.MemTotal = mem
+	} else {
+		s.Notes = append(s.Notes, err.Error())
+	}
+	if opt.Netns == "" {
+		cfg, err := sysconf.ReadSysctlConfig(root)
+		if err != nil {
+			s.Notes = append(s.Notes, err.Error())
+		} else {
+			s.Config = &cfg
+			s.ConfigUnknownKeys = unknownKeys(sysRoot, cfg)
+		}
+	} else {
+		s.Notes = append(s.Notes, "persistent sysctl configuration applies to the initial namespace: not read for --netns")
+	}
+	names := append(sysconf.TuningDaemons(), sysconf.NetworkDaemons()...)
+	if d, err := sysconf.FindDaemons(procRoot, names); err == nil {
+		s.Daemons = d
+	} else {
+		s.Notes = append(s.Notes, err.Error())
+	}
+	return s, nil
+}
+
+// unknownKeys lists configured keys the kernel under sysRoot lacks.
+func unknownKeys(sysRoot string, cfg sysconf.Config) []string {
+	var out []string
+	for k, a := range cfg.Effective() {
+		if a.Glob {
+			continue
+		}
+		p, err := sysctl.Path(sysRoot, k)
+		if err != nil {
+			out = append(out, k)
+			continue
+		}
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Int returns an integer sysctl.
+func (s *Snapshot) Int(key string) (int64, bool) {
+	v, ok := s.Sysctls[key]
+	if !ok {
+		return 0, false
+	}
+	n, err := sysctl.ParseInt(v)
+	return n, err == nil
+}
+
+// Triple returns a tcp_rmem/tcp_wmem value.
+func (s *Snapshot) Triple(key string) (pathmodel.Triple, bool) {
+	v, ok := s.Sysctls[key]
+	if !ok {
+		return pathmodel.Triple{}, false
+	}
+	t, err := sysctl.ParseTriple(v)
+	return t, err == nil
+}
+
+// TCPMem returns net.ipv4.tcp_mem in pages.
+func (s *Snapshot) TCPMem() ([3]int64, bool) {
+	v, ok := s.Sysctls["net.ipv4.tcp_mem"]
+	if !ok {
+		return [3]int64{}, false
+	}
+	n, err := sysctl.ParseInts(v, 3)
+	if err != nil {
+		return [3]int64{}, false
+	}
+	return [3]int64{n[0], n[1], n[2]}, true
+}
+
+// Version is the kernel version the path model needs.
+func (s *Snapshot) Version() pathmodel.Version {
+	return pathmodel.Version{Major: s.Kernel.Major, Minor: s.Kernel.Minor}
+}
+
+// RecvRatio is the window/buffer ratio of this kernel.
+func (s *Snapshot) RecvRatio() pathmodel.Ratio {
+	adv, ok := s.Int("net.ipv4.tcp_adv_win_scale")
+	return pathmodel.ReceiveRatio(s.Version(), int(adv), ok)
+}
+
+// ModelInput returns the path-model input with this host's settings at
+// both ends of the path.
+func (s *Snapshot) ModelInput() pathmodel.Input {
+	in := pathmodel.Input{Kernel: s.Version(), RecvRatio: s.RecvRatio(), PageSize: s.PageSize, RAMBytes: s.MemTotal}
+	in.Rmem, _ = s.Triple("net.ipv4.tcp_rmem")
+	in.Wmem, _ = s.Triple("net.ipv4.tcp_wmem")
+	in.CoreRmemMax, _ = s.Int("net.core.rmem_max")
+	in.CoreWmemMax, _ = s.Int("net.core.wmem_max")
+	if m, ok := s.TCPMem(); ok {
+		in.TCPMemPages = m
+	}
+	if s.Net != nil {
+		if d := s.Net.DefaultRoutes(); len(d) > 0 {
+			in.InitCwnd, in.InitRwnd = d[0].InitCwnd, d[0].InitRwnd
+		}
+	}
+	return in
+}

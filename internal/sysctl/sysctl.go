@@ -1,0 +1,152 @@
+// Package sysctl reads and writes kernel parameters as files under a root
+// directory (default /proc/sys), and parses their values. Tests point the
+// root at a fixture tree; the namespace a read sees is the opener's network
+// namespace (the kernel resolves /proc/sys/net per task).
+package sysctl
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/longhaul/longhaul/internal/pathmodel"
+)
+
+// DefaultRoot is where the running kernel exposes its parameters.
+const DefaultRoot = "/proc/sys"
+
+// ErrUnknownKey means the running kernel has no such parameter.
+var ErrUnknownKey = errors.New("no such key on this kernel")
+
+// CheckKey accepts dotted (net.ipv4.tcp_rmem) or slashed
+// (net/ipv4/tcp_rmem) names and returns the dotted form. Keys are made of
+// the characters the kernel uses, so a key can never leave the root.
+func CheckKey(key string) (string, error) {
+	k := strings.ReplaceAll(strings.TrimSpace(key), "/", ".")
+	if k == "" {
+		return "", fmt.Errorf("sysctl: empty key")
+	}
+	for _, part := range strings.Split(k, ".") {
+		if part == "" || part == ".." {
+			return "", fmt.Errorf("sysctl: key %q: empty or '..' component", key)
+		}
+		for _, r := range part {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == ':' || r == '@') {
+				return "", fmt.Errorf("sysctl: key %q: character %q is not allowed", key, r)
+			}
+		}
+	}
+	return k, nil
+}
+
+// Path returns the file behind a key under root.
+func Path(root, key string) (string, error) {
+	k, err := CheckKey(key)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, filepath.FromSlash(strings.ReplaceAll(k, ".", "/"))), nil
+}
+
+// Read returns a key's value with whitespace collapsed to single spaces
+// (tcp_rmem is tab-separated in /proc). A missing key wraps ErrUnknownKey.
+func Read(root, key string) (string, error) {
+	p, err := Path(root, key)
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("sysctl: %s: %w", key, ErrUnknownKey)
+	}
+	if err != nil {
+		return "", fmt.Errorf("sysctl: read %s: %w", key, err)
+	}
+	return Normalize(string(b)), nil
+}
+
+// Write sets a key. A missing key wraps ErrUnknownKey; the kernel's own
+// refusal (EINVAL for a value out of range) is returned as is, wrapped.
+func Write(root, key, value string) error {
+	p, err := Path(root, key)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("sysctl: %s: %w", key, ErrUnknownKey)
+	}
+	if err != nil {
+		return fmt.Errorf("sysctl: write %s: %w", key, err)
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sysctl: write %s=%q: %w", key, value, err)
+	}
+	return nil
+}
+
+// Normalize collapses runs of white space to one space and trims.
+func Normalize(v string) string { return strings.Join(strings.Fields(v), " ") }
+
+// ReadMany reads keys, returning the values found and the keys the kernel
+// does not have. Any other error (permission, I/O) stops the read.
+func ReadMany(root string, keys []string) (values map[string]string, missing []string, err error) {
+	values = make(map[string]string, len(keys))
+	for _, k := range keys {
+		v, err := Read(root, k)
+		switch {
+		case errors.Is(err, ErrUnknownKey):
+			missing = append(missing, k)
+		case err != nil:
+			return values, missing, err
+		default:
+			values[k] = v
+		}
+	}
+	return values, missing, nil
+}
+
+// ParseInts parses exactly n white-space separated integers.
+func ParseInts(s string, n int) ([]int64, error) {
+	f := strings.Fields(s)
+	if len(f) != n {
+		return nil, fmt.Errorf("%q: want %d numbers, got %d", s, n, len(f))
+	}
+	out := make([]int64, n)
+	for i, x := range f {
+		v, err := strconv.ParseInt(x, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %q is not an integer", s, x)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// ParseInt parses a single integer value.
+func ParseInt(s string) (int64, error) {
+	v, err := ParseInts(s, 1)
+	if err != nil {
+		return 0, err
+	}
+	return v[0], nil
+}
+
+// ParseTriple parses a tcp_rmem/tcp_wmem value "min default max" and
+// checks it as the kernel would use it.
+func ParseTriple(s string) (pathmodel.Triple, error) {
+	v, err := ParseInts(s, 3)
+	if err != nil {
+		return pathmodel.Triple{}, err
+	}
+	t := pathmodel.Triple{Min: v[0], Default: v[1], Max: v[2]}
+	return t, t.Validate()
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what longhaul's build, tests and demo need on Debian 12, as root.
+# Idempotent: only missing packages are installed.
+set -euo pipefail
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have ip || need+=(iproute2)
+have git || need+=(git)
+
+if ((${#need[@]})); then
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: missing packages ${need[*]}; run as root or: sudo apt-get install ${need[*]}" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+for go in go /usr/local/go/bin/go /usr/lib/go/bin/go; do
+	if have "$go"; then
+		exit 0
+	fi
+done
+echo "deps: Go is not installed; install Go >= 1.23 from https://go.dev/dl (Debian 12's golang is too old)" >&2
+exit 1

@@ -230,7 +230,7 @@ func printCalc(w io.Writer, r pathmodel.Result) {
 	if t := r.Transfer; t != nil {
 		fmt.Fprintf(w, "Transfer of %s (%d segments of %d bytes)\n", units.FormatBytes(float64(t.Bytes)), t.Segments, t.MSS)
 		line(w, "first flight", units.FormatBytes(float64(t.Flights[0])), fmt.Sprintf("min(initcwnd %d x MSS, initial rwnd %s): bound by %s", t.InitCwnd, units.FormatBytes(float64(t.InitRwndBytes)), t.FirstFlightLimit))
-		line(w, "round trips", strconv.Itoa(t.RoundTrips), fmt.Sprintf("1 for the handshake + %d data rounds (%s)", t.DataRounds, flightList(t.Flights)))
+		line(w, "round trips", strconv.Itoa(t.RoundTrips), fmt.Sprintf("1 for the handshake + %d data round(s): %s", t.DataRounds, flightList(t.Flights)))
 		line(w, "SYN to last", units.FormatDuration(secs(t.Seconds)), fmt.Sprintf("%d x RTT + serialization at the rate", t.RoundTrips))
 		line(w, "first to last", units.FormatDuration(secs(t.FirstToLastSeconds)), "from the first data byte to the last")
 	}
@@ -243,11 +243,11 @@ func printEnd(w io.Writer, title string, e pathmodel.End, r pathmodel.Result, ra
 		return
 	}
 	if sb := e.SockBuf; sb != nil {
-		how := "doubled by the kernel"
+		how := "setsockopt, doubled by the kernel"
 		if sb.Clamped {
-			how = fmt.Sprintf("clamped to core max %s, then doubled", units.FormatIEC(float64(sb.CoreMaxBytes)))
+			how = fmt.Sprintf("setsockopt, clamped to the core max %s, then doubled", units.FormatIEC(float64(sb.CoreMaxBytes)))
 		}
-		line(w, "app buffer", units.FormatIEC(float64(sb.RequestedBytes)), fmt.Sprintf("%s: %s; autotuning off", e.Source, how))
+		line(w, "app buffer", units.FormatIEC(float64(sb.RequestedBytes)), fmt.Sprintf("requested with %s", how))
 	}
 	line(w, "given", units.FormatIEC(float64(e.BufferBytes)), e.Source)
 	line(w, "window", units.FormatBytes(e.WindowBytes), fmt.Sprintf("%.2g x %s", e.Ratio, units.FormatIEC(float64(e.BufferBytes))))

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/longhaul/longhaul/internal/netns"
@@ -124,6 +125,9 @@ func Gather(opt Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
+	if opt.Netns != "" {
+		s.readGlobals(sysRoot)
+	}
 	if !live {
 		s.Notes = append(s.Notes, "routes and links not gathered: netlink answers only for the live kernel")
 	}
@@ -158,6 +162,29 @@ func Gather(opt Options) (*Snapshot, error) {
 		s.Notes = append(s.Notes, err.Error())
 	}
 	return s, nil
+}
+
+// globalKeys exist only in the initial namespace but bound every
+// namespace's sockets (kernel-facts: tcp_mem is global).
+var globalKeys = []string{"net.ipv4.tcp_mem"}
+
+// readGlobals fills global keys a namespace does not show from the
+// initial namespace.
+func (s *Snapshot) readGlobals(sysRoot string) {
+	var still []string
+	for _, k := range s.MissingKeys {
+		if !slices.Contains(globalKeys, k) {
+			still = append(still, k)
+			continue
+		}
+		if v, err := sysctl.Read(sysRoot, k); err == nil {
+			s.Sysctls[k] = v
+			s.Notes = append(s.Notes, k+" is global: read from the initial namespace")
+		} else {
+			still = append(still, k)
+		}
+	}
+	s.MissingKeys = still
 }
 
 // unknownKeys lists configured keys the kernel under sysRoot lacks.

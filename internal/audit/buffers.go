@@ -91,7 +91,7 @@ func bufferCheck(s *snapshot.Snapshot, p Path, receive bool) []Finding {
 		if receive && t.Max < kernelDefaultRmemMax {
 			f.Severity = Warn
 			f.Expected = fmt.Sprintf("at least %s, the kernel's own default since 2025", size(kernelDefaultRmemMax))
-			f.Fix = fmt.Sprintf("sysctl -w %s=\"%d %d %d\", or size it for your path with longhaul plan", key, t.Min, t.Default, int64(kernelDefaultRmemMax))
+			f.Fix = fmt.Sprintf("sysctl -w %s=\"%d %d %d\", or size it for your path: longhaul audit --rtt RTT --rate RATE", key, t.Min, t.Default, int64(kernelDefaultRmemMax))
 		}
 		return []Finding{f}
 	}
@@ -115,7 +115,7 @@ func bufferCheck(s *snapshot.Snapshot, p Path, receive bool) []Finding {
 		f.Fix = "none needed"
 		return []Finding{f}
 	}
-	f.Fix = fmt.Sprintf("sysctl -w %s=\"%d %d %d\" on the %s (this path needs %s; longhaul plan makes it persistent and reversible)",
+	f.Fix = fmt.Sprintf("sysctl -w %s=\"%d %d %d\" on the %s (this path needs %s); to keep it across reboots put the same line in a file under /etc/sysctl.d/",
 		key, t.Min, t.Default, roundUpMiB(end.NeededBytes), role, units.FormatIEC(float64(end.NeededBytes)))
 	return []Finding{f}
 }
@@ -209,7 +209,7 @@ func checkTCPMem(s *snapshot.Snapshot, p Path) []Finding {
 		f.Severity = Warn
 		f.Expected = fmt.Sprintf("a maximum below RAM (%s); the kernel's default is about 9%% of it", units.FormatIEC(float64(s.MemTotal)))
 		f.Why = "a fixed tcp_mem copied from tuning guides lets TCP buffers take more memory than the machine has"
-		f.Fix = "remove the net.ipv4.tcp_mem line from sysctl configuration and reboot, or set it from the memory budget with longhaul plan"
+		f.Fix = "remove the net.ipv4.tcp_mem line from sysctl configuration and reboot, or set it from a memory budget sized for your flows"
 		return []Finding{f}
 	}
 	if !p.given() {
@@ -232,6 +232,6 @@ func checkTCPMem(s *snapshot.Snapshot, p Path) []Finding {
 	f.Expected = fmt.Sprintf("pressure above %s for %s", units.FormatIEC(float64(mem.NeededBytes)), pathText(p))
 	f.Why = fmt.Sprintf("%s: above pressure the kernel shrinks buffers and flows fall below the path rate", f.Why)
 	pages := (mem.NeededBytes + s.PageSize - 1) / s.PageSize
-	f.Fix = fmt.Sprintf("sysctl -w net.ipv4.tcp_mem=\"%d %d %d\" if memory allows (longhaul plan --memory-budget checks it), or run fewer flows", m[0], max(m[1], pages*5/4), max(m[2], pages*3/2))
+	f.Fix = fmt.Sprintf("sysctl -w net.ipv4.tcp_mem=\"%d %d %d\" if memory allows, or run fewer flows", m[0], max(m[1], pages*5/4), max(m[2], pages*3/2))
 	return []Finding{f}
 }

@@ -136,7 +136,7 @@ func checkInitialWindows(s *snapshot.Snapshot, p Path) []Finding {
 		if err1 == nil && err2 == nil && better.Transfer.RoundTrips < now.Transfer.RoundTrips {
 			f.Why = fmt.Sprintf("%s; a %s response takes %d round trips (%s) from SYN to last byte, %d with initcwnd 20 initrwnd 20",
 				f.Why, units.FormatBytes(obj), now.Transfer.RoundTrips, units.FormatDuration(time.Duration(now.Transfer.Seconds*float64(time.Second))), better.Transfer.RoundTrips)
-			f.Fix = fmt.Sprintf("for short responses over this path, per route: ip route change %s via %s dev %s initcwnd 20 initrwnd 20 (longhaul plan --dst makes it persistent)", r.Dst, orNone(r.Gateway), r.Dev)
+			f.Fix = fmt.Sprintf("for short responses over this path, per route: ip route change %s via %s dev %s initcwnd 20 initrwnd 20; persist it in the network configuration (systemd-networkd [Route] InitialCongestionWindow=/InitialAdvertisedReceiveWindow=, or NetworkManager route attributes)", r.Dst, orNone(r.Gateway), r.Dev)
 		}
 	}
 	return []Finding{f}

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -115,6 +116,15 @@ func bufferCheck(s *snapshot.Snapshot, p Path, receive bool) []Finding {
 		f.Fix = "none needed"
 		return []Finding{f}
 	}
+	if end.NeededBytes <= t.Max {
+		// The buffer covers the need: the cap is the largest window TCP
+		// can advertise (65535 << 14), so only more flows help.
+		flows := int(math.Ceil(p.RateBps / end.CeilingBps))
+		f.Expected = fmt.Sprintf("%d or more parallel flows: one flow's window cannot exceed %s", flows, units.FormatBytes(pathmodel.MaxWindow))
+		f.Why = fmt.Sprintf("the path's bandwidth-delay product is %s per flow, more than the largest window TCP can advertise (65,535 x 2^14 bytes, RFC 7323)", units.FormatBytes(float64(r.FlowBDPBytes)))
+		f.Fix = fmt.Sprintf("spread the transfer over at least %d parallel flows (e.g. iperf3 -P %d, parallel rsync/rclone streams); buffers cannot help", flows, flows)
+		return []Finding{f}
+	}
 	f.Fix = fmt.Sprintf("sysctl -w %s=\"%d %d %d\" on the %s (this path needs %s); to keep it across reboots put the same line in a file under /etc/sysctl.d/",
 		key, t.Min, t.Default, roundUpMiB(end.NeededBytes), role, units.FormatIEC(float64(end.NeededBytes)))
 	return []Finding{f}
@@ -127,9 +137,12 @@ func checkWmem(s *snapshot.Snapshot, p Path) []Finding { return bufferCheck(s, p
 // past tcp_rmem[1].
 func checkAutotuning(s *snapshot.Snapshot, p Path) []Finding {
 	v, ok := s.Int("net.ipv4.tcp_moderate_rcvbuf")
-	t, tok := s.Triple("net.ipv4.tcp_rmem")
-	if !ok || v != 0 || !tok {
+	if !ok || v != 0 {
 		return nil
+	}
+	t, tok := s.Triple("net.ipv4.tcp_rmem")
+	if !tok {
+		t.Default = 131072 // the kernel's default tcp_rmem[1]
 	}
 	window := float64(t.Default) * s.RecvRatio().Value
 	rtt := 100 * time.Millisecond
@@ -181,7 +194,7 @@ func checkCoreMax(s *snapshot.Snapshot, p Path) []Finding {
 			Fix: fmt.Sprintf("only if an application sets %s: raise %s, or better remove the application's setting so autotuning works", c.opt, c.core),
 		}
 		if p.given() && sb.CeilingBps < 0.95*p.RateBps/float64(p.flows()) {
-			need := pathmodel.BufferFor(pathmodel.BDP(p.RateBps/float64(p.flows()), p.RTT), ratio)
+			need := pathmodel.BufferFor(min(pathmodel.BDP(p.RateBps/float64(p.flows()), p.RTT), pathmodel.MaxWindow), ratio)
 			f.Severity = Warn
 			f.Expected = fmt.Sprintf("%s >= %s so that %s can cover %s", c.core, size((need+1)/2), c.opt, pathText(p))
 			f.Fix = fmt.Sprintf("sysctl -w %s=%d, or remove the application's %s setting (e.g. iperf3 -w, nginx listen ... rcvbuf=/sndbuf=) so autotuning works", c.core, roundUpMiB((need+1)/2), c.opt)
@@ -197,6 +210,14 @@ func checkTCPMem(s *snapshot.Snapshot, p Path) []Finding {
 	m, ok := s.TCPMem()
 	if !ok {
 		return nil
+	}
+	if m[0] <= 0 || m[0] > m[1] || m[1] > m[2] {
+		return []Finding{{ID: "tcp-mem", Key: "net.ipv4.tcp_mem", Severity: Warn,
+			Observed: fmt.Sprintf("net.ipv4.tcp_mem %d %d %d pages", m[0], m[1], m[2]),
+			Expected: "three positive values ordered min <= pressure <= max",
+			Why:      "the kernel accepts any order, but memory pressure then starts or stops at the wrong point for every TCP socket",
+			Fix:      "remove the net.ipv4.tcp_mem line from sysctl configuration and reboot: the kernel sizes it from RAM",
+		}}
 	}
 	pressure, maxB := m[1]*s.PageSize, m[2]*s.PageSize
 	f := Finding{ID: "tcp-mem", Key: "net.ipv4.tcp_mem", Severity: Info,

@@ -60,7 +60,7 @@ func checkSlowStartAfterIdle(s *snapshot.Snapshot, p Path) []Finding {
 	}
 	return []Finding{{
 		ID: "slow-start-after-idle", Severity: sev, Key: "net.ipv4.tcp_slow_start_after_idle",
-		Observed: "net.ipv4.tcp_slow_start_after_idle = 1",
+		Observed: fmt.Sprintf("net.ipv4.tcp_slow_start_after_idle = %d", v),
 		Expected: "0 for keep-alive connections over long paths",
 		Why:      "a connection idle for one retransmission timeout restarts from the initial window (RFC 2861): each burst on a reused connection pays slow start again, one round trip per doubling",
 		Fix:      "sysctl -w net.ipv4.tcp_slow_start_after_idle=0",
@@ -131,12 +131,23 @@ func checkInitialWindows(s *snapshot.Snapshot, p Path) []Finding {
 		in := s.ModelInput()
 		in.RTT, in.RateBps, in.TransferBytes = p.RTT, p.RateBps, obj
 		now, err1 := pathmodel.Compute(in)
-		in.InitCwnd, in.InitRwnd = 20, 20
+		// Since 4.19 a receiver offers up to 64 KB in its SYN-ACK and
+		// initrwnd can only lower that: suggest it for older kernels only.
+		// `ip route change` without initrwnd removes it: the default.
+		metrics := "initcwnd 20"
+		in.InitCwnd, in.InitRwnd = 20, 0
+		if !s.Kernel.AtLeast(4, 19) {
+			metrics, in.InitRwnd = "initcwnd 20 initrwnd 20", 20
+		}
 		better, err2 := pathmodel.Compute(in)
 		if err1 == nil && err2 == nil && better.Transfer.RoundTrips < now.Transfer.RoundTrips {
-			f.Why = fmt.Sprintf("%s; a %s response takes %d round trips (%s) from SYN to last byte, %d with initcwnd 20 initrwnd 20",
-				f.Why, units.FormatBytes(obj), now.Transfer.RoundTrips, units.FormatDuration(time.Duration(now.Transfer.Seconds*float64(time.Second))), better.Transfer.RoundTrips)
-			f.Fix = fmt.Sprintf("for short responses over this path, per route: ip route change %s via %s dev %s initcwnd 20 initrwnd 20; persist it in the network configuration (systemd-networkd [Route] InitialCongestionWindow=/InitialAdvertisedReceiveWindow=, or NetworkManager route attributes)", r.Dst, orNone(r.Gateway), r.Dev)
+			f.Why = fmt.Sprintf("%s; a %s response takes %d round trips (%s) from SYN to last byte, %d with %s",
+				f.Why, units.FormatBytes(obj), now.Transfer.RoundTrips, units.FormatDuration(time.Duration(now.Transfer.Seconds*float64(time.Second))), better.Transfer.RoundTrips, metrics)
+			via := ""
+			if r.Gateway != "" {
+				via = " via " + r.Gateway
+			}
+			f.Fix = fmt.Sprintf("for short responses over this path, on the sender, per route: ip route change %s%s dev %s %s; persist it in the network configuration (systemd-networkd [Route] InitialCongestionWindow=/InitialAdvertisedReceiveWindow=, or NetworkManager route attributes)", r.Dst, via, r.Dev, metrics)
 		}
 	}
 	return []Finding{f}
@@ -155,7 +166,7 @@ func checkLink(s *snapshot.Snapshot, p Path) []Finding {
 	}
 	l := s.Net.DefaultLink
 	var out []Finding
-	if l.MTU < 1500 {
+	if l.MTU > 0 && l.MTU < 1500 {
 		out = append(out, Finding{
 			ID: "mtu", Severity: Info, Key: "link " + l.Name,
 			Observed: fmt.Sprintf("%s MTU %d", l.Name, l.MTU),

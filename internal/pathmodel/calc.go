@@ -78,10 +78,10 @@ func (in Input) Validate() error {
 		return inputErr("transfer size must not be negative")
 	case in.MSS != 0 && (in.MSS < 88 || in.MSS > 65483):
 		return inputErr("mss %d out of range: TCP allows 88..65483 bytes", in.MSS)
-	case in.InitCwnd < 0 || in.InitCwnd > 1024:
-		return inputErr("initcwnd %d out of range 1..1024 segments", in.InitCwnd)
-	case in.InitRwnd < 0 || in.InitRwnd > 1024:
-		return inputErr("initrwnd %d out of range 1..1024 segments", in.InitRwnd)
+	case in.InitCwnd < 0 || in.InitCwnd > MaxInitWindow:
+		return inputErr("initcwnd %d out of range 1..%d segments", in.InitCwnd, MaxInitWindow)
+	case in.InitRwnd < 0 || in.InitRwnd > MaxInitWindow:
+		return inputErr("initrwnd %d out of range 1..%d segments", in.InitRwnd, MaxInitWindow)
 	case in.SoRcvbuf < 0 || in.SoSndbuf < 0 || in.CoreRmemMax < 0 || in.CoreWmemMax < 0:
 		return inputErr("buffer sizes must not be negative")
 	case in.SoRcvbuf > MaxBuffer || in.SoSndbuf > MaxBuffer || in.CoreRmemMax > MaxBuffer || in.CoreWmemMax > MaxBuffer:

@@ -25,6 +25,8 @@ const (
 	// MaxWindow is the largest window TCP can advertise: 65535 << 14
 	// (RFC 7323 caps the window scale shift at 14).
 	MaxWindow = 65535 << 14
+	// MaxInitWindow bounds initcwnd/initrwnd in the model, in segments.
+	MaxInitWindow = 1024
 	// MaxUnscaledWindow is the window cap when scaling is not negotiated.
 	MaxUnscaledWindow = 65535
 	// sockMinRcvbuf and sockMinSndbuf mirror SOCK_MIN_RCVBUF and

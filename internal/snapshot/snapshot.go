@@ -259,13 +259,18 @@ func (s *Snapshot) ModelInput() pathmodel.Input {
 	in.Wmem, _ = s.Triple("net.ipv4.tcp_wmem")
 	in.CoreRmemMax, _ = s.Int("net.core.rmem_max")
 	in.CoreWmemMax, _ = s.Int("net.core.wmem_max")
-	if m, ok := s.TCPMem(); ok {
+	// Values the kernel accepts but the model cannot use (an unordered
+	// tcp_mem, say) are left out here; audit reports them on their own.
+	if m, ok := s.TCPMem(); ok && m[0] > 0 && m[0] <= m[1] && m[1] <= m[2] {
 		in.TCPMemPages = m
 	}
 	if s.Net != nil {
 		if d := s.Net.DefaultRoutes(); len(d) > 0 {
 			in.InitCwnd, in.InitRwnd = d[0].InitCwnd, d[0].InitRwnd
 		}
+	}
+	if in.InitCwnd < 0 || in.InitCwnd > pathmodel.MaxInitWindow || in.InitRwnd < 0 || in.InitRwnd > pathmodel.MaxInitWindow {
+		in.InitCwnd, in.InitRwnd = 0, 0
 	}
 	return in
 }

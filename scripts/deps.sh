@@ -7,6 +7,11 @@ need=()
 have() { command -v "$1" >/dev/null 2>&1; }
 have ip || need+=(iproute2)
 have git || need+=(git)
+# real peers the emulator's tests run across the emulated path
+have ping || need+=(iputils-ping)
+have iperf3 || need+=(iperf3)
+have nginx || need+=(nginx-light)
+have curl || need+=(curl)
 
 if ((${#need[@]})); then
 	if [ "$(id -u)" != 0 ]; then

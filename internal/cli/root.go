@@ -42,6 +42,10 @@ func ExitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	var st exitStatus
+	if errors.As(err, &st) {
+		return int(st) // emulate passes its command's status on silently
+	}
 	fmt.Fprintf(stderr, "longhaul: %v\n", err)
 	var u usageError
 	var f findingsError
@@ -73,7 +77,7 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newCalcCmd(), newAuditCmd())
+	root.AddCommand(newCalcCmd(), newAuditCmd(), newEmulateCmd())
 	err := root.ExecuteContext(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		return usageError{err}

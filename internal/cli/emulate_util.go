@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/emu"
+	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// waitListening waits until the server namespace has a listening TCP
+// socket (the --server command is ready), or the command exits.
+func waitListening(ctx context.Context, srv *exec.Cmd, ns string) error {
+	exited := make(chan struct{})
+	go func() {
+		// Only observe: the caller waits for the process at the end.
+		for {
+			if err := srv.Process.Signal(syscall.Signal(0)); err != nil {
+				close(exited)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		n := 0
+		err := netns.Do(ns, func() error {
+			var err error
+			n, err = countListening()
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("emulate: watch the server namespace: %w", err)
+		}
+		if n > 0 {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("emulate: --server command exited before listening on a TCP port")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("emulate: --server command is not listening on a TCP port after 10s")
+}
+
+// countListening counts TCP sockets in LISTEN state in the calling
+// thread's network namespace (/proc/thread-self/net/tcp, state 0A).
+func countListening() (int, error) {
+	n := 0
+	for _, name := range []string{"tcp", "tcp6"} {
+		f, err := os.Open("/proc/thread-self/net/" + name)
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return 0, err
+		}
+		c, err := parseListening(f)
+		f.Close()
+		if err != nil {
+			return 0, err
+		}
+		n += c
+	}
+	return n, nil
+}
+
+// parseListening counts LISTEN (0A) entries of a /proc/net/tcp table.
+func parseListening(r io.Reader) (int, error) {
+	sc := bufio.NewScanner(r)
+	n, first := 0, true
+	for sc.Scan() {
+		if first {
+			first = false
+			continue
+		}
+		f := strings.Fields(sc.Text())
+		if len(f) > 3 && f[3] == "0A" {
+			n++
+		}
+	}
+	return n, sc.Err()
+}
+
+func printLinkStats(w io.Writer, s emu.Stats) {
+	fmt.Fprintf(w, "longhaul: link statistics after %s (emulator CPU %.1f s, %.0f%% of a core)\n",
+		units.FormatDuration(secs(s.Elapsed)), s.CPUSeconds, 100*s.CPUSeconds/max(s.Elapsed, 1e-9))
+	fmt.Fprintf(w, "  %-5s %12s %10s %10s %10s %10s %12s %10s %10s\n", "dir", "bytes", "packets", "drop-q", "drop-loss", "drop-ovl", "queue-peak", "late-p50", "late-p99")
+	for _, d := range []struct {
+		name string
+		s    emu.DirStats
+	}{{"up", s.Up}, {"down", s.Down}} {
+		fmt.Fprintf(w, "  %-5s %12s %10d %10d %10d %10d %12s %10s %10s\n", d.name,
+			units.FormatBytes(float64(d.s.Bytes)), d.s.Packets, d.s.DropsQueue, d.s.DropsLoss,
+			d.s.DropsOverload+d.s.OverloadFrames, units.FormatBytes(float64(d.s.QueuePeakBytes)),
+			units.FormatDuration(d.s.LatenessP50), units.FormatDuration(d.s.LatenessP99))
+	}
+	if s.Overloaded {
+		fmt.Fprintln(w, "longhaul: WARNING: the emulator was overloaded (it dropped or delayed frames itself): results of this run are not valid")
+	}
+}
+
+func writeStatsFile(path string, s emu.Stats) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("emulate: --stats-json: %w", err)
+	}
+	if err := writeJSON(f, s); err != nil {
+		f.Close()
+		return fmt.Errorf("emulate: --stats-json: %w", err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,143 @@
+package emu
+
+import (
+	"encoding/binary"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul/longhaul/internal/linkemu"
+	"github.com/longhaul/longhaul/internal/tun"
+	"github.com/longhaul/longhaul/internal/tun/tuntest"
+)
+
+// udpFrame builds a plain (non-GSO) IPv4/UDP frame whose first payload
+// byte is id, behind a zero virtio_net_hdr.
+func udpFrame(id byte, payload int) []byte {
+	ipLen := 20 + 8 + payload
+	f := make([]byte, tun.VirtioNetHdrLen+ipLen)
+	ip := f[tun.VirtioNetHdrLen:]
+	ip[0] = 0x45
+	binary.BigEndian.PutUint16(ip[2:], uint16(ipLen))
+	ip[8], ip[9] = 64, 17
+	copy(ip[12:16], []byte{198, 18, 0, 1})
+	copy(ip[16:20], []byte{198, 18, 0, 2})
+	var sum uint32
+	for i := 0; i < 20; i += 2 {
+		sum += uint32(binary.BigEndian.Uint16(ip[i:]))
+	}
+	for sum > 0xffff {
+		sum = sum>>16 + sum&0xffff
+	}
+	binary.BigEndian.PutUint16(ip[10:], ^uint16(sum))
+	udp := ip[20:]
+	binary.BigEndian.PutUint16(udp[0:], 40000)
+	binary.BigEndian.PutUint16(udp[2:], 5201)
+	binary.BigEndian.PutUint16(udp[4:], uint16(8+payload))
+	udp[8] = id
+	return f
+}
+
+func TestForwardsInOrderBothWays(t *testing.T) {
+	client, server := tuntest.New("c"), tuntest.New("s")
+	e, err := Start(Config{Up: linkemu.Config{Delay: time.Millisecond}, Down: linkemu.Config{Delay: time.Millisecond}}, client, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Stop()
+	const n = 50
+	for i := range n {
+		if err := client.Inject(udpFrame(byte(i), 100), time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []byte
+	for range n {
+		f, err := server.Next(5 * time.Second)
+		if err != nil {
+			t.Fatalf("after %d frames: %v", len(got), err)
+		}
+		got = append(got, f[tun.VirtioNetHdrLen+28])
+	}
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = byte(i)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order at the server (-want +got):\n%s", diff)
+	}
+	if err := server.Inject(udpFrame(7, 10), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := client.Next(5 * time.Second); err != nil || f[tun.VirtioNetHdrLen+28] != 7 {
+		t.Errorf("down direction: frame %v, err %v", f, err)
+	}
+	s := e.Stop()
+	if s.Up.FramesIn != n || s.Up.Delivered != n || s.Down.Delivered != 1 || s.Up.Unparsed != 0 || s.Overloaded {
+		t.Errorf("stats = %+v", s)
+	}
+}
+
+func TestLossDropsAndCounts(t *testing.T) {
+	client, server := tuntest.New("c"), tuntest.New("s")
+	e, err := Start(Config{Up: linkemu.Config{Loss: linkemu.Bernoulli{P: 1}}}, client, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := client.Inject(udpFrame(byte(i), 10), time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f, err := server.Next(100 * time.Millisecond); err == nil {
+		t.Errorf("a frame crossed a link with 100%% loss: %x", f)
+	}
+	s := e.Stop()
+	if s.Up.DropsLoss != 10 {
+		t.Errorf("DropsLoss = %d, want 10", s.Up.DropsLoss)
+	}
+}
+
+func TestOverloadIsBoundedAndFlagged(t *testing.T) {
+	client, server := tuntest.New("c"), tuntest.New("s")
+	// A long delay holds every frame; the byte bound admits only three.
+	frame := udpFrame(1, 1000)
+	e, err := Start(Config{Up: linkemu.Config{Delay: time.Hour}, MaxPendingBytes: int64(3 * len(frame))}, client, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if err := client.Inject(frame, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for e.Stats().Up.FramesIn < 5 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	s := e.Stop()
+	if s.Up.OverloadFrames != 2 || !s.Overloaded {
+		t.Errorf("OverloadFrames = %d, Overloaded = %v; want 2, true", s.Up.OverloadFrames, s.Overloaded)
+	}
+}
+
+func TestStopIsIdempotentAndUnblocks(t *testing.T) {
+	client, server := tuntest.New("c"), tuntest.New("s")
+	e, err := Start(Config{}, client, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { e.Stop(); e.Stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Stop did not return")
+	}
+}
+
+func TestInvalidLinkConfig(t *testing.T) {
+	if _, err := Start(Config{Up: linkemu.Config{Delay: -time.Second}}, tuntest.New("c"), tuntest.New("s")); err == nil {
+		t.Error("negative delay accepted")
+	}
+}

@@ -1,0 +1,282 @@
+package topo
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// Defaults applied by [Spec.WithDefaults] to zero fields.
+const (
+	DefaultPrefix = "lh"
+	// DefaultMTU is Ethernet's, so that segment sizes match the paths
+	// being emulated.
+	DefaultMTU = 1500
+	// DefaultTxQueueLen is far above the kernel's 500 for TUN: a reader
+	// (the data plane) that lags for a moment must not lose packets
+	// silently in the device queue (emulator notes, lesson 8).
+	DefaultTxQueueLen = 10000
+)
+
+// Default addresses: the first two of the benchmarking range 198.18.0.0/15
+// (RFC 2544, RFC 6890), which never appears on real networks.
+var (
+	DefaultClientAddr = netip.MustParseAddr("198.18.0.1")
+	DefaultServerAddr = netip.MustParseAddr("198.18.0.2")
+)
+
+// benchRange is the only range end addresses may come from.
+var benchRange = netip.MustParsePrefix("198.18.0.0/15")
+
+// DevName is the name of the TUN device in each namespace. Each end has
+// its own namespace, so the same name never collides.
+const DevName = "lh0"
+
+// Limits on Spec fields.
+const (
+	maxPrefixLen = 32 // "<prefix>-<10 hex>-c" stays far below netns's 64 bytes
+	minMTU       = 68 // IPv4's minimum (RFC 791); the kernel refuses less
+	maxMTU       = 65535
+	maxTxQLen    = 1 << 24
+)
+
+// Spec describes a topology as a plain value: nothing here owns a kernel
+// resource. [Up] turns a Spec into a running [Topology]. Zero fields take
+// the defaults documented on each field (see [Spec.WithDefaults]).
+type Spec struct {
+	// Prefix starts every resource name: a run's namespaces are
+	// "<prefix>-<runid>-c" and "<prefix>-<runid>-s" and its state file is
+	// /run/longhaul/<prefix>-<runid>.json. Letters and digits only,
+	// starting with a letter, at most 32 bytes. Default "lh".
+	Prefix string
+
+	// ClientAddr and ServerAddr are the IPv4 addresses of the two ends,
+	// both inside 198.18.0.0/15 and different. Defaults 198.18.0.1 and
+	// 198.18.0.2.
+	ClientAddr, ServerAddr netip.Addr
+
+	// MTU of both TUN devices, 68..65535. Default 1500.
+	MTU int
+
+	// TxQueueLen of both TUN devices (packets). Default 10000.
+	TxQueueLen int
+
+	// ClientSysctls and ServerSysctls are set inside the client's and
+	// the server's namespace, in order, after the defaults
+	// (net.ipv4.tcp_no_metrics_save=1, net.ipv6.conf.lh0.disable_ipv6=1)
+	// and CC, which they may override. Only net.* keys are allowed: other
+	// trees are global and writing them would change the host. Each value
+	// is read back; [Up] fails if the kernel refuses it or stores
+	// something else.
+	ClientSysctls, ServerSysctls []Sysctl
+
+	// CC, if set, becomes net.ipv4.tcp_congestion_control in both
+	// namespaces. On Linux (checked on 6.18) a non-initial namespace can
+	// only default to an algorithm listed in the HOST's
+	// net.ipv4.tcp_allowed_congestion_control, even for root: anything
+	// else fails with EPERM although the algorithm is loaded. [Up]
+	// reports that with the allowed list rather than widening it.
+	CC string
+}
+
+// Sysctl is one kernel parameter assignment, key in dotted form
+// (net.ipv4.tcp_rmem).
+type Sysctl struct{ Key, Value string }
+
+// String returns "key=value".
+func (s Sysctl) String() string { return s.Key + "=" + s.Value }
+
+// ParseSysctl parses "key=value" as written on a command line or in
+// sysctl.conf. Space around key and value is trimmed; a slashed key
+// (net/ipv4/tcp_rmem) is converted to the dotted form. The key may only
+// contain letters, digits and _ . / -; the value must be one non-empty
+// line.
+func ParseSysctl(s string) (Sysctl, error) {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok {
+		return Sysctl{}, fmt.Errorf("topo: sysctl %q: missing '=' (want key=value)", s)
+	}
+	sc := Sysctl{Key: strings.TrimSpace(k), Value: strings.TrimSpace(v)}
+	key, err := checkSysctl(sc)
+	if err != nil {
+		return Sysctl{}, fmt.Errorf("topo: sysctl %q: %w", s, err)
+	}
+	sc.Key = key
+	return sc, nil
+}
+
+// checkSysctl validates a key and value and returns the dotted key.
+func checkSysctl(sc Sysctl) (string, error) {
+	if sc.Key == "" {
+		return "", fmt.Errorf("empty key")
+	}
+	for _, r := range sc.Key {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+			r == '_' || r == '.' || r == '/' || r == '-') {
+			return "", fmt.Errorf("key: character %q is not allowed (letters, digits, _ . / -)", r)
+		}
+	}
+	key := strings.ReplaceAll(sc.Key, "/", ".")
+	for _, part := range strings.Split(key, ".") {
+		if part == "" {
+			return "", fmt.Errorf("key %q has an empty component", sc.Key)
+		}
+	}
+	if !strings.HasPrefix(key, "net.") {
+		return "", fmt.Errorf("key %q is not under net.: only network sysctls are per namespace", sc.Key)
+	}
+	if strings.TrimSpace(sc.Value) == "" {
+		return "", fmt.Errorf("empty value")
+	}
+	if strings.ContainsAny(sc.Value, "\n\r\x00") {
+		return "", fmt.Errorf("value must be a single line")
+	}
+	return key, nil
+}
+
+// WithDefaults returns s with every zero field replaced by its default.
+func (s Spec) WithDefaults() Spec {
+	if s.Prefix == "" {
+		s.Prefix = DefaultPrefix
+	}
+	if !s.ClientAddr.IsValid() {
+		s.ClientAddr = DefaultClientAddr
+	}
+	if !s.ServerAddr.IsValid() {
+		s.ServerAddr = DefaultServerAddr
+	}
+	if s.MTU == 0 {
+		s.MTU = DefaultMTU
+	}
+	if s.TxQueueLen == 0 {
+		s.TxQueueLen = DefaultTxQueueLen
+	}
+	return s
+}
+
+// Validate checks s as [Up] would use it (zero fields mean defaults). It
+// does not look at the kernel: whether a sysctl key exists or accepts a
+// value is only known inside the namespace, so [Up] reports that.
+func (s Spec) Validate() error {
+	if err := s.WithDefaults().validate(); err != nil {
+		return fmt.Errorf("topo: spec: %w", err)
+	}
+	return nil
+}
+
+func (s Spec) validate() error {
+	if err := checkPrefix(s.Prefix); err != nil {
+		return err
+	}
+	if err := checkAddr("client", s.ClientAddr); err != nil {
+		return err
+	}
+	if err := checkAddr("server", s.ServerAddr); err != nil {
+		return err
+	}
+	if s.ClientAddr.Unmap() == s.ServerAddr.Unmap() {
+		return fmt.Errorf("client and server address are both %v", s.ClientAddr.Unmap())
+	}
+	if s.MTU < minMTU || s.MTU > maxMTU {
+		return fmt.Errorf("mtu %d out of range %d..%d", s.MTU, minMTU, maxMTU)
+	}
+	if s.TxQueueLen < 1 || s.TxQueueLen > maxTxQLen {
+		return fmt.Errorf("txqueuelen %d out of range 1..%d", s.TxQueueLen, maxTxQLen)
+	}
+	if s.CC != "" {
+		for _, r := range s.CC {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+				return fmt.Errorf("congestion control %q: character %q is not allowed", s.CC, r)
+			}
+		}
+	}
+	if err := checkSysctlList("client", s.ClientSysctls, s.CC); err != nil {
+		return err
+	}
+	return checkSysctlList("server", s.ServerSysctls, s.CC)
+}
+
+func checkPrefix(p string) error {
+	if len(p) > maxPrefixLen {
+		return fmt.Errorf("prefix %q longer than %d bytes", p, maxPrefixLen)
+	}
+	for i, r := range p {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if i == 0 && !letter {
+			return fmt.Errorf("prefix %q must start with a letter", p)
+		}
+		if !letter && !(r >= '0' && r <= '9') {
+			// '-' in particular: it separates prefix, run id and side,
+			// and reaping "lh" must never match a run of "lh-x".
+			return fmt.Errorf("prefix %q: character %q is not allowed (letters and digits only)", p, r)
+		}
+	}
+	return nil
+}
+
+func checkAddr(side string, a netip.Addr) error {
+	a = a.Unmap()
+	if !a.Is4() {
+		return fmt.Errorf("%s address %v is not IPv4", side, a)
+	}
+	if !benchRange.Contains(a) {
+		return fmt.Errorf("%s address %v is outside %v (the benchmarking range, RFC 2544)", side, a, benchRange)
+	}
+	return nil
+}
+
+func checkSysctlList(side string, list []Sysctl, cc string) error {
+	seen := map[string]bool{}
+	for _, sc := range list {
+		key, err := checkSysctl(sc)
+		if err != nil {
+			return fmt.Errorf("%s sysctl %s: %w", side, sc, err)
+		}
+		if seen[key] {
+			return fmt.Errorf("%s sysctl %s: key set twice", side, key)
+		}
+		seen[key] = true
+		if cc != "" && key == keyCC {
+			return fmt.Errorf("%s sysctl %s: conflicts with CC %q", side, key, cc)
+		}
+	}
+	return nil
+}
+
+// Keys topo sets itself.
+const (
+	keyCC            = "net.ipv4.tcp_congestion_control"
+	keyNoMetricsSave = "net.ipv4.tcp_no_metrics_save"
+	keyDisableIPv6   = "net.ipv6.conf." + DevName + ".disable_ipv6"
+)
+
+// plan returns the sysctls to apply in one namespace, in order, with
+// dotted keys: the defaults, then CC, then the user's list; a later entry
+// for the same key replaces the earlier one in place.
+func plan(user []Sysctl, cc string) []Sysctl {
+	out := []Sysctl{
+		// Cached per-destination metrics (ssthresh, RTT) would carry over
+		// from one experiment to the next (kernel facts).
+		{keyNoMetricsSave, "1"},
+		// No router solicitations, DAD or MLD on the emulated link: it
+		// carries only the experiment's IPv4 traffic.
+		{keyDisableIPv6, "1"},
+	}
+	if cc != "" {
+		out = append(out, Sysctl{keyCC, cc})
+	}
+	for _, sc := range user {
+		key, _ := checkSysctl(sc) // validated before
+		sc = Sysctl{key, strings.TrimSpace(sc.Value)}
+		replaced := false
+		for i := range out {
+			if out[i].Key == key {
+				out[i], replaced = sc, true
+			}
+		}
+		if !replaced {
+			out = append(out, sc)
+		}
+	}
+	return out
+}

@@ -106,7 +106,7 @@ func (a emulateArgs) linkConfigs() (up, down linkemu.Config, rtt time.Duration, 
 	}
 	rate := func(flag, v, def string) (float64, error) {
 		if v == "" {
-			v = def
+			v, flag = def, "rate"
 		}
 		if v == "" {
 			return 0, nil
@@ -119,7 +119,7 @@ func (a emulateArgs) linkConfigs() (up, down linkemu.Config, rtt time.Duration, 
 	}
 	loss := func(flag, v, def string) (linkemu.LossModel, error) {
 		if v == "" {
-			v = def
+			v, flag = def, "loss"
 		}
 		if v == "" {
 			return nil, nil

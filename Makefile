@@ -25,8 +25,10 @@ vet:
 	  if [ -n "$$out" ]; then echo "gofmt: not formatted: $$out" >&2; exit 1; fi
 
 # unit and integration tests; privileged tests skip without CAP_SYS_ADMIN.
+# -p 1: the emulator tests measure time and must not share the CPUs with
+# other packages' integration tests.
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -p 1 ./...
 
 # every fuzz target briefly, on its checked-in corpus and fresh inputs.
 fuzz:

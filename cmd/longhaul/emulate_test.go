@@ -232,3 +232,15 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+func TestIntegrationEmulateCheck(t *testing.T) {
+	bin, prefix := emulateEnv(t)
+	_, errOut, code := exe(t, bin, "emulate", "--prefix", prefix, "--rtt", "20ms", "--rate", "100Mbit/s", "--check", "--check-time", "4s")
+	if code != 0 || !strings.Contains(errOut, "self-test") || strings.Contains(errOut, "FAIL") {
+		t.Errorf("emulate --check: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = exe(t, bin, "emulate", "--prefix", prefix, "--rtt", "20ms", "--check", "--", "true")
+	if code != 2 || !strings.Contains(errOut, "give no command") {
+		t.Errorf("--check with a command: exit %d, %q", code, errOut)
+	}
+}

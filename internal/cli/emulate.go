@@ -34,12 +34,14 @@ type emulateArgs struct {
 	server                      string
 	statsJSON                   string
 	prefix                      string
+	check                       bool
+	checkTime                   string
 }
 
 func newEmulateCmd() *cobra.Command {
 	var a emulateArgs
 	c := &cobra.Command{
-		Use:   "emulate --rtt RTT [--rate RATE] [flags] -- CMD [ARG...]",
+		Use:   "emulate --rtt RTT [--rate RATE] [flags] (-- CMD [ARG...] | --check)",
 		Short: "Run a command over an emulated long path between two network namespaces",
 		Long: `emulate builds a client and a server network namespace joined by an
 emulated link (delay, rate, bottleneck queue, loss; each settable per
@@ -68,7 +70,10 @@ start. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN).`,
     --server "nginx -g 'daemon off;'" -- curl -o /dev/null http://198.18.0.2/
 
   # an interactive shell on a 411 ms, 20 Mbit/s path
-  longhaul emulate --rtt 411ms --rate 20Mbit/s -- bash`,
+  longhaul emulate --rtt 411ms --rate 20Mbit/s -- bash
+
+  # self-test: is the path what it claims?
+  longhaul emulate --rtt 200ms --rate 1Gbit/s --check`,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runEmulate(c.Context(), a, args, c.ErrOrStderr())
 		},
@@ -88,6 +93,8 @@ start. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN).`,
 	f.StringVar(&a.cc, "cc", "", "congestion control of both namespaces (cubic, bbr, reno)")
 	f.StringVar(&a.server, "server", "", "shell command to run in the server namespace first (stopped at the end)")
 	f.StringVar(&a.statsJSON, "stats-json", "", "also write the link statistics as JSON to this file")
+	f.BoolVar(&a.check, "check", false, "self-test: measure RTT and goodput across the path against the configuration, then exit")
+	f.StringVar(&a.checkTime, "check-time", "", "how long --check's transfer runs (default max(5s, 20 RTT))")
 	f.StringVar(&a.prefix, "prefix", topo.DefaultPrefix, "name prefix of the namespaces")
 	_ = f.MarkHidden("prefix")
 	return c
@@ -217,55 +224,99 @@ func (a emulateArgs) spec() (topo.Spec, error) {
 	return s, nil
 }
 
-func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Writer) error {
-	if len(argv) == 0 {
-		return usagef("emulate needs a command to run after --, e.g. longhaul emulate --rtt 200ms -- iperf3 -c 198.18.0.2")
+// path is a running emulated path: the topology and the data plane.
+type path struct {
+	t      *topo.Topology
+	e      *emu.Emulator
+	rtt    time.Duration
+	up     linkemu.Config
+	down   linkemu.Config
+	closer []func()
+}
+
+// close stops the emulator, removes the topology and restores what was
+// widened, in that order.
+func (p *path) close() {
+	for i := len(p.closer) - 1; i >= 0; i-- {
+		p.closer[i]()
 	}
+	p.closer = nil
+}
+
+// upPath validates the flags and brings the path up; extra sysctls go
+// before the user's own, so the user's win.
+func upPath(ctx context.Context, a emulateArgs, stderr io.Writer, extraClient, extraServer []topo.Sysctl) (*path, error) {
 	up, down, rtt, err := a.linkConfigs()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	spec, err := a.spec()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	spec.ClientSysctls = append(extraClient, spec.ClientSysctls...)
+	spec.ServerSysctls = append(extraServer, spec.ServerSysctls...)
 	if os.Geteuid() != 0 {
-		return errors.New("emulate needs root: it creates network namespaces and TUN devices (CAP_SYS_ADMIN, CAP_NET_ADMIN); run it with sudo")
+		return nil, errors.New("emulate needs root: it creates network namespaces and TUN devices (CAP_SYS_ADMIN, CAP_NET_ADMIN); run it with sudo")
 	}
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		return usagef("command %q not found in PATH; install it first", argv[0])
-	}
+	p := &path{rtt: rtt, up: up, down: down}
 	restoreCC, err := allowCC(a.cc, stderr)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer restoreCC()
-
-	t, err := topo.Up(ctx, spec)
-	if err != nil {
-		return err
+	p.closer = append(p.closer, restoreCC)
+	if p.t, err = topo.Up(ctx, spec); err != nil {
+		p.close()
+		return nil, err
 	}
-	defer t.Close()
-	cl, sv := t.Client(), t.Server()
+	p.closer = append(p.closer, func() { _ = p.t.Close() })
+	cl, sv := p.t.Client(), p.t.Server()
 	cdev, err := tun.New(cl.Tun, cl.Dev)
 	if err != nil {
-		return err
+		p.close()
+		return nil, err
 	}
 	sdev, err := tun.New(sv.Tun, sv.Dev)
 	if err != nil {
 		cdev.Close()
-		return err
+		p.close()
+		return nil, err
 	}
-	e, err := emu.Start(emu.Config{Up: up, Down: down}, cdev, sdev)
-	if err != nil {
+	if p.e, err = emu.Start(emu.Config{Up: up, Down: down}, cdev, sdev); err != nil {
 		cdev.Close()
 		sdev.Close()
-		return err
+		p.close()
+		return nil, err
 	}
-	defer e.Stop()
+	p.closer = append(p.closer, func() { p.e.Stop() })
 	fmt.Fprintf(stderr, "longhaul: path up: client %s (netns %s) <-> server %s (netns %s), rtt %s, rate %s\n",
 		cl.Addr, cl.Netns, sv.Addr, sv.Netns, units.FormatDuration(rtt), rateText(up.RateBps, down.RateBps))
+	return p, nil
+}
 
+func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Writer) error {
+	if a.check {
+		if len(argv) > 0 {
+			return usagef("--check runs its own test: give no command")
+		}
+		return runCheck(ctx, a, stderr)
+	}
+	if len(argv) == 0 {
+		return usagef("emulate needs a command to run after --, e.g. longhaul emulate --rtt 200ms -- iperf3 -c 198.18.0.2")
+	}
+	if _, _, _, err := a.linkConfigs(); err != nil {
+		return err
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return usagef("command %q not found in PATH; install it first", argv[0])
+	}
+	p, err := upPath(ctx, a, stderr, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	cl, sv := p.t.Client(), p.t.Server()
+	e := p.e
 	env := append(os.Environ(), "LONGHAUL_SERVER="+sv.Addr.String(), "LONGHAUL_CLIENT="+cl.Addr.String(),
 		"LONGHAUL_CLIENT_NETNS="+cl.Netns, "LONGHAUL_SERVER_NETNS="+sv.Netns)
 	if a.server != "" {

@@ -28,6 +28,9 @@ type emulateArgs struct {
 	rtt, rate, upRate, downRate string
 	loss, upLoss, downLoss      string
 	queue, jitter               string
+	upQueue, downQueue          string
+	upJitter, downJitter        string
+	upDelay, downDelay          string
 	clientSysctls               []string
 	serverSysctls               []string
 	cc                          string
@@ -88,6 +91,12 @@ start. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN).`,
 	f.StringVar(&a.downLoss, "down-loss", "", "loss server -> client (overrides --loss)")
 	f.StringVar(&a.queue, "queue", "1bdp", "bottleneck queue: bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp)")
 	f.StringVar(&a.jitter, "jitter", "", "extra one-way delay, uniform in [0, jitter], without reordering")
+	f.StringVar(&a.upQueue, "up-queue", "", "queue client -> server (overrides --queue)")
+	f.StringVar(&a.downQueue, "down-queue", "", "queue server -> client (overrides --queue)")
+	f.StringVar(&a.upJitter, "up-jitter", "", "jitter client -> server (overrides --jitter)")
+	f.StringVar(&a.downJitter, "down-jitter", "", "jitter server -> client (overrides --jitter)")
+	f.StringVar(&a.upDelay, "up-delay", "", "one-way delay client -> server (default half of --rtt)")
+	f.StringVar(&a.downDelay, "down-delay", "", "one-way delay server -> client (default --rtt minus the up delay)")
 	f.StringArrayVar(&a.clientSysctls, "client-sysctl", nil, "KEY=VALUE set in the client namespace (repeatable)")
 	f.StringArrayVar(&a.serverSysctls, "server-sysctl", nil, "KEY=VALUE set in the server namespace (repeatable)")
 	f.StringVar(&a.cc, "cc", "", "congestion control of both namespaces (cubic, bbr, reno)")
@@ -102,8 +111,11 @@ start. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN).`,
 
 // linkConfigs turns the flags into the two directions' link models.
 func (a emulateArgs) linkConfigs() (up, down linkemu.Config, rtt time.Duration, err error) {
+	if a.rtt == "" && (a.upDelay == "" || a.downDelay == "") {
+		return up, down, 0, usagef("emulate needs --rtt, e.g. --rtt 200ms (or both --up-delay and --down-delay)")
+	}
 	if a.rtt == "" {
-		return up, down, 0, usagef("emulate needs --rtt, e.g. --rtt 200ms")
+		a.rtt = "0s"
 	}
 	if rtt, err = units.ParseDuration(a.rtt); err != nil {
 		return up, down, 0, usagef("--rtt: %v", err)
@@ -152,31 +164,66 @@ func (a emulateArgs) linkConfigs() (up, down linkemu.Config, rtt time.Duration, 
 	if down.Loss, err = loss("down-loss", a.downLoss, a.loss); err != nil {
 		return
 	}
-	if a.jitter != "" {
-		j, err := units.ParseDuration(a.jitter)
-		if err != nil {
-			return up, down, 0, usagef("--jitter: %v", err)
+	dur := func(flag, v, def string) (time.Duration, error) {
+		if v == "" {
+			v, flag = def, strings.SplitN(flag, "-", 2)[1]
 		}
-		up.Jitter, down.Jitter = j, j
+		if v == "" {
+			return 0, nil
+		}
+		d, err := units.ParseDuration(v)
+		if err != nil {
+			return 0, usagef("--%s: %v", flag, err)
+		}
+		return d, nil
+	}
+	if up.Jitter, err = dur("up-jitter", a.upJitter, a.jitter); err != nil {
+		return
+	}
+	if down.Jitter, err = dur("down-jitter", a.downJitter, a.jitter); err != nil {
+		return
 	}
 	up.Delay, down.Delay = rtt/2, rtt-rtt/2
+	if a.upDelay != "" || a.downDelay != "" {
+		if up.Delay, err = dur("up-delay", a.upDelay, ""); err != nil {
+			return
+		}
+		if a.upDelay == "" {
+			up.Delay = rtt - rtt/2
+		}
+		if down.Delay, err = dur("down-delay", a.downDelay, ""); err != nil {
+			return
+		}
+		if a.downDelay == "" {
+			down.Delay = max(rtt-up.Delay, 0)
+		}
+		rtt = up.Delay + down.Delay
+	}
 	seed := time.Now().UnixNano()
 	up.Seed, down.Seed = seed, seed+1
-	for _, d := range []*linkemu.Config{&up, &down} {
-		if err := a.setQueue(d, rtt); err != nil {
+	for _, d := range []struct {
+		c    *linkemu.Config
+		flag string
+		q    string
+	}{{&up, "up-queue", a.upQueue}, {&down, "down-queue", a.downQueue}} {
+		q, flag := d.q, d.flag
+		if q == "" {
+			q, flag = a.queue, "queue"
+		}
+		if err := setQueue(d.c, flag, q, rtt); err != nil {
 			return up, down, 0, err
 		}
-		if err := d.Validate(); err != nil {
+		if err := d.c.Validate(); err != nil {
 			return up, down, 0, usagef("link: %v", err)
 		}
 	}
 	return up, down, rtt, nil
 }
 
-// setQueue applies --queue to one direction; without a rate there is no
-// bottleneck and so no queue.
-func (a emulateArgs) setQueue(c *linkemu.Config, rtt time.Duration) error {
-	q := strings.TrimSpace(a.queue)
+// setQueue applies a --queue value to one direction; without a rate there
+// is no bottleneck and so no queue.
+func setQueue(c *linkemu.Config, flag, q string, rtt time.Duration) error {
+	q = strings.TrimSpace(q)
 	if c.RateBps == 0 || q == "" {
 		return nil
 	}
@@ -184,19 +231,19 @@ func (a emulateArgs) setQueue(c *linkemu.Config, rtt time.Duration) error {
 	case strings.HasSuffix(q, "bdp"):
 		var n float64
 		if _, err := fmt.Sscanf(strings.TrimSuffix(q, "bdp"), "%g", &n); err != nil || n <= 0 {
-			return usagef("--queue: %q: write BDPs like 1bdp or 0.5bdp, bytes like 25MB, or packets like 1000p", q)
+			return usagef("--%s: %q: write BDPs like 1bdp or 0.5bdp, bytes like 25MB, or packets like 1000p", flag, q)
 		}
 		c.QueueBytes = max(int64(n*pathmodel.BDP(c.RateBps, rtt)), linkemu.BDPQueueBytes(c.RateBps, 0))
 	case strings.HasSuffix(q, "p"):
 		var n int
 		if _, err := fmt.Sscanf(strings.TrimSuffix(q, "p"), "%d", &n); err != nil || n < 1 {
-			return usagef("--queue: %q: packets must be a whole number >= 1, like 1000p", q)
+			return usagef("--%s: %q: packets must be a whole number >= 1, like 1000p", flag, q)
 		}
 		c.QueuePackets = n
 	default:
 		n, err := units.ParseSize(q)
 		if err != nil {
-			return usagef("--queue: %v; or BDPs like 1bdp, or packets like 1000p", err)
+			return usagef("--%s: %v; or BDPs like 1bdp, or packets like 1000p", flag, err)
 		}
 		c.QueueBytes = n
 	}

@@ -7,7 +7,7 @@ FUZZTIME ?= 3s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test unit fuzz fuzz-long vet demo bench clean
+.PHONY: all deps build test unit fuzz fuzz-long vet demo bench bench-emulator clean
 
 all: build
 
@@ -41,6 +41,11 @@ test: deps build vet unit fuzz
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+# emulator throughput, CPU and RTT accuracy against the raw veth ceiling
+# (root; ~10 min; REPEATS=N, QUICK=1, OUT=file.json): scripts/bench-emulator.sh
+bench-emulator: build
+	@scripts/bench-emulator.sh
 
 demo: deps build
 	@echo "== longhaul calc --rtt 200ms --rate 1Gbit/s (old Ubuntu buffers vs this host)"

@@ -198,11 +198,14 @@ func (p *pipe) stats() DirStats {
 
 func (p *pipe) read() {
 	defer p.e.wg.Done()
-	buf := make([]byte, tun.MaxFrameLen)
 	var pkt linkemu.Packet
 	for {
+		// Read straight into a pooled frame buffer: a super-packet is then
+		// held without a copy; small frames are moved to a small buffer.
+		buf := getBuf(tun.MaxFrameLen)
 		n, err := p.in.Read(buf)
 		if err != nil {
+			putBuf(buf)
 			if !errors.Is(err, os.ErrClosed) {
 				select {
 				case <-p.e.done:
@@ -225,6 +228,14 @@ func (p *pipe) read() {
 		} else {
 			info.FillPacket(&pkt)
 		}
+		// Hold a super-packet in the buffer it was read into; move a
+		// small frame to a small buffer so it does not pin 64 KB.
+		slot := frame
+		if n <= classes[len(classes)-2] {
+			slot = getBuf(n)
+			copy(slot, frame)
+			putBuf(buf)
+		}
 		now := p.e.now()
 
 		p.mu.Lock()
@@ -236,19 +247,22 @@ func (p *pipe) read() {
 		if len(p.free) == 0 || p.held+int64(n) > p.maxBytes {
 			p.st.OverloadFrames++
 			p.mu.Unlock()
+			putBuf(slot)
 			continue
 		}
 		h := p.free[len(p.free)-1]
 		wasEmpty := p.link.Pending() == 0
 		v := p.link.Enqueue(now, pkt, h)
 		if !v.Dropped() {
+			// Set before unlocking: the writer may pop h at once.
 			p.free = p.free[:len(p.free)-1]
-			slot := getBuf(n)
-			copy(slot, frame)
 			p.slots[h] = slot
 			p.held += int64(n)
 		}
 		p.mu.Unlock()
+		if v.Dropped() {
+			putBuf(slot)
+		}
 		if wasEmpty && !v.Dropped() {
 			select {
 			case p.kick <- struct{}{}:

@@ -25,6 +25,10 @@
 #   OUT=FILE         JSON output file
 #   LONGHAUL=PATH    the binary (default bin/longhaul; `make bench-emulator` builds it)
 #   KEEP_RAW=DIR     keep every run's raw files (iperf3 JSON, stats JSON, ping, logs) in DIR
+#   CC=NAME          congestion control of the endpoints (default cubic; emulate --cc).
+#                    Pinned because namespaces inherit the host's default: with
+#                    bbr, PROBE_RTT cuts cwnd to 4 packets every 10 s, a 40%
+#                    dip per 10 s at 200 ms that has nothing to do with the emulator.
 #
 # Needs root, iperf3, ping, python3, ip. Runs take ~10 minutes with the
 # defaults. Namespaces: this run's own prefix lhb<random> (ceiling:
@@ -44,8 +48,12 @@ OUT=${OUT:-$here/bench/emulator.json}
 case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
 MD=${OUT%.json}.md
 KEEP_RAW=${KEEP_RAW:-}
+CC=${CC:-cubic}
 
-log() { printf 'bench-emulator: %s\n' "$*" >&2; }
+# Progress goes to fd 3, a copy of the original stderr, so that messages
+# from a trap that fires inside a redirected command still reach it.
+exec 3>&2
+log() { printf 'bench-emulator: %s\n' "$*" >&3; }
 die() {
 	log "error: $*"
 	exit 2
@@ -57,6 +65,8 @@ for t in iperf3 ping python3 ip timeout; do
 	command -v "$t" >/dev/null || die "$t not found in PATH; install it first (iperf3, iputils-ping, python3, iproute2, coreutils)"
 done
 [ -x "$LONGHAUL" ] || die "$LONGHAUL not found; run make build (or make bench-emulator)"
+grep -qw -- "$CC" /proc/sys/net/ipv4/tcp_available_congestion_control ||
+	die "congestion control $CC not available (have: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control)); modprobe tcp_$CC or set CC"
 case $REPEATS in '' | *[!0-9]* | 0) die "REPEATS must be a whole number >= 1 (got '$REPEATS')" ;; esac
 mkdir -p "$(dirname "$OUT")"
 
@@ -67,6 +77,8 @@ CEIL_A=$P-ca
 CEIL_B=$P-cb
 CUR_PID=   # the background job being waited for (emulate or iperf3)
 SRV_PID=   # the ceiling's iperf3 server
+ALLOWED_ORIG= # host's tcp_allowed_congestion_control while widened for the ceiling
+AC=/proc/sys/net/ipv4/tcp_allowed_congestion_control
 T0=$(date +%s)
 
 ours() { ip netns list 2>/dev/null | awk '{print $1}' | grep "^$P-" || true; }
@@ -92,6 +104,7 @@ cleanup() {
 		ip netns del "$ns" 2>/dev/null
 	done
 	rm -f /run/longhaul/"$P"-*.json 2>/dev/null
+	restore_cc
 	left=$(ours)
 	if [ -n "$left" ]; then
 		log "cleanup: FAILED, namespaces still present: $left"
@@ -102,6 +115,23 @@ cleanup() {
 	fi
 	rm -rf "$TMP"
 	exit "$rc"
+}
+# A namespace can only select what the host's tcp_allowed_congestion_control
+# lists. emulate --cc widens it for its own runs; the ceiling's namespaces
+# need the same, for as long as it takes to set their default.
+allow_cc() {
+	local cur
+	cur=$(cat "$AC")
+	case " $cur " in *" $CC "*) return 0 ;; esac
+	ALLOWED_ORIG=$cur
+	echo "$cur $CC" >"$AC"
+	log "added $CC to the host's net.ipv4.tcp_allowed_congestion_control for the ceiling's namespaces (was \"$cur\"; restored at once)"
+}
+restore_cc() {
+	if [ -n "$ALLOWED_ORIG" ]; then
+		echo "$ALLOWED_ORIG" >"$AC" || log "could not restore $AC to \"$ALLOWED_ORIG\"; restore it by hand"
+		ALLOWED_ORIG=
+	fi
 }
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
@@ -129,16 +159,17 @@ IDLE_RTTS="0 50 200"
 
 rate_flag() { case $1 in 0) echo "" ;; 100000000) echo 100Mbit/s ;; 1000000000) echo 1Gbit/s ;; *) echo "$1bit/s" ;; esac; }
 rate_name() { case $1 in 0) echo unlimited ;; *) rate_flag "$1" ;; esac; }
-# Endpoint buffer max: 2 BDP (>= 1.5 BDP; the window is ~0.66 of tcp_rmem's
-# max on this kernel, so 1.5 BDP would leave the window at ~1 BDP),
-# rounded up to MiB, at least 4 MiB; 256 MiB without a rate limit.
+# Endpoint buffer max: 2 BDP (>= 1.5 BDP: the window is 0.66-0.8 of
+# tcp_rmem's max on this kernel, so 1.5 BDP could leave it below 1 BDP;
+# 2 BDP gives ~1.6 BDP, which fills the link without overflowing the 1-BDP
+# queue, so the steady state has no losses), rounded up to 64 KiB; 4 MiB at
+# 0 ms; 256 MiB without a rate limit.
 bufsize() {
-	local rate=$1 rtt=$2 mib=$((1 << 20))
+	local rate=$1 rtt=$2 mib=$((1 << 20)) g=$((64 << 10))
 	if [ "$rate" = 0 ]; then echo $((256 * mib)); return; fi
+	if [ "$rtt" = 0 ]; then echo $((4 * mib)); return; fi
 	local b=$((rate * rtt / 8000 * 2))
-	b=$(((b + mib - 1) / mib * mib))
-	[ "$b" -lt $((4 * mib)) ] && b=$((4 * mib))
-	echo "$b"
+	echo $(((b + g - 1) / g * g))
 }
 # Bottleneck queue: one BDP (emulate's default); at 0 ms a BDP is one
 # packet, which cannot hold even one TSO burst (2 Mbit/s of 1 Gbit/s in a
@@ -245,7 +276,6 @@ def run_record(d):
         if rcv.get("bits_per_second"):
             r["goodput_bps"] = rcv["bits_per_second"]
             r["goodput_seconds"] = rcv.get("seconds")
-            r["retransmits"] = end.get("sum_sent", {}).get("retransmits")
             cu = end.get("cpu_utilization_percent", {})
             r["iperf3_cpu_pct_client_receiver"] = cu.get("host_total")
             r["iperf3_cpu_pct_server_sender"] = cu.get("remote_total")
@@ -313,7 +343,7 @@ def main(tmp, out, mdpath, meta_path):
              "overload_drops": sum(r.get("overload_drops", 0) for r in rs),
              "late_over_max": sum(r.get("late_over_max", 0) for r in rs),
              "delivered": sum(r["up"]["delivered"] + r["down"]["delivered"] for r in rs if r.get("down")),
-             "retransmits": agg([r.get("retransmits") for r in valid]),
+             "queue_drops_down": agg([r["down"]["drops_queue"] for r in rs if r.get("down")]),
              "lateness_down_p50_ms": agg([1e3 * r["down"]["lateness_p50_s"] for r in rs if r.get("down")]),
              "lateness_down_p99_ms": agg([1e3 * r["down"]["lateness_p99_s"] for r in rs if r.get("down")]),
              "lateness_up_p99_ms": agg([1e3 * r["up"]["lateness_p99_s"] for r in rs if r.get("up")]),
@@ -404,15 +434,16 @@ def render(res):
         " (QUICK)" if m.get("quick") else "", m.get("runtime_s", "?")))
     L.append("")
     c = res["ceiling"]["goodput_bps"]
-    L.append("Ceiling, raw veth between two namespaces, iperf3 1 flow -t %s: **%s Gbit/s**" % (m.get("ceiling_t"), f_rng(c, 1e-9, "%.1f")))
+    L.append("Ceiling, raw veth between two namespaces, iperf3 -R 1 flow -t %s (%s): **%s Gbit/s**" % (m.get("ceiling_t"), m.get("ceiling_cc"), f_rng(c, 1e-9, "%.1f")))
     L.append("")
-    L.append("Throughput: iperf3 -R (server sends), 1 flow; goodput = iperf3 sum_received after -O; goodput ceiling = rate x 1448/1538; "
-             "queue 1 BDP (1000 packets at 0 ms); endpoint buffers 2 BDP (>= 4 MiB; 256 MiB unlimited); "
+    L.append("Throughput: iperf3 -R (server sends), 1 flow, %s; goodput = iperf3 sum_received after -O; goodput ceiling = rate x 1448/1538; "
+             "queue 1 BDP (1000 packets at 0 ms); endpoint buffers (receiver tcp_rmem max, sender tcp_wmem max) 2 BDP (4 MiB at 0 ms; 256 MiB unlimited); " % m.get("cc")
+             + 
              "CPU = emulator cpu_s/elapsed_s; lateness of the data (down) direction; ping error = RTT - configured RTT, "
              "measured alongside the download (includes the bottleneck queue's standing delay; at unlimited rate no queue forms). "
              "Runs flagged overloaded by the emulator are not valid: they are left out of the medians and shown in brackets.")
     L.append("")
-    L.append("| RTT | rate | goodput Mbit/s | % of rate | % of goodput ceiling | emulator CPU % of a core | overloaded runs | overload drops / frames > 5 ms late | lateness p50 / p99 ms | queue peak ms | ping under load err mean / p99 ms | retrans |")
+    L.append("| RTT | rate | goodput Mbit/s | % of rate | % of goodput ceiling | emulator CPU % of a core | overloaded runs | overload drops / frames > 5 ms late | lateness p50 / p99 ms | queue peak ms | ping under load err mean / p99 ms | queue drops |")
     L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for t in res["throughput"]:
         L.append("| %d ms | %s | %s | %s | %s | %s | %d/%d | %d / %d | %s / %s | %s | %s / %s | %s |" % (
@@ -422,7 +453,7 @@ def render(res):
             f_rng(t["lateness_down_p50_ms"], 1, "%.3f"), f_rng(t["lateness_down_p99_ms"], 1, "%.2f"),
             f_rng(t["queue_peak_down_ms"], 1, "%.1f") if t["queue_peak_down_ms"] else "-",
             f_rng(t["ping_under_load_err_mean_ms"], 1, "%.2f"), f_rng(t["ping_under_load_err_p99_ms"], 1, "%.2f"),
-            f_rng(t["retransmits"])))
+            f_rng(t["queue_drops_down"])))
     L.append("")
     L.append("Idle RTT error (ping -c 20 -i 0.1, own emulate run; error = RTT - configured RTT; mean/min exact from ping's summary, "
              "p99 of 20 samples = the maximum):")
@@ -484,13 +515,19 @@ ceiling_run() { # ceiling_run DIR
 	return "$rc"
 }
 
-log "prefix $P, $REPEATS repeat(s)$([ "$QUICK" = 1 ] && echo ', QUICK'), output $OUT"
+log "prefix $P, $REPEATS repeat(s)$([ "$QUICK" = 1 ] && echo ', QUICK'), congestion control $CC, output $OUT"
 ip netns add "$CEIL_A"
 ip netns add "$CEIL_B"
 ip link add "${P}a" netns "$CEIL_A" type veth peer name "${P}b" netns "$CEIL_B"
 ip -n "$CEIL_A" addr add 198.18.100.1/30 dev "${P}a"
 ip -n "$CEIL_B" addr add 198.18.100.2/30 dev "${P}b"
-for ns in "$CEIL_A" "$CEIL_B"; do ip -n "$ns" link set lo up; done
+allow_cc
+for ns in "$CEIL_A" "$CEIL_B"; do
+	ip -n "$ns" link set lo up
+	ip netns exec "$ns" sysctl -qw net.ipv4.tcp_congestion_control="$CC" 2>/dev/null || true
+done
+restore_cc
+CEIL_CC=$(ip netns exec "$CEIL_B" cat /proc/sys/net/ipv4/tcp_congestion_control)
 ip -n "$CEIL_A" link set "${P}a" up
 ip -n "$CEIL_B" link set "${P}b" up
 
@@ -520,15 +557,15 @@ for rep in $(seq "$REPEATS"); do
 			q=$(queue_for "$rtt")
 			rf=$(rate_flag "$rate")
 			rn=$(rate_name "$rate")
-			pstart=$(python3 -c "print($o + 1 + 5 * $rtt / 1000)")
+			pstart=$(awk -v o="$o" -v r="$rtt" 'BEGIN { print o + 1 + 5 * r / 1000 }')
 			pcount=$(((t - 2) * 10))
 			[ "$pcount" -lt 10 ] && pcount=10
 			d=$TMP/run-load-$(printf '%03d' "$k")
 			mkdir -p "$d"
 			printf '{"kind":"load","rep":%d,"rtt_ms":%d,"rate_bps":%d,"rate":"%s","queue":"%s","buffer_bytes":%d,"t":%d,"o":%d}\n' \
 				"$rep" "$rtt" "$rate" "$rn" "$q" "$buf" "$t" "$o" >"$d/meta.json"
-			log "[$k/$total] rep $rep/$REPEATS: ${rtt} ms x $rn (iperf3 -R -t $t -O $o, buffers $((buf >> 20)) MiB, queue $q) ..."
-			args=(emulate --prefix "$P" --rtt "${rtt}ms" --queue "$q" --stats-json "$d/stats.json"
+			log "[$k/$total] rep $rep/$REPEATS: ${rtt} ms x $rn (iperf3 -R -t $t -O $o, buffers $((buf >> 10)) KiB, queue $q) ..."
+			args=(emulate --prefix "$P" --cc "$CC" --rtt "${rtt}ms" --queue "$q" --stats-json "$d/stats.json"
 				--client-sysctl "net.ipv4.tcp_rmem=4096 131072 $buf"
 				--server-sysctl "net.ipv4.tcp_wmem=4096 16384 $buf"
 				--server "iperf3 -s -1")
@@ -538,7 +575,7 @@ for rep in $(seq "$REPEATS"); do
 				>"$d/emulate.out" 2>"$d/emulate.log" || rc=$?
 			if [ "$rc" != 0 ]; then
 				log "  emulate exited $rc; last lines of its log:"
-				tail -3 "$d/emulate.log" >&2 || true
+				tail -3 "$d/emulate.log" >&3 || true
 			fi
 			log "  $(summary "$d")"
 		done
@@ -574,7 +611,7 @@ m = {
     "iperf3": sh("iperf3 --version | head -1").split(" (")[0],
     "longhaul": sh("git -C '$here' describe --always --dirty 2>/dev/null") or "unknown",
     "repeats": $REPEATS, "quick": "$QUICK" == "1", "runtime_s": $runtime, "prefix": "$P",
-    "ceiling_t": $CEIL_T, "leftover_namespaces": [x for x in """$left""".split() if x],
+    "ceiling_t": $CEIL_T, "cc": "$CC", "ceiling_cc": "$CEIL_CC", "leftover_namespaces": [x for x in """$left""".split() if x],
     "host_tcp_rmem": open("/proc/sys/net/ipv4/tcp_rmem").read().split(),
     "host_tcp_wmem": open("/proc/sys/net/ipv4/tcp_wmem").read().split(),
 }

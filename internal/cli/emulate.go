@@ -15,6 +15,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/emu"
 	"github.com/longhaul/longhaul/internal/linkemu"
+	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/sysctl"
 	"github.com/longhaul/longhaul/internal/topo"
@@ -89,7 +90,7 @@ start. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN).`,
 	f.StringVar(&a.loss, "loss", "", "random loss per segment, both directions, e.g. 0.1%")
 	f.StringVar(&a.upLoss, "up-loss", "", "loss client -> server (overrides --loss)")
 	f.StringVar(&a.downLoss, "down-loss", "", "loss server -> client (overrides --loss)")
-	f.StringVar(&a.queue, "queue", "1bdp", "bottleneck queue: bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp)")
+	f.StringVar(&a.queue, "queue", "1bdp", "bottleneck queue: bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp; at least 100 packets)")
 	f.StringVar(&a.jitter, "jitter", "", "extra one-way delay, uniform in [0, jitter], without reordering")
 	f.StringVar(&a.upQueue, "up-queue", "", "queue client -> server (overrides --queue)")
 	f.StringVar(&a.downQueue, "down-queue", "", "queue server -> client (overrides --queue)")
@@ -220,6 +221,11 @@ func (a emulateArgs) linkConfigs() (up, down linkemu.Config, rtt time.Duration, 
 	return up, down, rtt, nil
 }
 
+// minBDPQueue floors a BDP-based queue at 100 full-size packets on the
+// wire: with --rtt 0 one BDP is a single packet, and a 1 Gbit/s path then
+// carried 2 Mbit/s.
+const minBDPQueue = 100 * (1500 + 38)
+
 // setQueue applies a --queue value to one direction; without a rate there
 // is no bottleneck and so no queue.
 func setQueue(c *linkemu.Config, flag, q string, rtt time.Duration) error {
@@ -233,7 +239,9 @@ func setQueue(c *linkemu.Config, flag, q string, rtt time.Duration) error {
 		if _, err := fmt.Sscanf(strings.TrimSuffix(q, "bdp"), "%g", &n); err != nil || n <= 0 {
 			return usagef("--%s: %q: write BDPs like 1bdp or 0.5bdp, bytes like 25MB, or packets like 1000p", flag, q)
 		}
-		c.QueueBytes = max(int64(n*pathmodel.BDP(c.RateBps, rtt)), linkemu.BDPQueueBytes(c.RateBps, 0))
+		// A BDP-sized queue on a short path would be a packet or two; real
+		// links queue at least what a NIC ring holds.
+		c.QueueBytes = max(int64(n*pathmodel.BDP(c.RateBps, rtt)), minBDPQueue)
 	case strings.HasSuffix(q, "p"):
 		var n int
 		if _, err := fmt.Sscanf(strings.TrimSuffix(q, "p"), "%d", &n); err != nil || n < 1 {
@@ -336,8 +344,13 @@ func upPath(ctx context.Context, a emulateArgs, stderr io.Writer, extraClient, e
 		return nil, err
 	}
 	p.closer = append(p.closer, func() { p.e.Stop() })
-	fmt.Fprintf(stderr, "longhaul: path up: client %s (netns %s) <-> server %s (netns %s), rtt %s, rate %s\n",
-		cl.Addr, cl.Netns, sv.Addr, sv.Netns, units.FormatDuration(rtt), rateText(up.RateBps, down.RateBps))
+	cc := "?"
+	_ = netns.Do(cl.Netns, func() error {
+		cc, _ = sysctl.Read(sysctl.DefaultRoot, "net.ipv4.tcp_congestion_control")
+		return nil
+	})
+	fmt.Fprintf(stderr, "longhaul: path up: client %s (netns %s) <-> server %s (netns %s), rtt %s, rate %s, congestion control %s\n",
+		cl.Addr, cl.Netns, sv.Addr, sv.Netns, units.FormatDuration(rtt), rateText(up.RateBps, down.RateBps), cc)
 	return p, nil
 }
 

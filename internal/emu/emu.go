@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -54,7 +55,31 @@ type DirStats struct {
 // MaxLateness (a single VM stall of 5-35 ms, seen on the lab VM, does not
 // invalidate a run of thousands of frames).
 func (d DirStats) overloaded() bool {
-	return d.DropsOverload > 0 || d.OverloadFrames > 0 || d.LateOverMax*1000 > max(d.Delivered, 1000)
+	return d.DropsOverload > 0 || d.OverloadFrames > 0 || d.LateOverMax > max(d.Delivered/1000, lateFloor)
+}
+
+// lateFloor is how many late frames one VM stall can make: with GSO a
+// 100 Mbit/s direction carries only a few thousand frames, so 0.1% alone
+// would let a single stall invalidate a run.
+const lateFloor = 50
+
+// MarshalJSON writes the link's counters and the emulator's own side by
+// side; without it the embedded linkemu.Stats' MarshalJSON would be
+// promoted and drop the emulator's fields. "overloaded" follows the
+// emulator's validity rule.
+func (d DirStats) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(d.Stats)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	m["frames_in"], m["bytes_in"] = d.FramesIn, d.BytesIn
+	m["overload_frames"], m["unparsed_frames"], m["write_errors"] = d.OverloadFrames, d.Unparsed, d.WriteErrors
+	m["overloaded"] = d.overloaded()
+	return json.Marshal(m)
 }
 
 // Stats are the emulator's counters.

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -139,5 +140,31 @@ func TestStopIsIdempotentAndUnblocks(t *testing.T) {
 func TestInvalidLinkConfig(t *testing.T) {
 	if _, err := Start(Config{Up: linkemu.Config{Delay: -time.Second}}, tuntest.New("c"), tuntest.New("s")); err == nil {
 		t.Error("negative delay accepted")
+	}
+}
+
+func TestStatsJSONKeepsEmulatorFields(t *testing.T) {
+	d := DirStats{FramesIn: 7, OverloadFrames: 2}
+	d.LateOverMax, d.Delivered = 3, 100000 // under the floor: not overloaded by lateness
+	b, err := json.Marshal(Stats{Up: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Up map[string]any `json:"up"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Up["frames_in"] != 7.0 || got.Up["overload_frames"] != 2.0 || got.Up["late_over_max"] != 3.0 || got.Up["overloaded"] != true {
+		t.Errorf("up = %v", got.Up)
+	}
+	d.OverloadFrames = 0
+	if d.overloaded() {
+		t.Error("3 late frames of 100000 flagged overloaded")
+	}
+	d.LateOverMax = 101
+	if !d.overloaded() {
+		t.Error("101 late frames of 100000 (>0.1%) not flagged")
 	}
 }

@@ -16,10 +16,13 @@ import (
 	"github.com/longhaul/longhaul/internal/units"
 )
 
-// Self-test tolerances: the idle RTT target of the emulator and the share
-// of the goodput ceiling a single flow with ample buffers must reach.
+// Self-test tolerances. The emulator's own idle RTT target is 0.5 ms
+// (checked with ping by make bench-emulator); the Go UDP probes used here
+// add their own scheduling on both ends (+0.1-0.2 ms measured), so the
+// self-test allows 1 ms. Goodput: the share of the goodput ceiling a
+// single flow with ample buffers must reach.
 const (
-	checkRTTTolerance = 500 * time.Microsecond
+	checkRTTTolerance = time.Millisecond
 	checkGoodputShare = 0.90
 	checkProbes       = 20
 	checkPort         = 7

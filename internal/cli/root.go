@@ -92,7 +92,7 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// exactArgs is cobra.ExactArgs returning a usage error.
+// noArgs is cobra.NoArgs returning a usage error.
 func noArgs(c *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		return usagef("%s takes no arguments, got %q (see %s --help)", c.Name(), args[0], c.CommandPath())

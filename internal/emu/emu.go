@@ -47,6 +47,7 @@ type DirStats struct {
 	// Unparsed frames were not IPv4/IPv6 the way Inspect reads them; they
 	// are delayed as one segment of their own size.
 	Unparsed    int64 `json:"unparsed_frames"`
+	ReadErrors  int64 `json:"read_errors"`
 	WriteErrors int64 `json:"write_errors"`
 }
 
@@ -77,7 +78,8 @@ func (d DirStats) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	m["frames_in"], m["bytes_in"] = d.FramesIn, d.BytesIn
-	m["overload_frames"], m["unparsed_frames"], m["write_errors"] = d.OverloadFrames, d.Unparsed, d.WriteErrors
+	m["overload_frames"], m["unparsed_frames"] = d.OverloadFrames, d.Unparsed
+	m["read_errors"], m["write_errors"] = d.ReadErrors, d.WriteErrors
 	m["overloaded"] = d.overloaded()
 	return json.Marshal(m)
 }
@@ -238,7 +240,7 @@ func (p *pipe) read() {
 					// A device error ends this direction; Stop reports
 					// what was carried.
 					p.mu.Lock()
-					p.st.WriteErrors++
+					p.st.ReadErrors++
 					p.mu.Unlock()
 				}
 			}

@@ -12,4 +12,7 @@ require (
 	golang.org/x/sys v0.49.0
 )
 
-require github.com/inconshreveable/mousetrap v1.1.0 // indirect
+require (
+	github.com/gopacket/gopacket v1.7.7 // indirect
+	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+)

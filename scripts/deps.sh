@@ -12,6 +12,12 @@ have ping || need+=(iputils-ping)
 have iperf3 || need+=(iperf3)
 have nginx || need+=(nginx-light)
 have curl || need+=(curl)
+# captures: the lab keeps pcaps; analyze is benchmarked against tcptrace and tshark
+have tcpdump || need+=(tcpdump)
+have tcptrace || need+=(tcptrace)
+have tshark || need+=(tshark)
+# the report is checked in a real browser (headless)
+have chromium || need+=(chromium)
 
 if ((${#need[@]})); then
 	if [ "$(id -u)" != 0 ]; then

@@ -55,8 +55,8 @@ func runCheck(ctx context.Context, a emulateArgs, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	cl, sv := p.t.Client(), p.t.Server()
+	defer p.Close()
+	cl, sv := p.Topo.Client(), p.Topo.Server()
 
 	rtts, err := probeRTT(ctx, cl.Netns, sv.Netns, sv.Addr.String())
 	if err != nil {
@@ -66,7 +66,7 @@ func runCheck(ctx context.Context, a emulateArgs, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("emulate --check: goodput: %w", err)
 	}
-	st := p.e.Stop()
+	st := p.Emu.Stop()
 	printLinkStats(stderr, st)
 
 	slices.Sort(rtts)

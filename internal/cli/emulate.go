@@ -8,18 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/emu"
+	"github.com/longhaul/longhaul/internal/lab"
 	"github.com/longhaul/longhaul/internal/linkemu"
-	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/pathmodel"
-	"github.com/longhaul/longhaul/internal/sysctl"
 	"github.com/longhaul/longhaul/internal/topo"
-	"github.com/longhaul/longhaul/internal/tun"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -279,28 +275,9 @@ func (a emulateArgs) spec() (topo.Spec, error) {
 	return s, nil
 }
 
-// path is a running emulated path: the topology and the data plane.
-type path struct {
-	t      *topo.Topology
-	e      *emu.Emulator
-	rtt    time.Duration
-	up     linkemu.Config
-	down   linkemu.Config
-	closer []func()
-}
-
-// close stops the emulator, removes the topology and restores what was
-// widened, in that order.
-func (p *path) close() {
-	for i := len(p.closer) - 1; i >= 0; i-- {
-		p.closer[i]()
-	}
-	p.closer = nil
-}
-
 // upPath validates the flags and brings the path up; extra sysctls go
 // before the user's own, so the user's win.
-func upPath(ctx context.Context, a emulateArgs, stderr io.Writer, extraClient, extraServer []topo.Sysctl) (*path, error) {
+func upPath(ctx context.Context, a emulateArgs, stderr io.Writer, extraClient, extraServer []topo.Sysctl) (*lab.Path, error) {
 	up, down, rtt, err := a.linkConfigs()
 	if err != nil {
 		return nil, err
@@ -311,47 +288,20 @@ func upPath(ctx context.Context, a emulateArgs, stderr io.Writer, extraClient, e
 	}
 	spec.ClientSysctls = append(extraClient, spec.ClientSysctls...)
 	spec.ServerSysctls = append(extraServer, spec.ServerSysctls...)
-	if os.Geteuid() != 0 {
-		return nil, errors.New("emulate needs root: it creates network namespaces and TUN devices (CAP_SYS_ADMIN, CAP_NET_ADMIN); run it with sudo")
-	}
-	p := &path{rtt: rtt, up: up, down: down}
-	restoreCC, err := allowCC(a.cc, stderr)
+	p, err := lab.Up(ctx, lab.PathSpec{Topo: spec, Up: up, Down: down, RTT: rtt}, stderr)
 	if err != nil {
-		return nil, err
+		return nil, labError(err)
 	}
-	p.closer = append(p.closer, restoreCC)
-	if p.t, err = topo.Up(ctx, spec); err != nil {
-		p.close()
-		return nil, err
-	}
-	p.closer = append(p.closer, func() { _ = p.t.Close() })
-	cl, sv := p.t.Client(), p.t.Server()
-	cdev, err := tun.New(cl.Tun, cl.Dev)
-	if err != nil {
-		p.close()
-		return nil, err
-	}
-	sdev, err := tun.New(sv.Tun, sv.Dev)
-	if err != nil {
-		cdev.Close()
-		p.close()
-		return nil, err
-	}
-	if p.e, err = emu.Start(emu.Config{Up: up, Down: down}, cdev, sdev); err != nil {
-		cdev.Close()
-		sdev.Close()
-		p.close()
-		return nil, err
-	}
-	p.closer = append(p.closer, func() { p.e.Stop() })
-	cc := "?"
-	_ = netns.Do(cl.Netns, func() error {
-		cc, _ = sysctl.Read(sysctl.DefaultRoot, "net.ipv4.tcp_congestion_control")
-		return nil
-	})
-	fmt.Fprintf(stderr, "longhaul: path up: client %s (netns %s) <-> server %s (netns %s), rtt %s, rate %s, congestion control %s\n",
-		cl.Addr, cl.Netns, sv.Addr, sv.Netns, units.FormatDuration(rtt), rateText(up.RateBps, down.RateBps), cc)
+	fmt.Fprintf(stderr, "longhaul: path up: %s\n", p.Describe())
 	return p, nil
+}
+
+// labError turns the lab's bad-input errors into usage errors (exit 2).
+func labError(err error) error {
+	if errors.Is(err, lab.ErrInput) {
+		return usagef("%v", err)
+	}
+	return err
 }
 
 func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Writer) error {
@@ -374,9 +324,9 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	defer p.close()
-	cl, sv := p.t.Client(), p.t.Server()
-	e := p.e
+	defer p.Close()
+	cl, sv := p.Topo.Client(), p.Topo.Server()
+	e := p.Emu
 	env := append(os.Environ(), "LONGHAUL_SERVER="+sv.Addr.String(), "LONGHAUL_CLIENT="+cl.Addr.String(),
 		"LONGHAUL_CLIENT_NETNS="+cl.Netns, "LONGHAUL_SERVER_NETNS="+sv.Netns)
 	if a.server != "" {
@@ -464,49 +414,4 @@ func reclaimTerminal() {
 	signal.Ignore(syscall.SIGTTOU)
 	defer signal.Reset(syscall.SIGTTOU)
 	_ = unix.IoctlSetPointerInt(int(os.Stdin.Fd()), unix.TIOCSPGRP, unix.Getpgrp())
-}
-
-// allowCC makes a congestion control selectable in the namespaces: a
-// non-initial namespace may only use algorithms in the host's
-// net.ipv4.tcp_allowed_congestion_control. When cc is missing from it,
-// the list is widened for the run (said on stderr) and restored after.
-func allowCC(cc string, stderr io.Writer) (restore func(), err error) {
-	restore = func() {}
-	if cc == "" {
-		return restore, nil
-	}
-	const key = "net.ipv4.tcp_allowed_congestion_control"
-	avail, err := sysctl.Read(sysctl.DefaultRoot, "net.ipv4.tcp_available_congestion_control")
-	if err != nil {
-		return restore, err
-	}
-	if !slices.Contains(strings.Fields(avail), cc) {
-		return restore, usagef("--cc: %q is not available on this kernel (available: %s); load its module first, e.g. modprobe tcp_%s", cc, avail, cc)
-	}
-	allowed, err := sysctl.Read(sysctl.DefaultRoot, key)
-	if err != nil || slices.Contains(strings.Fields(allowed), cc) {
-		return restore, err
-	}
-	if err := sysctl.Write(sysctl.DefaultRoot, key, allowed+" "+cc); err != nil {
-		return restore, fmt.Errorf("emulate: allow %s in the namespaces: %w", cc, err)
-	}
-	fmt.Fprintf(stderr, "longhaul: added %s to the host's %s for this run (was %q; restored at exit)\n", cc, key, allowed)
-	return func() {
-		if err := sysctl.Write(sysctl.DefaultRoot, key, allowed); err != nil {
-			fmt.Fprintf(stderr, "longhaul: could not restore %s=%q: %v; restore it by hand\n", key, allowed, err)
-		}
-	}, nil
-}
-
-func rateText(up, down float64) string {
-	f := func(r float64) string {
-		if r == 0 {
-			return "unlimited"
-		}
-		return units.FormatRate(r)
-	}
-	if up == down {
-		return f(up)
-	}
-	return fmt.Sprintf("%s up, %s down", f(up), f(down))
 }

@@ -192,7 +192,7 @@ func TestNeededBuffersByHand(t *testing.T) {
 	}{
 		{name: "receiver 6.6+", want: 37_878_788, ratio: pathmodel.DefaultScalingRatio, flows: 1},
 		{name: "receiver adv_win_scale 1", want: 50_000_000, ratio: 0.5, flows: 1},
-		{name: "sender", want: 25_510_205, ratio: pathmodel.SendRatio, flows: 1},
+		{name: "sender", want: 34_722_223, ratio: pathmodel.SendRatio, flows: 1},
 		{name: "receiver 6.6+, 4 flows", want: 9_469_697, ratio: pathmodel.DefaultScalingRatio, flows: 4},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -205,7 +205,7 @@ func TestNeededBuffersByHand(t *testing.T) {
 
 func TestBufferChecks(t *testing.T) {
 	rNeed := need(longPath, 0.66)                // 37,878,788
-	wNeed := need(longPath, 0.98)                // 25,510,205
+	wNeed := need(longPath, 0.72)                // 34,722,223
 	rNeed4 := need(withFlows(longPath, 4), 0.66) // 9,469,697
 	tests := []struct {
 		name  string
@@ -312,42 +312,42 @@ func TestBufferChecks(t *testing.T) {
 			s: snap(kWmem, wmem4M), p: longPath,
 			want: idSev{"tcp-wmem-max", Crit},
 			texts: texts{
-				observed: []string{"4 MiB (4194304)", "164.4 Mbit/s", rate(4*mib*0.98, 200*time.Millisecond)},
-				expected: []string{"(25510205)", fmt.Sprintf("(%d)", wNeed)},
-				why:      []string{"0.98 of tcp_wmem[2]", "a sender of 4 MiB"},
-				fix:      []string{`net.ipv4.tcp_wmem="4096 16384 26214400"`, "on the sender"},
+				observed: []string{"4 MiB (4194304)", "120.8 Mbit/s", rate(4*mib*0.72, 200*time.Millisecond)},
+				expected: []string{"(34722223)", fmt.Sprintf("(%d)", wNeed)},
+				why:      []string{"0.72 of tcp_wmem[2]", "a sender of 4 MiB"},
+				fix:      []string{`net.ipv4.tcp_wmem="4096 16384 35651584"`, "on the sender"},
 			},
 			fixKey: kWmem, fixNeed: wNeed,
 		},
 		{
-			// 20 MiB x 0.98 x 8 / 0.2 s = 822.1 Mbit/s.
+			// 20 MiB x 0.72 x 8 / 0.2 s = 604 Mbit/s.
 			name: "wmem 20 MiB: warn", check: checkWmem,
 			s: snap(kWmem, "4096 16384 20971520"), p: longPath,
 			want:   idSev{"tcp-wmem-max", Warn},
-			texts:  texts{observed: []string{"822.1 Mbit/s"}},
+			texts:  texts{observed: []string{"604 Mbit/s"}},
 			fixKey: kWmem, fixNeed: wNeed,
 		},
 		{
-			// 24 MiB x 0.98 x 8 / 0.2 s = 986.5 Mbit/s: above 95%.
-			name: "wmem 24 MiB: info", check: checkWmem,
-			s: snap(kWmem, "4096 16384 25165824"), p: longPath,
+			// 34 MiB x 0.72 x 8 / 0.2 s = 1.027 Gbit/s: above 95%.
+			name: "wmem 34 MiB: info", check: checkWmem,
+			s: snap(kWmem, "4096 16384 35651584"), p: longPath,
 			want:  idSev{"tcp-wmem-max", Info},
-			texts: texts{observed: []string{"986.5 Mbit/s"}, fix: []string{"none needed"}},
+			texts: texts{observed: []string{"1.027 Gbit/s"}, fix: []string{"none needed"}},
 		},
 		{
 			name: "wmem 4 MiB without path: info (no kernel-default rule for the sender)", check: checkWmem,
 			s:    snap(kWmem, wmem4M),
 			want: idSev{"tcp-wmem-max", Info},
 			texts: texts{
-				why: []string{rate(4*mib*0.98, 100*time.Millisecond) + " at 100 ms"},
+				why: []string{rate(4*mib*0.72, 100*time.Millisecond) + " at 100 ms"},
 				fix: []string{"longhaul audit --rtt RTT --rate RATE"},
 			},
 		},
 		{
-			name: "wmem 4 MiB, 4 flows: aggregate 657.7 Mbit/s, warn", check: checkWmem,
-			s: snap(kWmem, wmem4M), p: withFlows(longPath, 4),
+			name: "wmem 4 MiB, 5 flows: aggregate 604 Mbit/s, warn", check: checkWmem,
+			s: snap(kWmem, wmem4M), p: withFlows(longPath, 5),
 			want:  idSev{"tcp-wmem-max", Warn},
-			texts: texts{observed: []string{"(4 flows: 657.7 Mbit/s)"}},
+			texts: texts{observed: []string{"(5 flows: 604 Mbit/s)"}},
 		},
 	}
 	for _, tc := range tests {
@@ -595,7 +595,7 @@ func TestCoreMaxClamps(t *testing.T) {
 	// An application's SO_RCVBUF gets 2 x 212,992 = 425,984 bytes.
 	appWindow := 2 * 212992 * 0.66
 	rNeedHalf := (need(longPath, 0.66) + 1) / 2 // 18,939,394
-	wNeedHalf := (need(longPath, 0.98) + 1) / 2 // 12,755,103
+	wNeedHalf := (need(longPath, 0.72) + 1) / 2 // 17,361,112
 	tests := []struct {
 		name  string
 		s     *snapshot.Snapshot
@@ -626,8 +626,8 @@ func TestCoreMaxClamps(t *testing.T) {
 					fix:      []string{"net.core.rmem_max=19922944"}, // 19 MiB
 				},
 				"wmem-max-clamps-apps": {
-					expected: []string{fmt.Sprintf("(%d)", wNeedHalf), "(12755103)"},
-					fix:      []string{"net.core.wmem_max=13631488"}, // 13 MiB
+					expected: []string{fmt.Sprintf("(%d)", wNeedHalf), "(17361112)"},
+					fix:      []string{"net.core.wmem_max=17825792"}, // 17 MiB
 				},
 			},
 		},

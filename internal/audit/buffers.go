@@ -67,7 +67,8 @@ func modelFor(s *snapshot.Snapshot, p Path) (pathmodel.Result, bool) {
 
 // bufferCheck judges tcp_rmem[2] (receive) or tcp_wmem[2] (send).
 func bufferCheck(s *snapshot.Snapshot, p Path, receive bool) []Finding {
-	key, role, ratioWhy := "net.ipv4.tcp_wmem", "sender", "a sender can keep about 0.98 of tcp_wmem[2] in flight (the write queue is charged skb truesize)"
+	key, role := "net.ipv4.tcp_wmem", "sender"
+	ratioWhy := fmt.Sprintf("a sender keeps about %.2g of tcp_wmem[2] in flight on average (the write queue is charged skb truesize and refilled only when a third is free)", pathmodel.SendRatio)
 	if receive {
 		key, role = "net.ipv4.tcp_rmem", "receiver"
 		ratioWhy = fmt.Sprintf("a receiver advertises %.2g of tcp_rmem[2] as window (%s)", s.RecvRatio().Value, s.RecvRatio().Basis)

@@ -201,7 +201,7 @@ func printCalc(w io.Writer, r pathmodel.Result) {
 		line(w, "per flow", units.FormatBytes(float64(r.FlowBDPBytes)), fmt.Sprintf("each of %d flows needs 1/%d of it in flight", r.Flows, r.Flows))
 	}
 	printEnd(w, "Receiver (tcp_rmem[2])", r.Receiver, r, fmt.Sprintf("window = %.2g x buffer: %s", r.RecvRatio.Value, r.RecvRatio.Basis))
-	printEnd(w, "Sender (tcp_wmem[2])", r.Sender, r, fmt.Sprintf("%.2g of the send buffer can be in flight (write queue charged skb truesize)", r.Sender.Ratio))
+	printEnd(w, "Sender (tcp_wmem[2])", r.Sender, r, fmt.Sprintf("a sender-bound flow keeps %.2g of the send buffer in flight on average (measured)", r.Sender.Ratio))
 
 	fmt.Fprintln(w)
 	switch r.LimitedBy {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/longhaul/longhaul/internal/lab"
 	"github.com/longhaul/longhaul/internal/linkemu"
-	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/topo"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
@@ -217,11 +216,6 @@ func (a emulateArgs) linkConfigs() (up, down linkemu.Config, rtt time.Duration, 
 	return up, down, rtt, nil
 }
 
-// minBDPQueue floors a BDP-based queue at 100 full-size packets on the
-// wire: with --rtt 0 one BDP is a single packet, and a 1 Gbit/s path then
-// carried 2 Mbit/s.
-const minBDPQueue = 100 * (1500 + 38)
-
 // setQueue applies a --queue value to one direction; without a rate there
 // is no bottleneck and so no queue.
 func setQueue(c *linkemu.Config, flag, q string, rtt time.Duration) error {
@@ -237,7 +231,7 @@ func setQueue(c *linkemu.Config, flag, q string, rtt time.Duration) error {
 		}
 		// A BDP-sized queue on a short path would be a packet or two; real
 		// links queue at least what a NIC ring holds.
-		c.QueueBytes = max(int64(n*pathmodel.BDP(c.RateBps, rtt)), minBDPQueue)
+		c.QueueBytes = lab.BDPQueue(n, c.RateBps, rtt)
 	case strings.HasSuffix(q, "p"):
 		var n int
 		if _, err := fmt.Sscanf(strings.TrimSuffix(q, "p"), "%d", &n); err != nil || n < 1 {
@@ -336,7 +330,7 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 			return fmt.Errorf("emulate: start --server: %w", err)
 		}
 		defer func() { _ = srv.Cancel(); _ = srv.Wait() }()
-		if err := waitListening(ctx, srv, sv.Netns); err != nil {
+		if err := lab.WaitListening(ctx, srv, sv.Netns, 0, "emulate: --server command", 10*time.Second); err != nil {
 			return err
 		}
 	}

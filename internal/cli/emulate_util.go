@@ -2,80 +2,14 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/longhaul/longhaul/internal/emu"
-	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/units"
 )
-
-// waitListening waits until the server namespace has a listening TCP
-// socket (the --server command is ready), or the command exits.
-func waitListening(ctx context.Context, srv *exec.Cmd, ns string) error {
-	exited := make(chan struct{})
-	go func() {
-		// Only observe: the caller waits for the process at the end.
-		for {
-			if err := srv.Process.Signal(syscall.Signal(0)); err != nil {
-				close(exited)
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		n := 0
-		err := netns.Do(ns, func() error {
-			var err error
-			n, err = countListening()
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("emulate: watch the server namespace: %w", err)
-		}
-		if n > 0 {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("emulate: --server command exited before listening on a TCP port")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("emulate: --server command is not listening on a TCP port after 10s")
-}
-
-// countListening counts TCP sockets in LISTEN state in the calling
-// thread's network namespace (/proc/thread-self/net/tcp, state 0A).
-func countListening() (int, error) {
-	n := 0
-	for _, name := range []string{"tcp", "tcp6"} {
-		f, err := os.Open("/proc/thread-self/net/" + name)
-		if err != nil {
-			if os.IsNotExist(err) {
-				continue
-			}
-			return 0, err
-		}
-		c, err := parseListening(f)
-		f.Close()
-		if err != nil {
-			return 0, err
-		}
-		n += c
-	}
-	return n, nil
-}
 
 // parseListening counts LISTEN (0A) entries of a /proc/net/tcp table.
 func parseListening(r io.Reader) (int, error) {

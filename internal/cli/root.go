@@ -77,7 +77,7 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newCalcCmd(), newAuditCmd(), newEmulateCmd())
+	root.AddCommand(newCalcCmd(), newAuditCmd(), newEmulateCmd(), newLabCmd())
 	err := root.ExecuteContext(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		return usageError{err}
@@ -99,3 +99,7 @@ func noArgs(c *cobra.Command, args []string) error {
 	}
 	return nil
 }
+
+// version is longhaul's version, recorded in lab results; the build sets
+// it with -ldflags "-X github.com/longhaul/longhaul/internal/cli.version=...".
+var version = "dev"

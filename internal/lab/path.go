@@ -13,6 +13,7 @@ import (
 	"github.com/longhaul/longhaul/internal/emu"
 	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/sysctl"
 	"github.com/longhaul/longhaul/internal/topo"
 	"github.com/longhaul/longhaul/internal/tun"
@@ -148,4 +149,36 @@ func RateText(up, down float64) string {
 		return f(up)
 	}
 	return fmt.Sprintf("%s up, %s down", f(up), f(down))
+}
+
+// MinBDPQueue floors a BDP-based queue at 100 full-size packets on the
+// wire: with a near-zero RTT one BDP is a single packet, and a 1 Gbit/s
+// path then carried 2 Mbit/s.
+const MinBDPQueue = 100 * (1500 + 38)
+
+// BDPQueue is a drop-tail queue of n bandwidth-delay products, floored at
+// MinBDPQueue: real links queue at least what a NIC ring holds.
+func BDPQueue(n, rateBps float64, rtt time.Duration) int64 {
+	return max(int64(n*pathmodel.BDP(rateBps, rtt)), MinBDPQueue)
+}
+
+// Symmetric returns the link model of both directions of a path with the
+// same rate, loss and queue each way and the RTT split in two halves. A
+// zero queue means one BDP; zero rate means unlimited (and no queue).
+func Symmetric(rtt time.Duration, rateBps, loss float64, queueBytes int64, seed int64) (up, down linkemu.Config) {
+	for i, c := range []*linkemu.Config{&up, &down} {
+		c.RateBps = rateBps
+		c.Seed = seed + int64(i)
+		if loss > 0 {
+			c.Loss = linkemu.Bernoulli{P: loss}
+		}
+		if rateBps > 0 {
+			c.QueueBytes = queueBytes
+			if queueBytes == 0 {
+				c.QueueBytes = BDPQueue(1, rateBps, rtt)
+			}
+		}
+	}
+	up.Delay, down.Delay = rtt/2, rtt-rtt/2
+	return up, down
 }

@@ -18,9 +18,11 @@
 // measures scaling_ratio = skb->len / skb->truesize per socket; on 1500-byte
 // paths it settles near 0.66, the value measured on longhaul's lab paths.
 //
-// On the sending side the write queue is charged skb truesize too, but data
-// sits in 64 KB TSO skbs whose fixed overhead is about 1 KB, so nearly the
-// whole of tcp_wmem[2] can be in flight (SendRatio).
+// On the sending side the write queue is charged skb truesize too, and
+// the application is only woken to refill it when a third of the buffer
+// is free (sk_stream_min_wspace), so the queue swings between two thirds
+// and all of tcp_wmem[2]: a sender-bound flow averages about 0.72 of it in
+// flight (SendRatio, measured by `longhaul lab buffers`).
 //
 // # Short transfers
 //

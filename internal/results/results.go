@@ -73,7 +73,7 @@ type Host struct {
 type Chart struct {
 	ID     string `json:"id"`
 	Title  string `json:"title"`
-	Kind   string `json:"kind"` // "line" (x numeric) or "bar" (x = case labels)
+	Kind   string `json:"kind"` // "line" (x numeric), "bar" (x = case labels) or "tcpinfo" (samples over time)
 	XLabel string `json:"x_label"`
 	XLog   bool   `json:"x_log,omitempty"`
 	XUnit  string `json:"x_unit,omitempty"` // "bytes", "count", "" (plain)
@@ -88,6 +88,10 @@ type Chart struct {
 	Marks []Mark `json:"marks,omitempty"`
 	// Note is a sentence printed under the chart.
 	Note string `json:"note,omitempty"`
+	// Case and End choose the run and the end whose tcp_info samples a
+	// "tcpinfo" chart draws (the first valid run of Case).
+	Case string `json:"case,omitempty"`
+	End  string `json:"end,omitempty"`
 }
 
 // Mark is a labelled vertical line at X.

@@ -1,0 +1,225 @@
+package lab
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/template"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/topo"
+)
+
+// peerPackages names the Debian package that provides each peer.
+var peerPackages = map[string]string{
+	"nginx":   "nginx-light (or nginx)",
+	"curl":    "curl",
+	"iperf3":  "iperf3",
+	"tcpdump": "tcpdump",
+	"ip":      "iproute2",
+}
+
+// peersFor lists the programs a scenario's cases need.
+func peersFor(s *Scenario) []string {
+	need := []string{"ip"}
+	add := func(names ...string) {
+		for _, n := range names {
+			found := false
+			for _, m := range need {
+				found = found || m == n
+			}
+			if !found {
+				need = append(need, n)
+			}
+		}
+	}
+	for _, c := range s.Cases {
+		switch c.Kind {
+		case KindDownload, KindObject, KindUpload:
+			add("nginx", "curl")
+		case KindIperf:
+			add("iperf3")
+		}
+		if c.Capture {
+			add("tcpdump")
+		}
+	}
+	return need
+}
+
+// CheckPeers fails with an ErrInput naming the package to install when a
+// program the scenario needs is missing.
+func CheckPeers(s *Scenario) error {
+	for _, name := range peersFor(s) {
+		if _, err := lookPath(name); err != nil {
+			return fmt.Errorf("%w: scenario %s needs %s, which is not installed: apt-get install %s", ErrInput, s.Name, name, peerPackages[name])
+		}
+	}
+	return nil
+}
+
+// lookPath finds a program also in the sbin directories, which a
+// non-login root shell may not have on PATH.
+func lookPath(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, d := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin"} {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// Ports the peers listen on in the server namespace.
+const (
+	httpPort  = 8080
+	iperfPort = 5201
+)
+
+// bigFile is the download object: sparse, so it costs no disk, and far
+// larger than any timed run can move.
+const bigFileSize = 1 << 40
+
+// site is a directory with an nginx configuration and the files it
+// serves, shared by every run of a lab invocation.
+type site struct {
+	dir string
+}
+
+// newSite creates the files: a sparse big file and objects of the given
+// sizes (obj-<bytes>), and an upload body of uploadBytes.
+func newSite(objects []int64, uploadBytes int64) (*site, error) {
+	dir, err := os.MkdirTemp("", "longhaul-lab-")
+	if err != nil {
+		return nil, err
+	}
+	s := &site{dir: dir}
+	for _, d := range []string{"www", "tmp", "logs"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			s.remove()
+			return nil, err
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		s.remove()
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, "www", "big"))
+	if err == nil {
+		err = f.Truncate(bigFileSize)
+		f.Close()
+	}
+	for _, n := range objects {
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "www", fmt.Sprintf("obj-%d", n)), bytes.Repeat([]byte{'x'}, int(n)), 0o644)
+		}
+	}
+	if err == nil && uploadBytes > 0 {
+		err = os.WriteFile(s.uploadBody(), bytes.Repeat([]byte{'u'}, int(uploadBytes)), 0o644)
+	}
+	if err != nil {
+		s.remove()
+		return nil, fmt.Errorf("lab: prepare files: %w", err)
+	}
+	return s, nil
+}
+
+func (s *site) uploadBody() string { return filepath.Join(s.dir, "upload.bin") }
+
+func (s *site) remove() { _ = os.RemoveAll(s.dir) }
+
+var nginxConf = template.Must(template.New("nginx").Parse(`# written by longhaul lab for one run
+daemon off;
+master_process on;
+worker_processes 1;
+user root;
+pid {{.Dir}}/tmp/nginx.pid;
+error_log {{.Dir}}/logs/error.log warn;
+events { worker_connections 256; }
+http {
+    access_log off;
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_timeout 5;
+    client_body_temp_path {{.Dir}}/tmp/body;
+    proxy_temp_path {{.Dir}}/tmp/proxy;
+    fastcgi_temp_path {{.Dir}}/tmp/fastcgi;
+    uwsgi_temp_path {{.Dir}}/tmp/uwsgi;
+    scgi_temp_path {{.Dir}}/tmp/scgi;
+    server {
+        listen {{.Addr}}:{{.Port}}{{if .RcvBuf}} rcvbuf={{.RcvBuf}}{{end}};
+        root {{.Dir}}/www;
+        location /upload {
+            # Read the whole body before answering, like an application
+            # behind a proxy: the upload time is the body's transfer.
+            client_max_body_size 1g;
+            client_body_buffer_size 16m;
+            proxy_pass http://127.0.0.1:{{.Internal}};
+        }
+    }
+    server {
+        listen 127.0.0.1:{{.Internal}};
+        location / { return 200 "stored\n"; }
+    }
+}
+`))
+
+// startNginx writes the configuration for one run and starts nginx in
+// the server's namespace; it returns when nginx listens.
+func (s *site) startNginx(ctx context.Context, sv topo.End, rcvbuf int64) (*exec.Cmd, error) {
+	conf := filepath.Join(s.dir, "nginx.conf")
+	var b bytes.Buffer
+	if err := nginxConf.Execute(&b, map[string]any{"Dir": s.dir, "Addr": sv.Addr, "Port": httpPort, "RcvBuf": rcvbuf, "Internal": httpPort + 1}); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(conf, b.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	bin, err := lookPath("nginx")
+	if err != nil {
+		return nil, err
+	}
+	cmd := sv.Command(ctx, bin, "-p", s.dir, "-c", conf, "-e", filepath.Join(s.dir, "logs", "error.log"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start nginx: %w", err)
+	}
+	if err := WaitListening(ctx, cmd, sv.Netns, httpPort, "nginx", 10*time.Second); err != nil {
+		stop(cmd)
+		log, _ := os.ReadFile(filepath.Join(s.dir, "logs", "error.log"))
+		return nil, fmt.Errorf("%w: %s", err, lastLine(stderr.String()+string(log)))
+	}
+	return cmd, nil
+}
+
+// stop ends a peer: SIGTERM so that it can flush (tcpdump), then SIGKILL
+// of its process group after a grace period; it waits for it.
+func stop(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		_ = cmd.Cancel()
+		<-done
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}

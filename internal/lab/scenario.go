@@ -1,0 +1,546 @@
+package lab
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/topo"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// Params are the user's choices for one lab invocation. Zero fields take
+// the scenario's defaults (see [Expand]).
+type Params struct {
+	RTT      time.Duration
+	RateBps  float64 // on the wire
+	Loss     float64 // fraction per segment
+	Queue    int64   // bytes; 0 means one BDP
+	Repeat   int
+	Quick    bool
+	CC       string        // congestion control of both ends; "" means cubic
+	Duration time.Duration // length of a timed run (buffers, longrtt)
+}
+
+// Facts are what expansion needs to know about the host, gathered by the
+// caller so that [Expand] stays pure.
+type Facts struct {
+	Kernel pathmodel.Version
+	// HostRmem and HostWmem are this host's tcp_rmem/tcp_wmem: new
+	// namespaces inherit them, so an end the case does not set has them.
+	HostRmem, HostWmem pathmodel.Triple
+	// CoreRmemMax and CoreWmemMax are the global net.core.rmem_max and
+	// wmem_max, which clamp SO_RCVBUF/SO_SNDBUF (iperf3 -w, nginx rcvbuf=).
+	CoreRmemMax, CoreWmemMax int64
+	// Plan returns longhaul's plan for a path as namespace sysctls of
+	// each end and a one-line description; nil means "not available".
+	Plan func(rtt time.Duration, goodputBps float64, flows int) (client, server []topo.Sysctl, desc string, err error)
+}
+
+// Kinds of run: what the runner does on the path.
+const (
+	KindDownload = "download" // nginx serves a big file, curl downloads it for a fixed time
+	KindObject   = "object"   // curl fetches one object of a given size on a new connection
+	KindIperf    = "iperf"    // iperf3 -R with N streams for a fixed time
+	KindUpload   = "upload"   // curl POSTs a body to nginx
+)
+
+// Case is one setting of a scenario: what to set on each end and what to
+// run. It is a plain value; the runner executes it Repeat times.
+type Case struct {
+	ID     string
+	Series string
+	Label  string
+	X      float64
+	Kind   string
+	// Client and Server are namespace sysctls, set after the topology's
+	// defaults.
+	Client, Server []topo.Sysctl
+	// InitCwnd and InitRwnd (segments, 0 = kernel default) go on the
+	// server's and the client's route to the peer.
+	InitCwnd, InitRwnd int
+	Duration           time.Duration // timed kinds
+	Bytes              int64         // object or upload size
+	Streams            int           // iperf3 -P
+	Window             int64         // iperf3 -w (SO_RCVBUF and SO_SNDBUF), 0 = none
+	RcvBuf             int64         // nginx listen rcvbuf=, 0 = none
+	Capture            bool          // keep a pcap of the run
+	Notes              []string
+}
+
+// Scenario is an expanded scenario: the path and its cases.
+type Scenario struct {
+	Name, Title, Seed string
+	RTT               time.Duration
+	RateBps           float64
+	Loss              float64
+	Queue             int64 // bytes, resolved (one BDP if not given)
+	Repeat            int
+	Quick             bool
+	CC                string
+	Cases             []Case
+	Charts            []results.Chart
+	// TCPInfoCase names the case whose first run the report draws over
+	// time.
+	TCPInfoCase string
+	Facts       Facts `json:"-"`
+}
+
+// GoodputBps is the TCP payload rate of the path's wire rate.
+func (s *Scenario) GoodputBps() float64 { return Goodput(s.RateBps) }
+
+// Goodput is the TCP payload rate a wire rate carries: 1448 bytes of
+// payload per 1538 on an Ethernet wire (preamble, header, FCS and gap,
+// IP and TCP headers with timestamps).
+func Goodput(wireBps float64) float64 { return wireBps * 1448 / 1538 }
+
+// scenarioDef holds a scenario's defaults and its expansion.
+type scenarioDef struct {
+	title, seed   string
+	rtt           time.Duration
+	rate          float64
+	repeat, quick int // repeats in full and quick mode
+	expand        func(s *Scenario, p Params) error
+}
+
+var scenarios = map[string]scenarioDef{
+	"buffers": {
+		title: "Throughput vs TCP buffer size (tcp_rmem/tcp_wmem) on a long fat path",
+		seed:  "buffers-6x-http-downloads: 200 ms, 1 Gbit/s, 3-4 MB/s with Ubuntu defaults, 6x with 64 MB buffers",
+		rtt:   200 * time.Millisecond, rate: 1e9, repeat: 3, quick: 1,
+		expand: expandBuffers,
+	},
+	"initcwnd": {
+		title: "Short transfers: time to last byte vs object size, initcwnd and initrwnd",
+		seed:  "initcwnd-initrwnd-short-transfers: a 17 kB page over 50 ms takes 4-6 round trips until initcwnd/initrwnd 20",
+		rtt:   50 * time.Millisecond, rate: 100e6, repeat: 5, quick: 3,
+		expand: expandInitcwnd,
+	},
+	"longrtt": {
+		title: "A long thin path: buffers, iperf3 -w and parallel streams",
+		seed:  "bdp-411ms-path-iperf: 411 ms, 20 Mbit/s uplink, 175 KiB/s by default, ~1 MB/s tuned, -w capped by rmem_max",
+		rtt:   411 * time.Millisecond, rate: 20e6, repeat: 3, quick: 1,
+		expand: expandLongRTT,
+	},
+	"upload": {
+		title: "Upload to a server whose application sets a tiny SO_RCVBUF",
+		seed:  "small-rcvbuf-upload-capture: 605 KB upload takes 8 s at 35 ms because the server advertises 2,920 bytes",
+		rtt:   35 * time.Millisecond, rate: 100e6, repeat: 3, quick: 1,
+		expand: expandUpload,
+	},
+}
+
+// Names lists the scenarios in the order `lab` documents them.
+func Names() []string { return []string{"buffers", "initcwnd", "longrtt", "upload"} }
+
+// Describe returns a scenario's title and seed, for help text.
+func Describe(name string) (title, seed string, ok bool) {
+	d, ok := scenarios[name]
+	return d.title, d.seed, ok
+}
+
+// Expand turns a scenario name and the user's parameters into the list of
+// cases to run. It is pure: everything about the host comes in f.
+func Expand(name string, p Params, f Facts) (*Scenario, error) {
+	d, ok := scenarios[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown scenario %q (have: %s)", ErrInput, name, strings.Join(Names(), ", "))
+	}
+	s := &Scenario{Name: name, Title: d.title, Seed: d.seed, RTT: d.rtt, RateBps: d.rate,
+		Loss: p.Loss, Quick: p.Quick, CC: p.CC, Facts: f, Repeat: d.repeat}
+	if p.RTT != 0 {
+		s.RTT = p.RTT
+	}
+	if p.RateBps != 0 {
+		s.RateBps = p.RateBps
+	}
+	if p.Quick {
+		s.Repeat = d.quick
+	}
+	if p.Repeat != 0 {
+		s.Repeat = p.Repeat
+	}
+	if s.CC == "" {
+		s.CC = "cubic"
+	}
+	switch {
+	case s.RTT < time.Millisecond || s.RTT > 5*time.Second:
+		return nil, fmt.Errorf("%w: --rtt %v out of range: the lab runs 1ms..5s", ErrInput, s.RTT)
+	case s.RateBps < 1e5 || s.RateBps > 10e9:
+		return nil, fmt.Errorf("%w: --rate %s out of range: the lab runs 100 kbit/s..10 Gbit/s", ErrInput, units.FormatRate(s.RateBps))
+	case s.Loss < 0 || s.Loss >= 0.5:
+		return nil, fmt.Errorf("%w: --loss %g%% out of range: 0 to under 50%%", ErrInput, s.Loss*100)
+	case s.Repeat < 1 || s.Repeat > 100:
+		return nil, fmt.Errorf("%w: --repeat %d out of range 1..100", ErrInput, s.Repeat)
+	case p.Duration < 0 || p.Duration > time.Hour:
+		return nil, fmt.Errorf("%w: --duration %v out of range: up to 1h", ErrInput, p.Duration)
+	case p.Queue < 0:
+		return nil, fmt.Errorf("%w: --queue must not be negative", ErrInput)
+	case p.Queue > 0 && p.Queue < 1538:
+		return nil, fmt.Errorf("%w: --queue %d bytes is smaller than one packet (1538 bytes on the wire)", ErrInput, p.Queue)
+	}
+	s.Queue = p.Queue
+	if s.Queue == 0 {
+		s.Queue = BDPQueue(1, s.RateBps, s.RTT)
+	}
+	if err := d.expand(s, p); err != nil {
+		return nil, err
+	}
+	for i := range s.Charts {
+		if s.Charts[i].Kind == "tcpinfo" {
+			s.Charts[i].Case, s.Charts[i].End = s.TCPInfoCase, s.senderEnd()
+		}
+	}
+	seen := map[string]bool{}
+	for _, c := range s.Cases {
+		if seen[c.ID] {
+			return nil, fmt.Errorf("lab: scenario %s: duplicate case %q", name, c.ID)
+		}
+		seen[c.ID] = true
+	}
+	return s, nil
+}
+
+// senderEnd is the end that sends the data in the scenario's runs.
+func (s *Scenario) senderEnd() string {
+	if len(s.Cases) > 0 && s.Cases[0].Kind == KindUpload {
+		return "client"
+	}
+	return "server"
+}
+
+// Runs is the number of runs the scenario makes.
+func (s *Scenario) Runs() int { return len(s.Cases) * s.Repeat }
+
+// Estimate is how long the runs should take, for the progress line.
+func (s *Scenario) Estimate() time.Duration {
+	var d time.Duration
+	for _, c := range s.Cases {
+		d += c.estimate(s.RTT)
+	}
+	return d * time.Duration(s.Repeat)
+}
+
+// setupCost is what a run costs besides its measurement: the path, the
+// peers and their shutdown.
+const setupCost = 400 * time.Millisecond
+
+func (c Case) estimate(rtt time.Duration) time.Duration {
+	switch c.Kind {
+	case KindDownload, KindIperf:
+		return c.Duration + setupCost
+	default:
+		return setupCost + 10*rtt
+	}
+}
+
+// triple formats a tcp_rmem/tcp_wmem value.
+func triple(t pathmodel.Triple) string { return fmt.Sprintf("%d %d %d", t.Min, t.Default, t.Max) }
+
+// bufferTriple is the sweep's setting for a buffer maximum x: the
+// minimum and default as the kernel's own, lowered to x when x is
+// smaller, so autotuning can grow a socket up to x.
+func bufferTriple(x, def int64) pathmodel.Triple {
+	return pathmodel.Triple{Min: min(4096, x), Default: min(def, x), Max: x}
+}
+
+// Old Ubuntu defaults, the seed's starting point.
+var (
+	oldUbuntuRmem = pathmodel.Triple{Min: 4096, Default: 131072, Max: 6291456}
+	oldUbuntuWmem = pathmodel.Triple{Min: 4096, Default: 16384, Max: 4194304}
+)
+
+func bufSysctls(rmem, wmem pathmodel.Triple) []topo.Sysctl {
+	var out []topo.Sysctl
+	if !rmem.IsZero() {
+		out = append(out, topo.Sysctl{Key: "net.ipv4.tcp_rmem", Value: triple(rmem)})
+	}
+	if !wmem.IsZero() {
+		out = append(out, topo.Sysctl{Key: "net.ipv4.tcp_wmem", Value: triple(wmem)})
+	}
+	return out
+}
+
+const (
+	kib = 1024
+	mib = 1024 * kib
+	gib = 1024 * mib
+)
+
+func expandBuffers(s *Scenario, p Params) error {
+	dur := 12 * time.Second
+	if s.Quick {
+		dur = 8 * time.Second
+	}
+	if p.Duration != 0 {
+		dur = p.Duration
+	}
+	// Slow start to a 1 BDP window takes log2(BDP/initcwnd) round trips;
+	// the run must be long enough to leave a steady second half.
+	if min := 12*s.RTT + 2*time.Second; dur < min {
+		return fmt.Errorf("%w: --duration %v is too short for a %v path: at least %v (slow start needs the first half)", ErrInput, dur, s.RTT, min)
+	}
+	sizes := []int64{4 * kib, 16 * kib, 64 * kib, 256 * kib, 1 * mib, 2 * mib, 4 * mib, 8 * mib, 16 * mib, 32 * mib, 64 * mib, 128 * mib, 256 * mib, 1 * gib}
+	sides := []string{"client", "server", "both"}
+	if s.Quick {
+		sizes = []int64{256 * kib, 4 * mib, 16 * mib, 64 * mib}
+		sides = []string{"both"}
+	}
+	for _, side := range sides {
+		for _, x := range sizes {
+			r, w := bufferTriple(x, 131072), bufferTriple(x, 16384)
+			c := Case{ID: side + "-" + sizeID(x), Series: side, X: float64(x), Kind: KindDownload, Duration: dur,
+				Label: fmt.Sprintf("%s %s", side, units.FormatIEC(float64(x)))}
+			switch side {
+			case "client":
+				c.Client = bufSysctls(r, w)
+			case "server":
+				c.Server = bufSysctls(r, w)
+			default:
+				c.Client, c.Server = bufSysctls(r, w), bufSysctls(r, w)
+			}
+			s.Cases = append(s.Cases, c)
+		}
+	}
+	profile := func(id, label string, cl, sv []topo.Sysctl, x int64, notes ...string) {
+		s.Cases = append(s.Cases, Case{ID: id, Series: "profile", Label: label, X: float64(x), Kind: KindDownload,
+			Duration: dur, Client: cl, Server: sv, Notes: notes})
+	}
+	old := bufSysctls(oldUbuntuRmem, oldUbuntuWmem)
+	profile("old-ubuntu", "old Ubuntu defaults", old, old, oldUbuntuRmem.Max, "tcp_rmem 4096 131072 6291456, tcp_wmem 4096 16384 4194304 (the seed's starting point)")
+	host := bufSysctls(s.Facts.HostRmem, s.Facts.HostWmem)
+	profile("host", "this host's settings", host, host, s.Facts.HostRmem.Max,
+		fmt.Sprintf("tcp_rmem %s, tcp_wmem %s", triple(s.Facts.HostRmem), triple(s.Facts.HostWmem)))
+	if s.Facts.Plan != nil {
+		cl, sv, desc, err := s.Facts.Plan(s.RTT, s.GoodputBps(), 1)
+		if err != nil {
+			return fmt.Errorf("lab: longhaul's plan for the path: %w", err)
+		}
+		x := int64(0)
+		for _, sc := range cl {
+			if sc.Key == "net.ipv4.tcp_rmem" {
+				if t, err := parseTriple(sc.Value); err == nil {
+					x = t.Max
+				}
+			}
+		}
+		profile("plan", "longhaul plan", cl, sv, x, desc)
+	}
+	bdp := pathmodel.BDP(s.GoodputBps(), s.RTT)
+	sweepSeries := sides
+	s.Charts = []results.Chart{{
+		ID: "throughput", Title: "Throughput vs buffer maximum", Kind: "line",
+		XLabel: "tcp_rmem/tcp_wmem maximum", XLog: true, XUnit: "bytes",
+		YLabel: "throughput (steady state)", YUnit: "bps",
+		Metric: "throughput_bps", Model: "throughput_bps", Series: sweepSeries,
+		Marks: []results.Mark{{X: bdp, Label: "BDP " + units.FormatIEC(bdp)}},
+		Note: "Each point is the median of the repeats (bars: min..max); dashed: the path model's ceiling for the settings read back from the kernel. " +
+			"client = only the receiver's buffers set, server = only the sender's, both = both ends.",
+	}, {
+		ID: "profiles", Title: "Named profiles", Kind: "bar",
+		XLabel: "profile", YLabel: "throughput (steady state)", YUnit: "bps",
+		Metric: "throughput_bps", Model: "throughput_bps", Series: []string{"profile"},
+	}, {
+		ID: "tcpinfo", Title: "tcp_info over time (sender)", Kind: "tcpinfo",
+		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
+	}}
+	s.TCPInfoCase = "plan"
+	if s.Facts.Plan == nil {
+		s.TCPInfoCase = "old-ubuntu"
+	}
+	return nil
+}
+
+// parseTriple reads "min default max".
+func parseTriple(v string) (pathmodel.Triple, error) {
+	var t pathmodel.Triple
+	if _, err := fmt.Sscanf(v, "%d %d %d", &t.Min, &t.Default, &t.Max); err != nil {
+		return t, fmt.Errorf("%q is not a min/default/max triple", v)
+	}
+	return t, nil
+}
+
+// sizeID names a byte size for case IDs: 4K, 64M, 1G.
+func sizeID(n int64) string {
+	switch {
+	case n >= gib && n%gib == 0:
+		return fmt.Sprintf("%dG", n/gib)
+	case n >= mib && n%mib == 0:
+		return fmt.Sprintf("%dM", n/mib)
+	case n >= kib && n%kib == 0:
+		return fmt.Sprintf("%dK", n/kib)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// initWindows is a setting of the initcwnd sweep.
+type initWindows struct {
+	id, label  string
+	cwnd, rwnd int
+}
+
+func expandInitcwnd(s *Scenario, p Params) error {
+	sizes := []int64{1000, 4000, 10000, 17000, 32000, 64000, 128000, 256000, 1000000}
+	settings := []initWindows{
+		{"default", "initcwnd 10 (default)", 0, 0},
+		{"iw20", "initcwnd 20", 20, 0},
+		{"iw20-irw20", "initcwnd 20 + initrwnd 20", 20, 20},
+		{"iw40-irw40", "initcwnd 40 + initrwnd 40", 40, 40},
+	}
+	if s.Quick {
+		sizes = []int64{1000, 17000, 64000, 256000}
+		settings = []initWindows{settings[0], settings[2]}
+	}
+	for _, st := range settings {
+		for _, n := range sizes {
+			s.Cases = append(s.Cases, Case{ID: st.id + "-" + units.FormatBytes(float64(n)), Series: st.label, X: float64(n), Kind: KindObject,
+				Label: fmt.Sprintf("%s, %s", st.label, units.FormatBytes(float64(n))), Bytes: n, InitCwnd: st.cwnd, InitRwnd: st.rwnd})
+		}
+	}
+	s.Charts = []results.Chart{{
+		ID: "ttlb", Title: "Time from SYN to last byte", Kind: "line",
+		XLabel: "object size", XLog: true, XUnit: "bytes", YLabel: "time to last byte", YUnit: "s",
+		Metric: "ttlb_s", Model: "ttlb_s",
+		Marks: []results.Mark{{X: 17000, Label: "17 kB (the seed's page)"}},
+		Note:  "New connection per fetch; initcwnd on the server's route to the client, initrwnd on the client's route to the server. Dashed: the path model.",
+	}, {
+		ID: "rounds", Title: "Round trips from SYN to last byte", Kind: "line",
+		XLabel: "object size", XLog: true, XUnit: "bytes", YLabel: "round trips", YUnit: "rounds",
+		Metric: "rounds", Model: "rounds",
+		Marks: []results.Mark{{X: 17000, Label: "17 kB"}},
+	}}
+	return nil
+}
+
+// longrttSetting is a buffer setting of the longrtt scenario.
+type longrttSetting struct {
+	id, label      string
+	client, server []topo.Sysctl
+	window         int64
+	note           string
+}
+
+func expandLongRTT(s *Scenario, p Params) error {
+	dur := 20 * time.Second
+	if s.Quick {
+		dur = 12 * time.Second
+	}
+	if p.Duration != 0 {
+		dur = p.Duration
+	}
+	if min := 10*s.RTT + 2*time.Second; dur < min {
+		return fmt.Errorf("%w: --duration %v is too short for a %v path: at least %v", ErrInput, dur, s.RTT, min)
+	}
+	small := pathmodel.Triple{Min: 4096, Default: 87380, Max: 174760}
+	smallW := pathmodel.Triple{Min: 4096, Default: 16384, Max: 174760}
+	bdp := pathmodel.BDP(s.GoodputBps(), s.RTT)
+	seedW := int64(640 * kib)
+	bigW := 2 * max(s.Facts.CoreRmemMax, 212992)
+	settings := []longrttSetting{
+		{id: "small", label: "small buffers (max 170 KiB)", client: bufSysctls(small, smallW), server: bufSysctls(small, smallW),
+			note: "tcp_rmem 4096 87380 174760, tcp_wmem 4096 16384 174760: a small host's old defaults"},
+		{id: "host", label: "this host's settings",
+			note: fmt.Sprintf("tcp_rmem %s, tcp_wmem %s", triple(s.Facts.HostRmem), triple(s.Facts.HostWmem))},
+		{id: "w640k", label: "iperf3 -w 640K (the seed's fix)", window: seedW,
+			note: "SO_RCVBUF/SO_SNDBUF 640 KiB on both ends; a fixed buffer turns autotuning off"},
+		{id: "wbig", label: "iperf3 -w " + units.FormatIEC(float64(bigW)) + " (above rmem_max)", window: bigW,
+			note: fmt.Sprintf("asks for more than net.core.rmem_max (%s): the kernel clamps it", units.FormatIEC(float64(s.Facts.CoreRmemMax)))},
+	}
+	if s.Facts.Plan != nil {
+		cl, sv, desc, err := s.Facts.Plan(s.RTT, s.GoodputBps(), 1)
+		if err != nil {
+			return fmt.Errorf("lab: longhaul's plan for the path: %w", err)
+		}
+		settings = append(settings, longrttSetting{id: "plan", label: "longhaul plan", client: cl, server: sv, note: desc})
+	}
+	streams := []int{1, 4, 8}
+	if s.Quick {
+		streams = []int{1, 4}
+		keep := []string{"small", "w640k", "wbig", "plan"}
+		settings = slices.DeleteFunc(settings, func(st longrttSetting) bool { return !slices.Contains(keep, st.id) })
+	}
+	for _, st := range settings {
+		for _, n := range streams {
+			s.Cases = append(s.Cases, Case{ID: fmt.Sprintf("%s-P%d", st.id, n), Series: st.label, X: float64(n), Kind: KindIperf,
+				Label: fmt.Sprintf("%s, %d stream(s)", st.label, n), Duration: dur, Streams: n, Window: st.window,
+				Client: st.client, Server: st.server, Notes: []string{st.note}})
+		}
+	}
+	s.Charts = []results.Chart{{
+		ID: "streams", Title: "Throughput vs parallel streams", Kind: "line",
+		XLabel: "parallel streams (iperf3 -P)", XUnit: "count", YLabel: "throughput (all streams)", YUnit: "bps",
+		Metric: "throughput_bps", Model: "throughput_bps",
+		Note: fmt.Sprintf("iperf3 -R: the server sends. BDP %s; the dashed lines are the model's ceiling for each setting.", units.FormatIEC(bdp)),
+	}, {
+		ID: "tcpinfo", Title: "tcp_info over time (sender, first stream)", Kind: "tcpinfo",
+		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
+	}}
+	s.TCPInfoCase = "w640k-P1"
+	return nil
+}
+
+func expandUpload(s *Scenario, p Params) error {
+	const body = 605 * 1000 // the seed's image
+	type setting struct {
+		id, label string
+		rcvbuf    int64
+	}
+	settings := []setting{
+		{"rcvbuf-small", "nginx rcvbuf=2920 (the seed's server)", 2920},
+		{"rcvbuf-64k", "nginx rcvbuf=64k", 64 * kib},
+		{"rcvbuf-512k", "nginx rcvbuf=512k", 512 * kib},
+		{"default", "no rcvbuf (autotuning)", 0},
+	}
+	if s.Quick {
+		settings = []setting{settings[0], settings[3]}
+	}
+	for i, st := range settings {
+		s.Cases = append(s.Cases, Case{ID: st.id, Series: "upload", Label: st.label, X: float64(i), Kind: KindUpload,
+			Bytes: body, RcvBuf: st.rcvbuf, Capture: true})
+	}
+	s.Charts = []results.Chart{{
+		ID: "upload", Title: fmt.Sprintf("Time to upload %s", units.FormatBytes(body)), Kind: "bar",
+		XLabel: "server setting", YLabel: "upload time", YUnit: "s", Metric: "upload_s", Model: "upload_s",
+		Note: "curl POSTs to nginx, which reads the whole body before answering. Dashed: window/RTT arithmetic with the window the server advertised.",
+	}, {
+		ID: "tcpinfo", Title: "tcp_info over time (client, the sender)", Kind: "tcpinfo",
+		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
+	}}
+	s.TCPInfoCase = "rcvbuf-small"
+	return nil
+}
+
+// Filter keeps the cases whose ID matches one of the glob patterns
+// (path.Match syntax, e.g. "both-*" or "plan"); no patterns keeps all.
+func Filter(s *Scenario, patterns []string) error {
+	if len(patterns) == 0 {
+		return nil
+	}
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("%w: --case %q: %v", ErrInput, p, err)
+		}
+	}
+	kept := s.Cases[:0:0]
+	for _, c := range s.Cases {
+		for _, p := range patterns {
+			if ok, _ := path.Match(p, c.ID); ok {
+				kept = append(kept, c)
+				break
+			}
+		}
+	}
+	if len(kept) == 0 {
+		ids := make([]string, len(s.Cases))
+		for i, c := range s.Cases {
+			ids[i] = c.ID
+		}
+		return fmt.Errorf("%w: --case %s matches none of scenario %s's cases (%s)", ErrInput, strings.Join(patterns, ","), s.Name, strings.Join(ids, " "))
+	}
+	s.Cases = kept
+	return nil
+}

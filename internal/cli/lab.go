@@ -232,7 +232,7 @@ func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Write
 		}
 		return labError(err)
 	}
-	printLabTable(stdout, s, runs)
+	printLabTable(stdout, s, h, runs)
 	fmt.Fprintf(stdout, "\nresults: %s\n", resPath)
 	if !a.noReport {
 		out := filepath.Join(dir, "report.html")
@@ -275,7 +275,7 @@ func clock(d time.Duration) string {
 }
 
 // printLabTable prints the median of each case beside the model.
-func printLabTable(w io.Writer, s *lab.Scenario, runs []results.Run) {
+func printLabTable(w io.Writer, s *lab.Scenario, h results.Header, runs []results.Run) {
 	metric := s.Charts[0].Metric
 	unit := s.Charts[0].YUnit
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -298,7 +298,7 @@ func printLabTable(w io.Writer, s *lab.Scenario, runs []results.Run) {
 			formatMetric(sm.Min[metric], unit), formatMetric(sm.Max[metric], unit), model, ratio)
 	}
 	tw.Flush()
-	for _, l := range lab.Headlines(s, results.Summarize(runs)) {
+	for _, l := range lab.Headlines(h, results.Summarize(runs)) {
 		fmt.Fprintln(w, l)
 	}
 }

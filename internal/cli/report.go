@@ -1,8 +1,96 @@
 package cli
 
-import "fmt"
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 
-// writeReport renders a results file as HTML.
-func writeReport(results, out string) error {
-	return fmt.Errorf("report: not built yet")
+	"github.com/spf13/cobra"
+
+	"github.com/longhaul/longhaul/internal/report"
+	"github.com/longhaul/longhaul/internal/results"
+)
+
+func newReportCmd() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "report RESULTS.jsonl [-o report.html]",
+		Short: "Render lab results as one self-contained HTML report",
+		Long: `report turns a results file written by longhaul lab (results.jsonl, schema
+longhaul.lab/v1) into one HTML file with the charts (throughput vs buffer
+size, time to last byte vs object size, upload times, parallel streams,
+tcp_info over time), the model beside each measurement and a summary
+table. The file embeds its charting library and data and works offline.`,
+		Example: `  longhaul report longhaul-lab/buffers-20261122-101500/results.jsonl -o buffers.html`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("report needs one results file (see %s --help)", c.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if out == "" {
+				out = filepath.Join(filepath.Dir(args[0]), "report.html")
+			}
+			if err := writeReport(args[0], out); err != nil {
+				return err
+			}
+			fmt.Fprintln(c.OutOrStdout(), out)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "", "HTML file to write (default report.html beside RESULTS)")
+	return c
+}
+
+// writeReport renders a results file as HTML; the file is replaced only
+// once the page is complete.
+func writeReport(in, out string) error {
+	f, err := os.Open(in)
+	if err != nil {
+		return usagef("report: %v", err)
+	}
+	defer f.Close()
+	res, err := results.Read(f)
+	if err != nil {
+		if errors.Is(err, results.ErrSchema) {
+			return usagef("%v: %s was not written by longhaul lab", err, in)
+		}
+		return usagef("report: %s: %v", in, err)
+	}
+	page, err := report.Build(res)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := report.Render(&b, page); err != nil {
+		return err
+	}
+	return writeFileAtomic(out, b.Bytes())
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it over path.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".report-*")
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(tmp, bytes.NewReader(data)); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }

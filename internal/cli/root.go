@@ -77,7 +77,8 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newCalcCmd(), newAuditCmd(), newEmulateCmd(), newLabCmd())
+	root.AddCommand(newCalcCmd(), newAuditCmd(), newEmulateCmd(), newLabCmd(), newReportCmd())
+	root.AddCommand(newAnalyzeCmd())
 	err := root.ExecuteContext(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		return usageError{err}

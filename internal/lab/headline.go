@@ -12,7 +12,8 @@ import (
 // Headlines are the scenario's conclusions in sentences, computed from
 // the summaries (medians over valid runs): what the seed claimed, as
 // measured here. It is pure.
-func Headlines(s *Scenario, sums []results.Summary) []string {
+func Headlines(h results.Header, sums []results.Summary) []string {
+	rtt := time.Duration(h.Path.RTTSeconds * float64(time.Second))
 	by := map[string]results.Summary{}
 	for _, sm := range sums {
 		by[sm.Case] = sm
@@ -26,9 +27,9 @@ func Headlines(s *Scenario, sums []results.Summary) []string {
 		return v, ok && !math.IsNaN(v)
 	}
 	var out []string
-	switch s.Name {
+	switch h.Scenario {
 	case "buffers":
-		good := s.GoodputBps()
+		good := h.Path.GoodputBps
 		plan, okP := med("plan", "throughput_bps")
 		old, okO := med("old-ubuntu", "throughput_bps")
 		if okP {
@@ -57,7 +58,7 @@ func Headlines(s *Scenario, sums []results.Summary) []string {
 		fixed, ok2 := med("iw20-irw20-17 kB", "rounds")
 		if ok1 && ok2 {
 			out = append(out, fmt.Sprintf("17 kB at %s: %.1f round trips with the default initcwnd, %.1f with initcwnd 20 + initrwnd 20 (model: %.0f and %.0f).",
-				units.FormatDuration(s.RTT), base, fixed, by["default-17 kB"].Model["rounds"], by["iw20-irw20-17 kB"].Model["rounds"]))
+				units.FormatDuration(rtt), base, fixed, by["default-17 kB"].Model["rounds"], by["iw20-irw20-17 kB"].Model["rounds"]))
 		}
 	case "upload":
 		small, ok1 := med("rcvbuf-small", "upload_s")
@@ -66,7 +67,7 @@ func Headlines(s *Scenario, sums []results.Summary) []string {
 			l := fmt.Sprintf("With nginx rcvbuf=2920 the upload takes %s", dur(small))
 			if w, ok := med("rcvbuf-small", "window_bytes"); ok {
 				l += fmt.Sprintf(" (the server advertised %s: %s at %s, so %s by window/RTT)", units.FormatBytes(w),
-					units.FormatByteRate(w/s.RTT.Seconds()), units.FormatDuration(s.RTT), dur(float64(by["rcvbuf-small"].Median["bytes"])/w*s.RTT.Seconds()))
+					units.FormatByteRate(w/rtt.Seconds()), units.FormatDuration(rtt), dur(float64(by["rcvbuf-small"].Median["bytes"])/w*rtt.Seconds()))
 			}
 			if ok2 && def > 0 {
 				l += fmt.Sprintf("; without it %s, %.0fx faster", dur(def), small/def)
@@ -81,7 +82,7 @@ func Headlines(s *Scenario, sums []results.Summary) []string {
 			}
 		}
 		if bestCase != "" {
-			out = append(out, fmt.Sprintf("Best: %s with %s (path goodput %s).", units.FormatRate(best), bestCase, units.FormatRate(s.GoodputBps())))
+			out = append(out, fmt.Sprintf("Best: %s with %s (path goodput %s).", units.FormatRate(best), bestCase, units.FormatRate(h.Path.GoodputBps)))
 		}
 	}
 	return out

@@ -466,7 +466,11 @@ func (r *runner) upload(ctx context.Context, p *Path, c Case, rep int) (measurem
 	smp.start(time.Now())
 	res, cerr := curl(ctx, p.Topo.Client(), false, "--max-time", "300", "-H", "Expect:", "--data-binary", "@"+r.site.uploadBody(), r.url(p, "upload"))
 	m.samples = smp.stop()
-	stop(td)
+	if td != nil {
+		// Let tcpdump write the last packets (FIN, ACK) before it stops.
+		time.Sleep(100 * time.Millisecond)
+		stop(td)
+	}
 	if cerr != nil {
 		m.invalid = cerr.Error()
 		return m, nil
@@ -511,7 +515,7 @@ func startTcpdump(ctx context.Context, sv topo.End, file string) (*exec.Cmd, err
 	if err != nil {
 		return nil, err
 	}
-	cmd := sv.Command(ctx, bin, "-i", sv.Dev, "-s", "128", "-U", "-n", "-w", file, "tcp", "port", strconv.Itoa(httpPort))
+	cmd := sv.Command(ctx, bin, "-i", sv.Dev, "-s", "128", "-U", "--immediate-mode", "-Z", "root", "-n", "-w", file, "tcp", "port", strconv.Itoa(httpPort))
 	pr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

@@ -190,7 +190,37 @@ func endFor(in Input, flowBDP float64, rcv bool) End {
 		return e
 	}
 	e.WindowBytes = min(float64(e.BufferBytes)*ratio, MaxWindow)
+	if rcv && unscaled(sockReq > 0, e.WindowBytes, triple.Max, core) {
+		e.WindowBytes = MSSWindow(e.WindowBytes, in.MSS)
+		if e.SockBuf != nil {
+			e.SockBuf.WindowBytes = e.WindowBytes
+			e.SockBuf.CeilingBps = WindowCeiling(e.WindowBytes, in.RTT)
+		}
+	}
 	e.CeilingBps = WindowCeiling(e.WindowBytes, in.RTT)
 	e.AggregateCeilingBps = e.CeilingBps * float64(in.Flows)
 	return e
+}
+
+// unscaled reports whether a receiver offers window scale 0: Linux picks
+// the shift in tcp_select_initial_window from the largest buffer the
+// socket may grow to (a locked SO_RCVBUF's window, else the larger of
+// tcp_rmem[2] and net.core.rmem_max), and needs none when that fits in
+// 16 bits.
+func unscaled(locked bool, window float64, rmemMax, coreMax int64) bool {
+	if locked {
+		return window <= MaxUnscaledWindow
+	}
+	return rmemMax > 0 && max(rmemMax, coreMax) <= MaxUnscaledWindow
+}
+
+// MSSWindow is the window a receiver without window scaling advertises
+// for space bytes of buffer: __tcp_select_window rounds it down to a
+// multiple of the MSS (the seed's server: 3,854 bytes of space -> 2,896).
+// Less than one MSS is offered as is.
+func MSSWindow(space float64, mss int) float64 {
+	if mss <= 0 || space < float64(mss) {
+		return space
+	}
+	return math.Floor(space/float64(mss)) * float64(mss)
 }

@@ -214,9 +214,11 @@ func TestTransferRounds(t *testing.T) {
 		},
 		{
 			// Seed 4: a 2,920-byte window at 35 ms caps the upload at
-			// 83 kB/s: 605 kB in ~7.3 s.
+			// 83 kB/s: 605 kB in ~7.3 s. nginx rcvbuf=2920 gives a
+			// 5,840-byte buffer, 3,854 bytes of window space, rounded down
+			// to two of the client's 1,460-byte segments (no scaling).
 			name:           "605kB upload into a 2920-byte window",
-			in:             Input{RTT: 35 * time.Millisecond, RateBps: 100e6, TransferBytes: 605000, SoRcvbuf: 2212, CoreRmemMax: 212992},
+			in:             Input{RTT: 35 * time.Millisecond, RateBps: 100e6, TransferBytes: 605000, SoRcvbuf: 2920, CoreRmemMax: 212992, MSS: 1460},
 			wantRoundTrips: 209, wantFirst: "buffer", wantSecs: [2]float64{7.2, 7.45},
 		},
 		{
@@ -348,5 +350,39 @@ func TestValidate(t *testing.T) {
 	}
 	if _, err := Compute(ok); err != nil {
 		t.Errorf("valid input rejected: %v", err)
+	}
+}
+
+func TestMSSWindow(t *testing.T) {
+	for _, tc := range []struct {
+		space float64
+		mss   int
+		want  float64
+	}{
+		{3854, 1448, 2896}, // this lab's upload: 2 x 1448
+		{3854, 1460, 2920}, // the seed's capture: 2 x 1460
+		{1000, 1448, 1000}, // less than a segment: as is
+		{65535, 1448, 65160},
+		{5000, 0, 5000},
+	} {
+		if got := MSSWindow(tc.space, tc.mss); got != tc.want {
+			t.Errorf("MSSWindow(%g, %d) = %g, want %g", tc.space, tc.mss, got, tc.want)
+		}
+	}
+	// Only an unscaled receiver rounds: a 4 KiB tcp_rmem max does, a
+	// locked SO_RCVBUF of 1 MiB does not.
+	r, err := Compute(Input{RTT: 100 * time.Millisecond, RateBps: 1e9, Rmem: Triple{4096, 4096, 4096}, CoreRmemMax: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Receiver.WindowBytes != 1448 {
+		t.Errorf("4 KiB tcp_rmem: window %g, want 1448 (2703 bytes of space rounded down)", r.Receiver.WindowBytes)
+	}
+	r, err = Compute(Input{RTT: 100 * time.Millisecond, RateBps: 1e9, SoRcvbuf: 1 << 20, CoreRmemMax: 4 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := float64(2<<20) * DefaultScalingRatio; r.Receiver.WindowBytes != want {
+		t.Errorf("1 MiB SO_RCVBUF: window %g, want %g", r.Receiver.WindowBytes, want)
 	}
 }

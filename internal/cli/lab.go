@@ -27,7 +27,8 @@ import (
 type labArgs struct {
 	rtt, rate, loss, queue, cc, duration, out, interval string
 	repeat                                              int
-	cases                                               []string
+	cases, clientSysctls, serverSysctls                 []string
+	prefix                                              string
 	quick, noReport                                     bool
 }
 
@@ -88,6 +89,10 @@ Scenarios:
 	f.StringVar(&a.interval, "interval", "100ms", "tcp_info sampling interval of timed runs")
 	f.StringSliceVar(&a.cases, "case", nil, "run only the cases whose ID matches this glob, e.g. 'both-*' (repeatable)")
 	f.BoolVar(&a.noReport, "no-report", false, "do not write report.html")
+	f.StringArrayVar(&a.clientSysctls, "client-sysctl", nil, "extra sysctl key=value in the client namespace of every run (the case's own settings win)")
+	f.StringArrayVar(&a.serverSysctls, "server-sysctl", nil, "extra sysctl key=value in the server namespace of every run")
+	f.StringVar(&a.prefix, "prefix", topo.DefaultPrefix, "name prefix of the namespaces")
+	_ = f.MarkHidden("prefix")
 	return c
 }
 
@@ -123,6 +128,19 @@ func (a labArgs) params() (lab.Params, error) {
 		return p, usagef("--repeat %d: must be at least 1", a.repeat)
 	}
 	p.Repeat, p.Quick, p.CC = a.repeat, a.quick, a.cc
+	for _, set := range []struct {
+		flag string
+		in   []string
+		out  *[]topo.Sysctl
+	}{{"client-sysctl", a.clientSysctls, &p.ClientSysctls}, {"server-sysctl", a.serverSysctls, &p.ServerSysctls}} {
+		for _, kv := range set.in {
+			sc, err := topo.ParseSysctl(kv)
+			if err != nil {
+				return p, usagef("--%s: %v", set.flag, err)
+			}
+			*set.out = append(*set.out, sc)
+		}
+	}
 	return p, nil
 }
 
@@ -203,8 +221,16 @@ func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Write
 	if _, err := os.Stat(resPath); err == nil {
 		return usagef("-o %s already holds results (%s): choose another directory or remove it", dir, resPath)
 	}
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("lab: %w", err)
+	}
+	// Bad input found by the first run leaves nothing behind.
+	cleanup := func() {
+		os.Remove(resPath)
+		if os.IsNotExist(statErr) {
+			os.Remove(dir) // only if empty
+		}
 	}
 	f, err := os.Create(resPath)
 	if err != nil {
@@ -215,7 +241,7 @@ func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Write
 	fmt.Fprintf(stderr, "longhaul: lab %s: %d cases x %d repeats on %s / %s, about %s; results in %s\n",
 		s.Name, len(s.Cases), s.Repeat, units.FormatDuration(s.RTT), units.FormatRate(s.RateBps),
 		units.FormatDuration(s.Estimate().Round(time.Second)), dir)
-	opt := lab.Options{OutDir: dir, Interval: interval, Log: stderr}
+	opt := lab.Options{OutDir: dir, Interval: interval, Log: stderr, Prefix: a.prefix}
 	if isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
 		opt.Progress = progressLine(stderr)
 	}
@@ -226,6 +252,8 @@ func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Write
 	if err != nil {
 		if len(runs) > 0 {
 			fmt.Fprintf(stderr, "longhaul: lab stopped after %d runs; partial results in %s\n", len(runs), resPath)
+		} else {
+			cleanup()
 		}
 		if errors.Is(err, context.Canceled) {
 			return fmt.Errorf("lab: interrupted")

@@ -54,8 +54,10 @@ func peersFor(s *Scenario) []string {
 
 // CheckPeers fails with an ErrInput naming the package to install when a
 // program the scenario needs is missing.
-func CheckPeers(s *Scenario) error {
-	for _, name := range peersFor(s) {
+func CheckPeers(s *Scenario) error { return checkNames(s, peersFor(s)) }
+
+func checkNames(s *Scenario, names []string) error {
+	for _, name := range names {
 		if _, err := lookPath(name); err != nil {
 			return fmt.Errorf("%w: scenario %s needs %s, which is not installed: apt-get install %s", ErrInput, s.Name, name, peerPackages[name])
 		}

@@ -202,6 +202,10 @@ func (r *runner) one(ctx context.Context, c Case, rep int) (results.Run, error) 
 	} else if stats.Overloaded {
 		run.Valid, run.Invalid = false, "the emulator overloaded (dropped or delayed frames it should have carried): the result measures this machine, not the path"
 	}
+	if c.RcvBuf > 0 {
+		// The application's request; the kernel doubles it (see the model).
+		st["server"]["nginx.listen.rcvbuf"] = strconv.FormatInt(c.RcvBuf, 10)
+	}
 	run.Settings = st
 	model, notes, err := Model(s, c, Settings(st), m.metrics)
 	if err != nil {

@@ -24,6 +24,9 @@ type Params struct {
 	Quick    bool
 	CC       string        // congestion control of both ends; "" means cubic
 	Duration time.Duration // length of a timed run (buffers, longrtt)
+	// ClientSysctls and ServerSysctls are set in every run's namespaces
+	// before the case's own settings, which win on the same key.
+	ClientSysctls, ServerSysctls []topo.Sysctl
 }
 
 // Facts are what expansion needs to know about the host, gathered by the
@@ -190,6 +193,11 @@ func Expand(name string, p Params, f Facts) (*Scenario, error) {
 	if err := d.expand(s, p); err != nil {
 		return nil, err
 	}
+	for i := range s.Cases {
+		c := &s.Cases[i]
+		c.Client = append(slices.Clone(p.ClientSysctls), c.Client...)
+		c.Server = append(slices.Clone(p.ServerSysctls), c.Server...)
+	}
 	for i := range s.Charts {
 		if s.Charts[i].Kind == "tcpinfo" {
 			s.Charts[i].Case, s.Charts[i].End = s.TCPInfoCase, s.senderEnd()
@@ -233,6 +241,12 @@ func (c Case) estimate(rtt time.Duration) time.Duration {
 	switch c.Kind {
 	case KindDownload, KindIperf:
 		return c.Duration + setupCost
+	case KindUpload:
+		if c.RcvBuf > 0 {
+			// About one window of RcvBuf bytes per round trip.
+			return setupCost + time.Duration(float64(c.Bytes)/float64(c.RcvBuf)*float64(rtt))
+		}
+		return setupCost + 10*rtt
 	default:
 		return setupCost + 10*rtt
 	}

@@ -13,6 +13,7 @@ package results
 
 import (
 	"bufio"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -215,6 +216,9 @@ func Read(r io.Reader) (*File, error) {
 			Schema string `json:"schema"`
 		}
 		if err := json.Unmarshal(b, &k); err != nil {
+			if f.Header.Schema == "" {
+				return nil, fmt.Errorf("results: line %d is not JSON: %w", line, ErrSchema)
+			}
 			pendingErr = fmt.Errorf("results: line %d: %w", line, err)
 			continue
 		}
@@ -305,3 +309,9 @@ func Median(v []float64) float64 {
 	}
 	return (s[n/2-1] + s[n/2]) / 2
 }
+
+// JSONSchema is the JSON Schema (draft 2020-12) of one line of a results
+// file; a test validates real output against it.
+//
+//go:embed schema.json
+var JSONSchema []byte

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/sysctl"
+)
+
+func readResults(t *testing.T, path string) *results.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := results.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// hostCC records the host's allowed congestion controls, which the lab
+// widens for cubic, and checks they are restored.
+func hostCC(t *testing.T) {
+	t.Helper()
+	const key = "net.ipv4.tcp_allowed_congestion_control"
+	before, err := sysctl.Read(sysctl.DefaultRoot, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if after, _ := sysctl.Read(sysctl.DefaultRoot, key); after != before {
+			t.Errorf("host %s changed: %q -> %q", key, before, after)
+			_ = sysctl.Write(sysctl.DefaultRoot, key, before)
+		}
+	})
+}
+
+// The quick buffers lab end to end, as make demo runs it (shorter runs):
+// results, report, table; the window-bound case matches the model.
+func TestIntegrationLabBuffersQuick(t *testing.T) {
+	bin, prefix := emulateEnv(t, "nginx", "curl")
+	hostCC(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	out, errOut, code := exe(t, bin, "lab", "buffers", "--quick", "--duration", "6s", "--prefix", prefix, "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"both 256 KiB", "old Ubuntu defaults", "longhaul plan", "report:  " + filepath.Join(dir, "report.html")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	f := readResults(t, filepath.Join(dir, "results.jsonl"))
+	if f.Header.Scenario != "buffers" || len(f.Runs) != 7 {
+		t.Fatalf("scenario %q, %d runs", f.Header.Scenario, len(f.Runs))
+	}
+	for _, r := range f.Runs {
+		if r.Settings["client"]["net.ipv4.tcp_congestion_control"] != "cubic" || len(r.Samples) == 0 || len(r.Link) == 0 {
+			t.Errorf("%s: cc %q, %d samples, link %d bytes", r.Case, r.Settings["client"]["net.ipv4.tcp_congestion_control"], len(r.Samples), len(r.Link))
+		}
+		if r.Case == "both-256K" {
+			if r.Settings["client"]["net.ipv4.tcp_rmem"] != "4096 131072 262144" {
+				t.Errorf("both-256K read back tcp_rmem %q", r.Settings["client"]["net.ipv4.tcp_rmem"])
+			}
+			// 256 KiB at 200 ms binds the window far below the link:
+			// the emulator's load does not matter, the model must hold.
+			got, want := r.Metrics["throughput_bps"], r.Model["throughput_bps"]
+			if !r.Valid || math.Abs(got/want-1) > 0.15 {
+				t.Errorf("both-256K: %.4g bit/s measured, model %.4g (valid %v %s)", got, want, r.Valid, r.Invalid)
+			}
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !bytes.Contains(html, []byte("uPlot")) || !bytes.Contains(html, []byte("Throughput vs buffer maximum")) {
+		t.Errorf("report.html: %v, %d bytes", err, len(html))
+	}
+}
+
+// The quick upload lab: the seed's tiny window costs what window/RTT
+// says, removing it is >= 10x faster, and each case keeps a capture.
+func TestIntegrationLabUploadQuick(t *testing.T) {
+	bin, prefix := emulateEnv(t, "nginx", "curl", "tcpdump")
+	hostCC(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	out, errOut, code := exe(t, bin, "lab", "upload", "--quick", "--prefix", prefix, "-o", dir, "--no-report")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	f := readResults(t, filepath.Join(dir, "results.jsonl"))
+	by := map[string]results.Run{}
+	for _, r := range f.Runs {
+		by[r.Case] = r
+		if !r.Valid {
+			t.Errorf("%s invalid: %s", r.Case, r.Invalid)
+		}
+		st, err := os.Stat(filepath.Join(dir, r.Capture))
+		if r.Capture == "" || err != nil || st.Size() < 1000 {
+			t.Errorf("%s: capture %q: %v", r.Case, r.Capture, err)
+		}
+	}
+	small, fixed := by["rcvbuf-small"], by["default"]
+	if small.Settings["server"]["nginx.listen.rcvbuf"] != "2920" {
+		t.Errorf("settings %v", small.Settings["server"])
+	}
+	if w := small.Metrics["window_bytes"]; w < 1448 || w > 4096 {
+		t.Errorf("advertised window %g, want about 2 segments", w)
+	}
+	if got, want := small.Metrics["upload_s"], small.Model["window_time_s"]; math.Abs(got/want-1) > 0.2 {
+		t.Errorf("small rcvbuf upload %.3fs, window/RTT says %.3fs", got, want)
+	}
+	if ratio := small.Metrics["upload_s"] / fixed.Metrics["upload_s"]; ratio < 10 {
+		t.Errorf("fixed case only %.1fx faster", ratio)
+	}
+}
+
+func TestLabBadInput(t *testing.T) {
+	bin := binary(t)
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"unknown scenario": {[]string{"lab", "speedtest"}, `unknown scenario "speedtest"`},
+		"no scenario":      {[]string{"lab"}, "lab needs one scenario"},
+		"bad rtt":          {[]string{"lab", "buffers", "--rtt", "-5ms"}, "--rtt"},
+		"bad sysctl":       {[]string{"lab", "upload", "--server-sysctl", "kernel.hostname=x"}, "is not under net."},
+		"bad case glob":    {[]string{"lab", "upload", "--case", "nothing"}, "matches none"},
+		"report of junk":   {[]string{"report", "main.go"}, "not written by longhaul lab"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			_, errOut, code := exe(t, bin, append(tc.args, "-o", filepath.Join(dir, "x"))...)
+			if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", code, errOut, tc.want)
+			}
+			if left, _ := os.ReadDir(dir); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// A value the kernel refuses: one line, exit 2, no namespaces, no files.
+func TestIntegrationLabKernelRejects(t *testing.T) {
+	bin, prefix := emulateEnv(t, "nginx", "curl", "tcpdump")
+	hostCC(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	_, errOut, code := exe(t, bin, "lab", "upload", "--quick", "--prefix", prefix, "-o", dir, "--server-sysctl", "net.ipv4.tcp_rmem=1 2")
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if code != 2 || !strings.Contains(lines[len(lines)-1], "net.ipv4.tcp_rmem") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("output directory left behind: %v", err)
+	}
+}

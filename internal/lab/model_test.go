@@ -1,0 +1,191 @@
+package lab
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/results"
+)
+
+func settings(clientRmem, serverWmem string) Settings {
+	return Settings{
+		"client": {"net.ipv4.tcp_rmem": clientRmem, "net.ipv4.tcp_wmem": "4096 16384 4194304", "net.core.rmem_max": "4194304", "net.core.wmem_max": "4194304"},
+		"server": {"net.ipv4.tcp_rmem": "4096 131072 33554432", "net.ipv4.tcp_wmem": serverWmem, "net.core.rmem_max": "4194304", "net.core.wmem_max": "4194304"},
+	}
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol*math.Abs(want) {
+		t.Errorf("%s = %g, want %g within %.1f%%", what, got, want, tol*100)
+	}
+}
+
+func TestModelDownload(t *testing.T) {
+	s, _ := Expand("buffers", Params{Quick: true}, facts())
+	c := s.Cases[0]
+	// The receiver's 4 MiB: 0.66 x 4 MiB per 200 ms.
+	m, notes, err := Model(s, c, settings("4096 131072 4194304", "4096 16384 67108864"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "throughput", m["throughput_bps"], 4194304*0.66*8/0.2, 0.001)
+	if m["window_bound"] != 1 || !strings.Contains(notes[0], "receiver") {
+		t.Errorf("window_bound %g, notes %q", m["window_bound"], notes)
+	}
+	// Big buffers: the path's goodput.
+	m, notes, err = Model(s, c, settings("4096 131072 67108864", "4096 16384 67108864"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "throughput", m["throughput_bps"], 1e9*1448/1538, 0.001)
+	if m["window_bound"] != 0 || !strings.Contains(notes[0], "path") {
+		t.Errorf("window_bound %g, notes %q", m["window_bound"], notes)
+	}
+	// Settings that cannot be read back are an error, not a guess.
+	if _, _, err := Model(s, Case{ID: "x", Kind: "teleport"}, settings("", ""), nil); err == nil {
+		t.Error("unknown kind accepted")
+	}
+}
+
+func TestModelObject(t *testing.T) {
+	s, _ := Expand("initcwnd", Params{Quick: true}, facts())
+	st := settings("4096 131072 33554432", "4096 16384 4194304")
+	for _, tc := range []struct {
+		cwnd, rwnd string
+		rounds     float64
+	}{{"0", "0", 3}, {"20", "20", 2}} {
+		st["server"]["route.initcwnd"], st["client"]["route.initrwnd"] = tc.cwnd, tc.rwnd
+		m, _, err := Model(s, Case{ID: "o", Kind: KindObject, Bytes: 17000}, st, map[string]float64{"header_bytes": 240})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m["rounds"] != tc.rounds {
+			t.Errorf("initcwnd %s: %g rounds, want %g", tc.cwnd, m["rounds"], tc.rounds)
+		}
+		near(t, "ttlb", m["ttlb_s"], tc.rounds*0.05, 0.05)
+	}
+}
+
+func TestModelUpload(t *testing.T) {
+	s, _ := Expand("upload", Params{Quick: true}, facts())
+	st := settings("4096 131072 33554432", "4096 16384 4194304")
+	m, notes, err := Model(s, s.Cases[0], st, map[string]float64{"window_bytes": 2896})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rcvbuf=2920 -> 5840-byte buffer -> 3854 bytes of space -> 2 x 1448.
+	if m["window_bytes"] != 2896 {
+		t.Errorf("window %g, want 2896", m["window_bytes"])
+	}
+	near(t, "upload", m["upload_s"], (1+math.Ceil(605000/2896.0))*0.035, 0.01)
+	near(t, "window time", m["window_time_s"], 605000/2896.0*0.035, 0.001)
+	if !strings.Contains(strings.Join(notes, " "), "rcvbuf=2920") {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+func TestModelIperfClamp(t *testing.T) {
+	s, _ := Expand("longrtt", Params{}, facts())
+	var c Case
+	for _, x := range s.Cases {
+		if x.ID == "wbig-P1" {
+			c = x
+		}
+	}
+	m, notes, err := Model(s, c, settings("4096 131072 33554432", "4096 16384 4194304"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(notes, " "), "clamps SO_RCVBUF") {
+		t.Errorf("no clamp note: %q", notes)
+	}
+	if m["throughput_bps"] <= 0 || m["throughput_bps"] > s.GoodputBps() {
+		t.Errorf("throughput %g", m["throughput_bps"])
+	}
+}
+
+// samples builds a socket's counter growing at rate bytes/s after a
+// slow start of the first second.
+func samples(end, sock string, rate float64, n int) []results.Sample {
+	var out []results.Sample
+	var acked float64
+	for i := 0; i < n; i++ {
+		t := float64(i) * 0.1
+		r := rate
+		if t < 1 {
+			r = rate / 10
+		}
+		acked += r * 0.1
+		out = append(out, results.Sample{T: t, End: end, Sock: sock, BytesAcked: int64(acked)})
+	}
+	// The socket idles after the transfer: the counter stops.
+	last := out[len(out)-1]
+	for i := 1; i <= 5; i++ {
+		last.T += 0.1
+		out = append(out, last)
+	}
+	return out
+}
+
+func TestSteadyRate(t *testing.T) {
+	var ss []results.Sample
+	ss = append(ss, samples("server", "a", 10e6, 80)...)
+	ss = append(ss, samples("server", "b", 5e6, 80)...)
+	ss = append(ss, samples("client", "c", 99e6, 80)...)
+	got, ok := SteadyRate(ss, "server")
+	if !ok {
+		t.Fatal("no rate")
+	}
+	near(t, "steady rate", got, 15e6*8, 0.01)
+	if _, ok := SteadyRate(ss[:2], "server"); ok {
+		t.Error("two samples gave a rate")
+	}
+}
+
+func TestParseListening(t *testing.T) {
+	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 020012C6:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:1F91 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2 1 0000000000000000 100 0 0 10 0
+   2: 020012C6:1F90 010012C6:A1B2 01 00000000:00000000 00:00000000 00000000     0        0 3 1 0000000000000000 100 0 0 10 0
+`
+	for port, want := range map[int]int{0: 2, 8080: 1, 8081: 1, 5201: 0} {
+		got, err := parseListening(strings.NewReader(table), port)
+		if err != nil || got != want {
+			t.Errorf("port %d: %d, %v; want %d", port, got, err, want)
+		}
+	}
+}
+
+func TestETA(t *testing.T) {
+	if got := eta(0, 10, 0, 100*time.Second); got != 100*time.Second {
+		t.Errorf("start: %v", got)
+	}
+	if got := eta(10, 10, time.Minute, time.Minute); got != 0 {
+		t.Errorf("done: %v", got)
+	}
+	// Half done in 100 s against an estimate of 100 s: the pace says
+	// 100 s more, the estimate 50 s; weighted half and half.
+	if got := eta(5, 10, 100*time.Second, 100*time.Second); got != 75*time.Second {
+		t.Errorf("half: %v", got)
+	}
+}
+
+func TestHeadlines(t *testing.T) {
+	h := results.Header{Scenario: "buffers", Path: results.Path{RTTSeconds: 0.2, GoodputBps: 941.5e6}}
+	sums := []results.Summary{
+		{Case: "old-ubuntu", Label: "old Ubuntu defaults", N: 3, Median: map[string]float64{"throughput_bps": 120e6}, Model: map[string]float64{"throughput_bps": 121e6, "window_bound": 1}},
+		{Case: "plan", Label: "longhaul plan", N: 3, Median: map[string]float64{"throughput_bps": 930e6}, Model: map[string]float64{"throughput_bps": 941e6}},
+		{Case: "both-4M", Label: "both 4 MiB", N: 3, Median: map[string]float64{"throughput_bps": 100e6}, Model: map[string]float64{"throughput_bps": 110e6, "window_bound": 1}},
+		{Case: "both-8M", Label: "both 8 MiB", N: 0, Median: map[string]float64{}, Model: map[string]float64{"throughput_bps": 220e6, "window_bound": 1}},
+	}
+	got := strings.Join(Headlines(h, sums), "\n")
+	for _, want := range []string{"longhaul's plan: 930 Mbit/s, 99% of the path's goodput (941.5 Mbit/s), 7.8x the old Ubuntu defaults (120 Mbit/s).",
+		"Where the window binds (2 cases), measured throughput is within 9% of the model's ceiling (worst: both 4 MiB)."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("headlines:\n%s\nwant %q", got, want)
+		}
+	}
+}

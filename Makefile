@@ -3,6 +3,7 @@
 
 GO       ?= go
 BIN      := bin/longhaul
+VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 FUZZTIME ?= 3s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
@@ -17,7 +18,7 @@ deps:
 
 build:
 	@command -v $(GO) >/dev/null || { echo "make: go not found; install Go >= 1.23 (https://go.dev/dl)" >&2; exit 1; }
-	$(GO) build -trimpath -ldflags '-s -w' -o $(BIN) ./cmd/longhaul
+	$(GO) build -trimpath -ldflags "-s -w -X github.com/longhaul/longhaul/internal/cli.version=$(VERSION)" -o $(BIN) ./cmd/longhaul
 
 vet:
 	$(GO) vet ./...
@@ -47,14 +48,13 @@ bench:
 bench-emulator: build
 	@scripts/bench-emulator.sh
 
+# the main job on its default path (200 ms, 1 Gbit/s): the seed's buffer
+# experiment, quick variant (~1 min, root), table on stdout, report in
+# out/demo/report.html.
+DEMO_OUT ?= out/demo
 demo: deps build
-	@echo "== longhaul calc --rtt 200ms --rate 1Gbit/s (old Ubuntu buffers vs this host)"
-	$(BIN) calc --rtt 200ms --rate 1Gbit/s --rmem "4096 131072 6291456" --wmem "4096 16384 4194304"
-	@echo
-	$(BIN) calc --rtt 200ms --rate 1Gbit/s --host
-	@echo
-	@echo "== longhaul audit --rtt 200ms --rate 1Gbit/s"
-	$(BIN) audit --rtt 200ms --rate 1Gbit/s
+	@rm -rf $(DEMO_OUT)
+	$(BIN) lab buffers --quick -o $(DEMO_OUT)
 
 clean:
-	rm -rf bin
+	rm -rf bin out

@@ -289,23 +289,23 @@ func TestBufferChecks(t *testing.T) {
 			},
 		},
 		{
-			// Per flow 166.1 Mbit/s; 4 flows 664.4 Mbit/s: above half the rate.
+			// Per flow 166.1 Mbit/s (2,867 whole segments); 4 flows 664.2 Mbit/s: above half the rate.
 			name: "rmem 6 MiB, 4 flows: aggregate 4x, warn", check: checkRmem,
 			s: snap(kRmem, rmem6M), p: withFlows(longPath, 4),
 			want: idSev{"tcp-rmem-max", Warn},
 			texts: texts{
-				observed: []string{"caps one flow at 166.1 Mbit/s", "(4 flows: 664.4 Mbit/s)",
-					"(4 flows: " + units.FormatRate(4*pathmodel.WindowCeiling(6*mib*0.66, 200*time.Millisecond)) + ")"},
+				observed: []string{"caps one flow at 166.1 Mbit/s", "(4 flows: 664.2 Mbit/s)",
+					"(4 flows: " + units.FormatRate(4*pathmodel.WindowCeiling(pathmodel.MSSWindow(6*mib*0.66, 1448), 200*time.Millisecond)) + ")"},
 				expected: []string{"(9469697)", "over 4 flows"},
 				fix:      []string{"4096 131072 10485760"},
 			},
 			fixKey: kRmem, fixNeed: rNeed4,
 		},
 		{
-			name: "rmem 6 MiB, 2 flows: aggregate 332.2 Mbit/s, still crit", check: checkRmem,
+			name: "rmem 6 MiB, 2 flows: aggregate 332.1 Mbit/s, still crit", check: checkRmem,
 			s: snap(kRmem, rmem6M), p: withFlows(longPath, 2),
 			want:  idSev{"tcp-rmem-max", Crit},
-			texts: texts{observed: []string{"(2 flows: 332.2 Mbit/s)"}},
+			texts: texts{observed: []string{"(2 flows: 332.1 Mbit/s)"}},
 		},
 		{
 			name: "wmem 4 MiB, 200ms 1Gbit/s: crit", check: checkWmem,

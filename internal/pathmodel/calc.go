@@ -190,37 +190,40 @@ func endFor(in Input, flowBDP float64, rcv bool) End {
 		return e
 	}
 	e.WindowBytes = min(float64(e.BufferBytes)*ratio, MaxWindow)
-	if rcv && unscaled(sockReq > 0, e.WindowBytes, triple.Max, core) {
+	if rcv {
 		e.WindowBytes = MSSWindow(e.WindowBytes, in.MSS)
-		if e.SockBuf != nil {
-			e.SockBuf.WindowBytes = e.WindowBytes
-			e.SockBuf.CeilingBps = WindowCeiling(e.WindowBytes, in.RTT)
-		}
+	} else {
+		e.WindowBytes = max(e.WindowBytes, MinSendInFlight(in.MSS))
+	}
+	if e.SockBuf != nil {
+		e.SockBuf.WindowBytes = e.WindowBytes
+		e.SockBuf.CeilingBps = WindowCeiling(e.WindowBytes, in.RTT)
 	}
 	e.CeilingBps = WindowCeiling(e.WindowBytes, in.RTT)
 	e.AggregateCeilingBps = e.CeilingBps * float64(in.Flows)
 	return e
 }
 
-// unscaled reports whether a receiver offers window scale 0: Linux picks
-// the shift in tcp_select_initial_window from the largest buffer the
-// socket may grow to (a locked SO_RCVBUF's window, else the larger of
-// tcp_rmem[2] and net.core.rmem_max), and needs none when that fits in
-// 16 bits.
-func unscaled(locked bool, window float64, rmemMax, coreMax int64) bool {
-	if locked {
-		return window <= MaxUnscaledWindow
-	}
-	return rmemMax > 0 && max(rmemMax, coreMax) <= MaxUnscaledWindow
-}
-
-// MSSWindow is the window a receiver without window scaling advertises
-// for space bytes of buffer: __tcp_select_window rounds it down to a
-// multiple of the MSS (the seed's server: 3,854 bytes of space -> 2,896).
-// Less than one MSS is offered as is.
+// MSSWindow is what a window of space bytes carries per round trip: whole
+// segments. A receiver without window scaling advertises a multiple of
+// the MSS (__tcp_select_window; the seed's server: 3,854 bytes of space
+// -> 2,896), and a sender with more data queued only sends full segments
+// into the window (tcp_snd_wnd_test). Less than one MSS is used as is.
 func MSSWindow(space float64, mss int) float64 {
 	if mss <= 0 || space < float64(mss) {
 		return space
 	}
 	return math.Floor(space/float64(mss)) * float64(mss)
+}
+
+// MinSendInFlight is what a Linux sender keeps in flight however small
+// its send buffer: tcp_sendmsg may always fill the skb it is building up
+// to the GSO size goal (64 KB) and one more is on the wire, so about two
+// 64 KB super-packets (measured: 4 KiB to 64 KiB tcp_wmem all carried
+// ~130 KB per round trip at 200 ms).
+func MinSendInFlight(mss int) float64 {
+	if mss <= 0 {
+		mss = DefaultMSS
+	}
+	return float64(2 * (65536 / mss) * mss)
 }

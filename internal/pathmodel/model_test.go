@@ -369,20 +369,22 @@ func TestMSSWindow(t *testing.T) {
 			t.Errorf("MSSWindow(%g, %d) = %g, want %g", tc.space, tc.mss, got, tc.want)
 		}
 	}
-	// Only an unscaled receiver rounds: a 4 KiB tcp_rmem max does, a
-	// locked SO_RCVBUF of 1 MiB does not.
-	r, err := Compute(Input{RTT: 100 * time.Millisecond, RateBps: 1e9, Rmem: Triple{4096, 4096, 4096}, CoreRmemMax: 4096})
+	// The receiver's window carries whole segments: 64 KiB of buffer,
+	// 43,253 bytes of window, 29 segments.
+	r, err := Compute(Input{RTT: 200 * time.Millisecond, RateBps: 1e9, Rmem: Triple{4096, 65536, 65536}, Wmem: Triple{4096, 16384, 64 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Receiver.WindowBytes != 1448 {
-		t.Errorf("4 KiB tcp_rmem: window %g, want 1448 (2703 bytes of space rounded down)", r.Receiver.WindowBytes)
+	if r.Receiver.WindowBytes != 29*1448 {
+		t.Errorf("64 KiB tcp_rmem: window %g, want 29 x 1448", r.Receiver.WindowBytes)
 	}
-	r, err = Compute(Input{RTT: 100 * time.Millisecond, RateBps: 1e9, SoRcvbuf: 1 << 20, CoreRmemMax: 4 << 20})
+	// A sender never keeps less than two 64 KB super-packets in flight:
+	// a 4 KiB tcp_wmem still carries 130,320 bytes per round trip.
+	r, err = Compute(Input{RTT: 200 * time.Millisecond, RateBps: 1e9, Rmem: Triple{4096, 131072, 64 << 20}, Wmem: Triple{4096, 4096, 4096}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := float64(2<<20) * DefaultScalingRatio; r.Receiver.WindowBytes != want {
-		t.Errorf("1 MiB SO_RCVBUF: window %g, want %g", r.Receiver.WindowBytes, want)
+	if r.Sender.WindowBytes != 130320 || r.LimitedBy != "sender" {
+		t.Errorf("4 KiB tcp_wmem: sender window %g limited by %s, want 130320 by the sender", r.Sender.WindowBytes, r.LimitedBy)
 	}
 }

@@ -1,0 +1,513 @@
+package apply
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/sysconf"
+	"github.com/longhaul/longhaul/internal/sysctl"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// valueKind is the shape of a sysctl's value.
+type valueKind int
+
+const (
+	kindTriple valueKind = iota // min default max bytes
+	kindTCPMem                  // min pressure max pages
+	kindInt                     // one integer in [min, max]
+	kindBool                    // 0 or 1
+)
+
+type rule struct {
+	kind     valueKind
+	min, max int64
+}
+
+// rules lists the keys a plan may set and what values the kernel would
+// take for them (net/ipv4/sysctl_net_ipv4.c, net/core/sysctl_net_core.c
+// bounds: SOCK_MIN_RCVBUF/SNDBUF below, INT_MAX above).
+var rules = map[string]rule{
+	"net.ipv4.tcp_rmem":                  {kind: kindTriple},
+	"net.ipv4.tcp_wmem":                  {kind: kindTriple},
+	"net.ipv4.tcp_mem":                   {kind: kindTCPMem},
+	"net.core.rmem_max":                  {kind: kindInt, min: 2304, max: pathmodel.MaxBuffer},
+	"net.core.wmem_max":                  {kind: kindInt, min: 4608, max: pathmodel.MaxBuffer},
+	"net.ipv4.tcp_slow_start_after_idle": {kind: kindBool},
+	"net.ipv4.tcp_no_metrics_save":       {kind: kindBool},
+	"net.ipv4.tcp_window_scaling":        {kind: kindBool},
+	"net.ipv4.tcp_moderate_rcvbuf":       {kind: kindBool},
+}
+
+// hostScoped keys are global (tcp_mem) or read-only in a child namespace
+// (net.core.*), whatever the plan says.
+func hostScoped(key string) bool {
+	return key == "net.ipv4.tcp_mem" || strings.HasPrefix(key, "net.core.")
+}
+
+// checkValue checks a value as the kernel would take it.
+func checkValue(key, v string, memTotal, pageSize int64) error {
+	r, ok := rules[key]
+	if !ok {
+		return errors.New("longhaul plans never set this key")
+	}
+	switch r.kind {
+	case kindTriple:
+		if _, err := sysctl.ParseTriple(v); err != nil {
+			return errors.New(strings.TrimPrefix(err.Error(), pathmodel.ErrInput.Error()+": "))
+		}
+	case kindTCPMem:
+		n, err := sysctl.ParseInts(v, 3)
+		if err != nil {
+			return err
+		}
+		switch {
+		case n[0] <= 0 || n[1] <= 0 || n[2] <= 0:
+			return errors.New("tcp_mem values must be positive page counts")
+		case n[0] > n[1] || n[1] > n[2]:
+			return errors.New("tcp_mem must be ordered min <= pressure <= max")
+		case memTotal > 0 && n[2]*pageSize > memTotal:
+			return fmt.Errorf("a tcp_mem max of %s is more than the host's RAM (%s)", units.FormatIEC(float64(n[2]*pageSize)), units.FormatIEC(float64(memTotal)))
+		}
+	case kindInt:
+		n, err := sysctl.ParseInt(v)
+		if err != nil {
+			return err
+		}
+		if n < r.min || n > r.max {
+			return fmt.Errorf("out of range %d..%d", r.min, r.max)
+		}
+	case kindBool:
+		if v := strings.TrimSpace(v); v != "0" && v != "1" {
+			return errors.New("want 0 or 1")
+		}
+	}
+	return nil
+}
+
+type sysctlNow struct {
+	exists, writable bool
+	raw              string
+}
+
+type routeNow struct {
+	exact, cover     RouteState
+	exists, covered  bool
+	lookupErr        error
+	dev              string // the device the route uses or would use
+	networkFile      string // the .network file networkd applies to dev
+	networkFileError error
+}
+
+type fileNow struct {
+	exists, symlink bool
+	mode            uint32
+	data            []byte
+	missingDirs     []string
+}
+
+// env is the host state apply judges a plan against: gathered once.
+type env struct {
+	kernel            string
+	memTotal          int64
+	pageSize          int64
+	sysctls           map[string]sysctlNow
+	routes            map[int]routeNow
+	files             map[string]fileNow
+	networkManager    bool
+	config            *sysconf.Config
+	daemons           []sysconf.Process
+	configUnreadable  string
+	daemonsUnreadable string
+}
+
+// gather reads what build needs. Only reads.
+func gather(p plan.Plan, o Options) (*env, error) {
+	e := &env{sysctls: map[string]sysctlNow{}, routes: map[int]routeNow{}, files: map[string]fileNow{}, pageSize: 4096}
+	var err error
+	if e.kernel, err = readKernel(o); err != nil {
+		return nil, fmt.Errorf("read the kernel release: %w", err)
+	}
+	if o.live() {
+		e.pageSize = int64(os.Getpagesize())
+	}
+	if m, err := sysconf.ReadMemTotal(hostPath(o.Root, "/proc")); err == nil {
+		e.memTotal = m
+	}
+	var keys []string
+	for _, it := range p.Items {
+		if it.Kind == plan.KindSysctl {
+			if k, err := sysctl.CheckKey(it.Key); err == nil {
+				keys = append(keys, k)
+			}
+		}
+	}
+	err = o.inNetns(func() error {
+		for _, k := range keys {
+			name, _ := sysctl.Path(o.sysRoot(), k)
+			fi, err := os.Stat(name)
+			if errors.Is(err, fs.ErrNotExist) {
+				e.sysctls[k] = sysctlNow{}
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, bare(err))
+			}
+			b, err := os.ReadFile(name)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", k, bare(err))
+			}
+			e.sysctls[k] = sysctlNow{exists: true, writable: fi.Mode().Perm()&0o222 != 0, raw: string(b)}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, it := range p.Items {
+		if it.Kind != plan.KindRoute || it.Route == nil {
+			continue
+		}
+		r := it.Route
+		var rn routeNow
+		rn.dev = r.Dev
+		if o.Router != nil {
+			rn.exact, rn.exists, rn.lookupErr = o.Router.Get(r.Family, r.Dst, r.Table)
+			if rn.lookupErr == nil && !rn.exists {
+				rn.cover, rn.covered, rn.lookupErr = o.Router.Cover(r.Family, r.Dst)
+			}
+			switch {
+			case rn.exists:
+				rn.dev = rn.exact.Dev
+			case rn.covered:
+				rn.dev = rn.cover.Dev
+			}
+		}
+		if o.Persist && rn.dev != "" {
+			rn.networkFile, rn.networkFileError = networkFile(o.Root, rn.dev)
+			if rn.networkFile != "" {
+				if err := e.readFile(o.Root, networkdDropIn(rn.networkFile)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		e.routes[i] = rn
+	}
+	if o.Netns != "" {
+		return e, nil // boot configuration and daemons belong to the host
+	}
+	if o.Persist {
+		if err := e.readFile(o.Root, SysctlDropIn); err != nil {
+			return nil, err
+		}
+	}
+	if cfg, err := sysconf.ReadSysctlConfig(o.Root); err == nil {
+		e.config = &cfg
+	} else {
+		e.configUnreadable = err.Error()
+	}
+	names := append(sysconf.TuningDaemons(), sysconf.NetworkDaemons()...)
+	if ds, err := sysconf.FindDaemons(hostPath(o.Root, "/proc"), names); err == nil {
+		e.daemons = ds
+	} else {
+		e.daemonsUnreadable = err.Error()
+	}
+	for _, d := range e.daemons {
+		if d.Name == "NetworkManager" {
+			e.networkManager = true
+		}
+	}
+	if _, err := os.Stat(hostPath(o.Root, "/etc/NetworkManager/system-connections")); err == nil {
+		e.networkManager = true
+	}
+	return e, nil
+}
+
+// readFile records a file apply may write, and the directories missing
+// on the way to it.
+func (e *env) readFile(root, name string) error {
+	if _, ok := e.files[name]; ok {
+		return nil
+	}
+	f := fileNow{mode: 0o644}
+	hp := hostPath(root, name)
+	fi, err := os.Lstat(hp)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		dir := path.Dir(name)
+		var missing []string
+		for dir != "/" {
+			if _, err := os.Stat(hostPath(root, dir)); err == nil {
+				break
+			}
+			missing = append([]string{dir}, missing...)
+			dir = path.Dir(dir)
+		}
+		f.missingDirs = missing
+	case err != nil:
+		return fmt.Errorf("%s: %w", name, bare(err))
+	case fi.Mode()&fs.ModeSymlink != 0 || !fi.Mode().IsRegular():
+		f.exists, f.symlink = true, true
+	default:
+		f.exists, f.mode = true, uint32(fi.Mode().Perm())
+		if f.data, err = os.ReadFile(hp); err != nil {
+			return fmt.Errorf("read %s: %w", name, bare(err))
+		}
+	}
+	e.files[name] = f
+	return nil
+}
+
+// build judges the plan against the host and returns the journal of the
+// changes to make. It refuses, with one line and before anything is
+// written, whatever the kernel would reject or the plan no longer fits.
+func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
+	switch {
+	case p.Schema != plan.Schema:
+		return nil, nil, refuse("not a longhaul plan: schema %q, want %s (write one with longhaul plan --json)", p.Schema, plan.Schema)
+	case p.Kernel == "":
+		return nil, nil, refuse("the plan does not say which kernel it was made for: make it again with longhaul plan")
+	case p.Kernel != e.kernel:
+		return nil, nil, refuse("the plan was made for Linux %s but this host runs %s: make the plan again here", p.Kernel, e.kernel)
+	case p.Netns != o.Netns && p.Netns != "":
+		return nil, nil, refuse("the plan was made for network namespace %s: apply it with --netns %s", p.Netns, p.Netns)
+	case p.Netns != o.Netns:
+		return nil, nil, refuse("the plan was made for the host's namespace, not for netns %s: make it with longhaul plan --netns %s", o.Netns, o.Netns)
+	}
+	j := &Journal{
+		Schema: JournalSchema, Created: o.Now().UTC(), Root: o.Root, Netns: o.Netns, Kernel: e.kernel,
+		PlanDigest: Digest(p), Summary: Summary(p), Persist: o.Persist,
+		Sysctls: []SysctlStep{}, Routes: []RouteStep{}, Files: []FileStep{},
+	}
+	rep := &Report{Changes: []Change{}}
+	seen := map[string]bool{}
+	set := map[string]string{} // sysctls the host ends up with, for conflicts
+	var persistSysctls []sysctlEntry
+	dropIns := map[string][]RouteState{}
+	dhcp := map[string]map[string]bool{}
+	var dropInOrder []string
+	for i, it := range p.Items {
+		switch it.Kind {
+		case plan.KindSysctl:
+			key, err := sysctl.CheckKey(it.Key)
+			if err != nil {
+				return nil, nil, refuse("plan item %d: %v", i+1, err)
+			}
+			if seen[key] {
+				return nil, nil, refuse("%s appears twice in the plan", key)
+			}
+			seen[key] = true
+			if o.Netns != "" && hostScoped(key) {
+				rep.Changes = append(rep.Changes, Change{Kind: "sysctl", Key: key, Before: it.Current, After: it.New, Status: "skipped",
+					Note: "host-wide, not per network namespace: apply it on the host"})
+				continue
+			}
+			now := e.sysctls[key]
+			if !now.exists {
+				return nil, nil, refuse("%s: no such key on this kernel (Linux %s): refusing the plan", key, e.kernel)
+			}
+			if err := checkValue(key, it.New, e.memTotal, e.pageSize); err != nil {
+				return nil, nil, refuse("%s = %q: %v", key, it.New, err)
+			}
+			if !now.writable {
+				where := "here"
+				if o.Netns != "" {
+					where = "inside network namespace " + o.Netns
+				}
+				return nil, nil, refuse("%s is read-only %s", key, where)
+			}
+			cur, want := sysctl.Normalize(now.raw), sysctl.Normalize(it.New)
+			switch cur {
+			case want:
+				rep.Changes = append(rep.Changes, Change{Kind: "sysctl", Key: key, Before: cur, After: want, Status: "unchanged"})
+			case sysctl.Normalize(it.Current):
+				j.Sysctls = append(j.Sysctls, SysctlStep{Key: key, Before: now.raw, After: want})
+				rep.Changes = append(rep.Changes, Change{Kind: "sysctl", Key: key, Before: cur, After: want, Status: "change"})
+			default:
+				return nil, nil, refuse("%s is %q now but the plan was made when it was %q: make the plan again", key, cur, sysctl.Normalize(it.Current))
+			}
+			set[key] = want
+			persistSysctls = append(persistSysctls, sysctlEntry{comment: fmt.Sprintf("# transaction %s: was %s", pendingID, cur), key: key, value: want})
+		case plan.KindRoute:
+			r := it.Route
+			if r == nil {
+				return nil, nil, refuse("plan item %d (%s): a route item without its route", i+1, it.Key)
+			}
+			if r.Family != "inet" && r.Family != "inet6" {
+				return nil, nil, refuse("route %s: family %q, want inet or inet6", r.Dst, r.Family)
+			}
+			if _, err := (RouteState{Family: r.Family, Dst: r.Dst}).prefix(); err != nil {
+				return nil, nil, refuse("%v", err)
+			}
+			for _, m := range []struct {
+				name string
+				v    int
+			}{{"initcwnd", r.InitCwnd}, {"initrwnd", r.InitRwnd}} {
+				if m.v < 0 || m.v > pathmodel.MaxInitWindow {
+					return nil, nil, refuse("route %s: %s %d out of range 1..%d segments", r.Dst, m.name, m.v, pathmodel.MaxInitWindow)
+				}
+			}
+			if r.InitCwnd == 0 && r.InitRwnd == 0 {
+				return nil, nil, refuse("route %s: the item sets neither initcwnd nor initrwnd", r.Dst)
+			}
+			id := "route " + r.Family + " " + r.Dst
+			if seen[id] {
+				return nil, nil, refuse("route %s appears twice in the plan", r.Dst)
+			}
+			seen[id] = true
+			rn := e.routes[i]
+			after := RouteState{Family: r.Family, Dst: r.Dst, Gateway: r.Gateway, Dev: r.Dev, Table: r.Table, InitCwnd: r.InitCwnd, InitRwnd: r.InitRwnd}
+			if o.Router == nil {
+				rep.Changes = append(rep.Changes, Change{Kind: "route", Key: r.Dst, Before: it.Current, After: after.String() + " " + after.metricsText(), Status: "skipped",
+					Note: "routes are live kernel state: none under --root"})
+			} else {
+				if rn.lookupErr != nil {
+					return nil, nil, fmt.Errorf("route %s: %w", r.Dst, rn.lookupErr)
+				}
+				switch {
+				case rn.exists:
+					before := rn.exact
+					after = before
+					if r.InitCwnd > 0 {
+						after.InitCwnd = r.InitCwnd
+					}
+					if r.InitRwnd > 0 {
+						after.InitRwnd = r.InitRwnd
+					}
+					c := Change{Kind: "route", Key: r.Dst, Before: before.String() + " " + before.metricsText(), After: after.String() + " " + after.metricsText(), Status: "unchanged"}
+					if after != before {
+						c.Status = "change"
+						j.Routes = append(j.Routes, RouteStep{Existed: true, Before: before, After: after})
+					}
+					rep.Changes = append(rep.Changes, c)
+				case r.Exists:
+					return nil, nil, refuse("the route to %s existed when the plan was made but is gone now: make the plan again", r.Dst)
+				case !rn.covered:
+					return nil, nil, refuse("no route covers %s: there is no gateway and device to add it with", r.Dst)
+				default:
+					if r.Dev != "" && (rn.cover.Dev != r.Dev || rn.cover.Gateway != r.Gateway) {
+						return nil, nil, refuse("traffic to %s now follows %s, but the plan was made when it went%s: make the plan again", r.Dst, rn.cover, via(r.Gateway, r.Dev))
+					}
+					after.Gateway, after.Dev, after.Table = rn.cover.Gateway, rn.cover.Dev, rn.cover.Table
+					j.Routes = append(j.Routes, RouteStep{Existed: false, Before: RouteState{Family: r.Family, Dst: r.Dst, Table: rn.cover.Table}, After: after})
+					rep.Changes = append(rep.Changes, Change{Kind: "route", Key: r.Dst, Before: "absent: follows " + rn.cover.String(), After: after.String() + " " + after.metricsText(), Status: "change"})
+				}
+			}
+			switch {
+			case !o.Persist:
+				rep.note("route %s: runtime only, lost at reboot (use --persist to write the network configuration)", r.Dst)
+			case rn.networkFileError != nil:
+				return nil, nil, fmt.Errorf("route %s: %w", r.Dst, rn.networkFileError)
+			case rn.networkFile != "":
+				d := networkdDropIn(rn.networkFile)
+				if _, ok := dropIns[d]; !ok {
+					dropInOrder = append(dropInOrder, d)
+					dhcp[d] = map[string]bool{}
+				}
+				dropIns[d] = append(dropIns[d], after)
+				dhcp[d][after.Dst] = r.DHCP
+			case after.Dev == "":
+				rep.note("route %s: its device is unknown, so its network configuration is too: not persisted", r.Dst)
+			case e.networkManager:
+				rep.note("route %s: %s", r.Dst, nmHint(after))
+			default:
+				rep.note("route %s: neither systemd-networkd (no .network file matches %s) nor NetworkManager manages %s: the route lasts until reboot; add \"ip route replace %s %s\" to your network configuration",
+					r.Dst, after.Dev, after.Dev, after.String(), after.metricsText())
+			}
+		case plan.KindApp:
+			rep.Apps = append(rep.Apps, it)
+		default:
+			return nil, nil, refuse("plan item %d (%s): unknown kind %q", i+1, it.Key, it.Kind)
+		}
+	}
+	if o.Persist && len(persistSysctls) > 0 {
+		f := e.files[SysctlDropIn]
+		if f.symlink {
+			return nil, nil, refuse("%s is a symlink or not a regular file: refusing to write through it", SysctlDropIn)
+		}
+		content, err := renderSysctlDropIn(f.data, pendingID, j.Summary, persistSysctls)
+		if err != nil {
+			return nil, nil, refuse("%v", err)
+		}
+		addFile(j, rep, SysctlDropIn, f, content)
+	}
+	for _, d := range dropInOrder {
+		f := e.files[d]
+		if f.symlink {
+			return nil, nil, refuse("%s is a symlink or not a regular file: refusing to write through it", d)
+		}
+		content, err := renderNetworkdDropIn(f.data, d, pendingID, j.Summary, dropIns[d], dhcp[d])
+		if err != nil {
+			return nil, nil, refuse("%v", err)
+		}
+		addFile(j, rep, d, f, content)
+	}
+	if o.Netns == "" {
+		c, n := sysctlConflicts(e.config, set, o.Persist)
+		rep.Conflicts = append(rep.Conflicts, c...)
+		rep.Notes = append(rep.Notes, n...)
+		rep.Conflicts = append(rep.Conflicts, daemonConflicts(e.daemons)...)
+		if e.configUnreadable != "" {
+			rep.note("boot configuration not checked for conflicts: %s", e.configUnreadable)
+		}
+	}
+	sort.SliceStable(rep.Changes, func(a, b int) bool { return kindRank(rep.Changes[a].Kind) < kindRank(rep.Changes[b].Kind) })
+	return j, rep, nil
+}
+
+func kindRank(k string) int {
+	switch k {
+	case "sysctl":
+		return 0
+	case "route":
+		return 1
+	}
+	return 2
+}
+
+func via(gw, dev string) string {
+	s := ""
+	if gw != "" {
+		s += " via " + gw
+	}
+	if dev != "" {
+		s += " dev " + dev
+	}
+	return s
+}
+
+// addFile adds a file step unless the file already says the same below
+// its header.
+func addFile(j *Journal, rep *Report, name string, f fileNow, content []byte) {
+	if f.exists && bytes.Equal(body(f.data), body(content)) {
+		rep.Changes = append(rep.Changes, Change{Kind: "file", Key: name, Before: describe(true, f.data), After: describe(true, f.data), Status: "unchanged"})
+		return
+	}
+	j.Files = append(j.Files, FileStep{Path: name, Existed: f.exists, Mode: f.mode, Before: f.data, After: content, NewDirs: f.missingDirs})
+	action := "create"
+	if f.exists {
+		action = "update"
+	}
+	rep.Changes = append(rep.Changes, Change{Kind: "file", Key: name, Before: describe(f.exists, f.data), After: describe(true, content), Status: "change"})
+	rep.Files = append(rep.Files, FileChange{Path: name, Action: action, Content: string(content)})
+}
+
+// body is a drop-in without its header (the comment lines up to the first
+// blank line), which names the transaction that last wrote it.
+func body(b []byte) []byte {
+	if !bytes.HasPrefix(b, []byte(headerMark)) {
+		return b
+	}
+	if i := bytes.Index(b, []byte("\n\n")); i >= 0 {
+		return b[i+1:]
+	}
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/lab"
 	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/sysconf"
 	"github.com/longhaul/longhaul/internal/sysctl"
@@ -144,15 +146,24 @@ func (a labArgs) params() (lab.Params, error) {
 	return p, nil
 }
 
+// planKeys are the host settings longhaul's plan reads.
+var planKeys = []string{"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max",
+	"net.ipv4.tcp_mem", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_moderate_rcvbuf", "net.ipv4.tcp_slow_start_after_idle",
+	"net.ipv4.tcp_no_metrics_save", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_congestion_control"}
+
 // hostFacts gathers what scenario expansion needs from this host.
 func hostFacts() (lab.Facts, error) {
 	var f lab.Facts
-	k, err := sysconf.ReadKernel("/proc")
+	release, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return f, err
+	}
+	k, err := sysconf.ParseKernelRelease(string(release))
 	if err != nil {
 		return f, err
 	}
 	f.Kernel = pathmodel.Version{Major: k.Major, Minor: k.Minor}
-	vals, _, err := sysctl.ReadMany(sysctl.DefaultRoot, []string{"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max"})
+	vals, _, err := sysctl.ReadMany(sysctl.DefaultRoot, planKeys)
 	if err != nil {
 		return f, err
 	}
@@ -164,26 +175,35 @@ func hostFacts() (lab.Facts, error) {
 	}
 	f.CoreRmemMax, _ = sysctl.ParseInt(vals["net.core.rmem_max"])
 	f.CoreWmemMax, _ = sysctl.ParseInt(vals["net.core.wmem_max"])
-	f.Plan = labPlan(f)
+	f.Plan = labPlan(strings.TrimSpace(string(release)), vals)
 	return f, nil
 }
 
-// labPlan is longhaul's tuning for a path as namespace sysctls: the
-// tcp_rmem/tcp_wmem maxima the path model says one flow needs, rounded
-// up to a MiB, never below what the host has.
-func labPlan(f lab.Facts) func(time.Duration, float64, int) ([]topo.Sysctl, []topo.Sysctl, string, error) {
-	return func(rtt time.Duration, goodput float64, flows int) ([]topo.Sysctl, []topo.Sysctl, string, error) {
-		r, err := pathmodel.Compute(pathmodel.Input{RTT: rtt, RateBps: goodput, Flows: flows, Kernel: f.Kernel})
+// labPlan runs longhaul's plan (package plan, the same as `longhaul plan
+// --role both`) for the lab's path against this host's settings and
+// returns the values a namespace can hold, for both ends.
+func labPlan(release string, host map[string]string) func(time.Duration, float64, int) ([]topo.Sysctl, []topo.Sysctl, string, error) {
+	return func(rtt time.Duration, rate float64, flows int) ([]topo.Sysctl, []topo.Sysctl, string, error) {
+		p, err := plan.FromSysctls(plan.Request{RTT: rtt, RateBps: rate, Flows: flows, Role: plan.Both}, release, host)
 		if err != nil {
 			return nil, nil, "", err
 		}
-		const mib = 1 << 20
-		up := func(n, floor int64) int64 { return max((n+mib-1)/mib*mib, floor) }
-		rmax, wmax := up(r.Receiver.NeededBytes, f.HostRmem.Max), up(r.Sender.NeededBytes, f.HostWmem.Max)
-		rm := fmt.Sprintf("%d %d %d", f.HostRmem.Min, f.HostRmem.Default, rmax)
-		wm := fmt.Sprintf("%d %d %d", f.HostWmem.Min, f.HostWmem.Default, wmax)
-		set := []topo.Sysctl{{Key: "net.ipv4.tcp_rmem", Value: rm}, {Key: "net.ipv4.tcp_wmem", Value: wm}}
-		return set, set, fmt.Sprintf("tcp_rmem %s, tcp_wmem %s (BDP %s)", rm, wm, units.FormatIEC(float64(r.BDPBytes))), nil
+		ns := plan.NamespaceSysctls(p)
+		keys := make([]string, 0, len(ns))
+		for k := range ns {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var set []topo.Sysctl
+		var desc []string
+		for _, k := range keys {
+			set = append(set, topo.Sysctl{Key: k, Value: ns[k]})
+			desc = append(desc, strings.TrimPrefix(k, "net.ipv4.")+" "+ns[k])
+		}
+		if len(desc) == 0 {
+			desc = append(desc, "no change: this host's settings already cover the path")
+		}
+		return set, set, "longhaul plan: " + strings.Join(desc, ", "), nil
 	}
 }
 

@@ -39,9 +39,10 @@ type Facts struct {
 	// CoreRmemMax and CoreWmemMax are the global net.core.rmem_max and
 	// wmem_max, which clamp SO_RCVBUF/SO_SNDBUF (iperf3 -w, nginx rcvbuf=).
 	CoreRmemMax, CoreWmemMax int64
-	// Plan returns longhaul's plan for a path as namespace sysctls of
-	// each end and a one-line description; nil means "not available".
-	Plan func(rtt time.Duration, goodputBps float64, flows int) (client, server []topo.Sysctl, desc string, err error)
+	// Plan returns longhaul's plan for a path (wire rate) as namespace
+	// sysctls of each end and a one-line description; nil means "not
+	// available".
+	Plan func(rtt time.Duration, rateBps float64, flows int) (client, server []topo.Sysctl, desc string, err error)
 }
 
 // Kinds of run: what the runner does on the path.
@@ -330,7 +331,7 @@ func expandBuffers(s *Scenario, p Params) error {
 	profile("host", "this host's settings", host, host, s.Facts.HostRmem.Max,
 		fmt.Sprintf("tcp_rmem %s, tcp_wmem %s", triple(s.Facts.HostRmem), triple(s.Facts.HostWmem)))
 	if s.Facts.Plan != nil {
-		cl, sv, desc, err := s.Facts.Plan(s.RTT, s.GoodputBps(), 1)
+		cl, sv, desc, err := s.Facts.Plan(s.RTT, s.RateBps, 1)
 		if err != nil {
 			return fmt.Errorf("lab: longhaul's plan for the path: %w", err)
 		}
@@ -465,7 +466,7 @@ func expandLongRTT(s *Scenario, p Params) error {
 			note: fmt.Sprintf("asks for more than net.core.rmem_max (%s): the kernel clamps it", units.FormatIEC(float64(s.Facts.CoreRmemMax)))},
 	}
 	if s.Facts.Plan != nil {
-		cl, sv, desc, err := s.Facts.Plan(s.RTT, s.GoodputBps(), 1)
+		cl, sv, desc, err := s.Facts.Plan(s.RTT, s.RateBps, 1)
 		if err != nil {
 			return fmt.Errorf("lab: longhaul's plan for the path: %w", err)
 		}

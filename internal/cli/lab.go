@@ -227,6 +227,13 @@ func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Write
 	if err := lab.Filter(s, a.cases); err != nil {
 		return labError(err)
 	}
+	return runScenario(ctx, a, s, stdout, stderr)
+}
+
+// runScenario runs an expanded scenario: results, table, report.
+func runScenario(ctx context.Context, a labArgs, s *lab.Scenario, stdout, stderr io.Writer) error {
+	name := s.Name
+	interval, _ := units.ParseDuration(a.interval)
 	if err := lab.CheckPeers(s); err != nil {
 		return labError(err)
 	}

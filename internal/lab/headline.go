@@ -74,6 +74,16 @@ func Headlines(h results.Header, sums []results.Summary) []string {
 			}
 			out = append(out, l+".")
 		}
+	case "verify":
+		base, ok1 := med("baseline", "throughput_bps")
+		plan, ok2 := med("plan", "throughput_bps")
+		if ok1 && ok2 && base > 0 {
+			l := fmt.Sprintf("The plan: %s against %s with %s: %.1fx", units.FormatRate(plan), units.FormatRate(base), by["baseline"].Label, plan/base)
+			if mb, mp := by["baseline"].Model["throughput_bps"], by["plan"].Model["throughput_bps"]; mb > 0 && mp > 0 {
+				l += fmt.Sprintf(" (the model predicted %.1fx: %s against %s)", mp/mb, units.FormatRate(mp), units.FormatRate(mb))
+			}
+			out = append(out, l+fmt.Sprintf("; %.0f%% of the path's goodput.", 100*plan/h.Path.GoodputBps))
+		}
 	case "longrtt":
 		best, bestCase := 0.0, ""
 		for _, sm := range sums {

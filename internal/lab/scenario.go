@@ -27,6 +27,9 @@ type Params struct {
 	// ClientSysctls and ServerSysctls are set in every run's namespaces
 	// before the case's own settings, which win on the same key.
 	ClientSysctls, ServerSysctls []topo.Sysctl
+
+	// verify holds what ExpandVerify was given.
+	verify *verifyInput
 }
 
 // Facts are what expansion needs to know about the host, gathered by the
@@ -138,6 +141,76 @@ var scenarios = map[string]scenarioDef{
 	},
 }
 
+// verifyDef is `longhaul verify`: a plan file's settings against a
+// baseline, on the plan's path. It is not a lab scenario of its own.
+var verifyDef = scenarioDef{
+	title: "Prove a plan before applying it: its settings against a baseline on an emulated copy of the path",
+	rtt:   200 * time.Millisecond, rate: 1e9, repeat: 3, quick: 1,
+	expand: expandVerify,
+}
+
+// verifyInput is a plan's namespace settings and the baseline to beat.
+type verifyInput struct {
+	plan     []topo.Sysctl
+	planDesc string
+	baseline string
+}
+
+// Baselines are what verify compares a plan with.
+func Baselines() []string { return []string{"host", "old-ubuntu"} }
+
+// ExpandVerify builds verify's scenario: the baseline ("host" or
+// "old-ubuntu") and the plan's namespace sysctls (both ends), bulk
+// downloads on the plan's path unless p overrides it.
+func ExpandVerify(p Params, f Facts, planSysctls []topo.Sysctl, planDesc, baseline string) (*Scenario, error) {
+	if !slices.Contains(Baselines(), baseline) {
+		return nil, fmt.Errorf("%w: --baseline %q: want one of %s", ErrInput, baseline, strings.Join(Baselines(), ", "))
+	}
+	p.verify = &verifyInput{plan: planSysctls, planDesc: planDesc, baseline: baseline}
+	return expand("verify", verifyDef, p, f)
+}
+
+func expandVerify(s *Scenario, p Params) error {
+	dur := 12 * time.Second
+	if s.Quick {
+		dur = 8 * time.Second
+	}
+	if p.Duration != 0 {
+		dur = p.Duration
+	}
+	if min := 12*s.RTT + 2*time.Second; dur < min {
+		return fmt.Errorf("%w: --duration %v is too short for a %v path: at least %v (slow start needs the first half)", ErrInput, dur, s.RTT, min)
+	}
+	v := p.verify
+	base := Case{ID: "baseline", Series: "profile", Kind: KindDownload, Duration: dur}
+	switch v.baseline {
+	case "host":
+		base.Label = "this host's settings"
+		base.Client, base.Server = bufSysctls(s.Facts.HostRmem, s.Facts.HostWmem), bufSysctls(s.Facts.HostRmem, s.Facts.HostWmem)
+		base.Notes = []string{fmt.Sprintf("tcp_rmem %s, tcp_wmem %s", triple(s.Facts.HostRmem), triple(s.Facts.HostWmem))}
+	case "old-ubuntu":
+		base.Label = "old Ubuntu defaults"
+		base.Client, base.Server = bufSysctls(oldUbuntuRmem, oldUbuntuWmem), bufSysctls(oldUbuntuRmem, oldUbuntuWmem)
+		base.Notes = []string{"tcp_rmem 4096 131072 6291456, tcp_wmem 4096 16384 4194304"}
+	}
+	// The plan changes only what it needs: its values go over the
+	// baseline's, so keys it leaves alone keep the baseline's value.
+	planCase := Case{ID: "plan", Series: "profile", Label: "the plan", Kind: KindDownload, Duration: dur, X: 1,
+		Client: overlay(base.Client, v.plan), Server: overlay(base.Server, v.plan), Notes: []string{v.planDesc}}
+	s.Cases = []Case{base, planCase}
+	s.Charts = []results.Chart{{
+		ID: "verify", Title: "Bulk download: baseline vs the plan", Kind: "bar",
+		XLabel: "settings", YLabel: "throughput (steady state)", YUnit: "bps",
+		Metric: "throughput_bps", Model: "throughput_bps", Series: []string{"profile"},
+		Note: "curl downloads from nginx over the emulated path; each end in its own namespace with the settings shown. Dots: the path model.",
+	}, {
+		ID: "tcpinfo", Title: "tcp_info over time (sender)", Kind: "tcpinfo",
+		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
+	}}
+	s.TCPInfoCase = "plan"
+	return nil
+}
+
 // Names lists the scenarios in the order `lab` documents them.
 func Names() []string { return []string{"buffers", "initcwnd", "longrtt", "upload"} }
 
@@ -154,6 +227,10 @@ func Expand(name string, p Params, f Facts) (*Scenario, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown scenario %q (have: %s)", ErrInput, name, strings.Join(Names(), ", "))
 	}
+	return expand(name, d, p, f)
+}
+
+func expand(name string, d scenarioDef, p Params, f Facts) (*Scenario, error) {
 	s := &Scenario{Name: name, Title: d.title, Seed: d.seed, RTT: d.rtt, RateBps: d.rate,
 		Loss: p.Loss, Quick: p.Quick, CC: p.CC, Facts: f, Repeat: d.repeat}
 	if p.RTT != 0 {
@@ -196,8 +273,8 @@ func Expand(name string, p Params, f Facts) (*Scenario, error) {
 	}
 	for i := range s.Cases {
 		c := &s.Cases[i]
-		c.Client = append(slices.Clone(p.ClientSysctls), c.Client...)
-		c.Server = append(slices.Clone(p.ServerSysctls), c.Server...)
+		c.Client = overlay(p.ClientSysctls, c.Client)
+		c.Server = overlay(p.ServerSysctls, c.Server)
 	}
 	for i := range s.Charts {
 		if s.Charts[i].Kind == "tcpinfo" {
@@ -558,4 +635,19 @@ func Filter(s *Scenario, patterns []string) error {
 	}
 	s.Cases = kept
 	return nil
+}
+
+// overlay returns base with over applied: a key in both takes over's
+// value in base's place; over's other keys follow in order.
+func overlay(base, over []topo.Sysctl) []topo.Sysctl {
+	out := slices.Clone(base)
+	for _, o := range over {
+		i := slices.IndexFunc(out, func(b topo.Sysctl) bool { return b.Key == o.Key })
+		if i >= 0 {
+			out[i] = o
+		} else {
+			out = append(out, o)
+		}
+	}
+	return out
 }

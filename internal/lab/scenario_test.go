@@ -274,3 +274,41 @@ func TestCheckPeers(t *testing.T) {
 		t.Errorf("missing peer: %v", err)
 	}
 }
+
+func TestOverlay(t *testing.T) {
+	base := []topo.Sysctl{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}
+	got := overlay(base, []topo.Sysctl{{Key: "b", Value: "3"}, {Key: "c", Value: "4"}})
+	want := []topo.Sysctl{{Key: "a", Value: "1"}, {Key: "b", Value: "3"}, {Key: "c", Value: "4"}}
+	if !slices.Equal(got, want) || base[1].Value != "2" {
+		t.Errorf("overlay = %v (base %v)", got, base)
+	}
+	// The user's extra sysctls never collide with a case's own.
+	s, err := Expand("buffers", Params{Quick: true, ClientSysctls: []topo.Sysctl{{Key: "net.ipv4.tcp_rmem", Value: "1 2 3"}, {Key: "net.ipv4.tcp_sack", Value: "0"}}}, facts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Cases[0]
+	if len(c.Client) != 3 || setting(c.Client, "net.ipv4.tcp_rmem") != "4096 131072 262144" || setting(c.Client, "net.ipv4.tcp_sack") != "0" {
+		t.Errorf("client sysctls %v", c.Client)
+	}
+}
+
+func TestExpandVerify(t *testing.T) {
+	planSet := []topo.Sysctl{{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 48234496"}, {Key: "net.ipv4.tcp_slow_start_after_idle", Value: "0"}}
+	s, err := ExpandVerify(Params{RTT: 200 * time.Millisecond, RateBps: 1e9}, facts(), planSet, "plan", "old-ubuntu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(s); !slices.Equal(got, []string{"baseline", "plan"}) || s.Name != "verify" || s.Repeat != 3 {
+		t.Fatalf("cases %v name %s repeat %d", got, s.Name, s.Repeat)
+	}
+	pl := s.Cases[1]
+	// The plan's values over the baseline's: tcp_wmem stays old Ubuntu's.
+	if setting(pl.Server, "net.ipv4.tcp_rmem") != "4096 131072 48234496" || setting(pl.Server, "net.ipv4.tcp_wmem") != "4096 16384 4194304" ||
+		setting(pl.Client, "net.ipv4.tcp_slow_start_after_idle") != "0" {
+		t.Errorf("plan case %+v", pl)
+	}
+	if _, err := ExpandVerify(Params{}, facts(), planSet, "plan", "yesterday"); err == nil || !errors.Is(err, ErrInput) {
+		t.Errorf("bad baseline: %v", err)
+	}
+}

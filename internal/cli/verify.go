@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/longhaul/longhaul/internal/lab"
+	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/topo"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+func newVerifyCmd() *cobra.Command {
+	var a labArgs
+	var baseline string
+	c := &cobra.Command{
+		Use:   "verify PLAN [--rtt RTT --rate RATE] [flags]",
+		Short: "Prove a plan on an emulated copy of the path before applying it",
+		Long: `verify runs the plan's settings on an emulated path between two network
+namespaces (the host is not changed) against a baseline, with real peers
+(nginx serves, curl downloads), repeats each, and prints the measured
+gain beside the path model's prediction, with a report like longhaul lab.
+
+The path is the plan's (--rtt/--rate override it). The baseline is this
+host's current settings (default) or old Ubuntu defaults. Host-wide keys
+(tcp_mem, net.core.*) cannot be set in a namespace and are left out; the
+plan's route and application items are not part of the test. Needs root.`,
+		Example: `  longhaul plan --rtt 200ms --rate 1Gbit/s -o plan.json
+  sudo longhaul verify plan.json
+  sudo longhaul verify plan.json --baseline old-ubuntu --repeat 5`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("verify needs one plan file (write one with longhaul plan -o plan.json)")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return runVerify(c.Context(), a, args[0], baseline, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&a.rtt, "rtt", "", "round-trip time of the emulated path (default: the plan's)")
+	f.StringVar(&a.rate, "rate", "", "rate of the emulated path (default: the plan's)")
+	f.StringVar(&a.loss, "loss", "", "random loss per segment, e.g. 0.1%")
+	f.StringVar(&a.queue, "queue", "", "bottleneck queue in bytes (default one BDP)")
+	f.StringVar(&a.cc, "cc", "cubic", "congestion control of both ends")
+	f.StringVar(&a.duration, "duration", "", "length of each run (default 12s, --quick 8s)")
+	f.IntVar(&a.repeat, "repeat", 0, "runs per setting (default 3, or 1 with --quick)")
+	f.BoolVar(&a.quick, "quick", false, "one shorter run per setting")
+	f.StringVarP(&a.out, "output", "o", "", "output directory (default longhaul-lab/verify-TIME)")
+	f.StringVar(&a.interval, "interval", "100ms", "tcp_info sampling interval")
+	f.BoolVar(&a.noReport, "no-report", false, "do not write report.html")
+	f.StringVar(&baseline, "baseline", "host", "what the plan is compared with: "+strings.Join(lab.Baselines(), " or "))
+	f.StringVar(&a.prefix, "prefix", topo.DefaultPrefix, "name prefix of the namespaces")
+	_ = f.MarkHidden("prefix")
+	return c
+}
+
+func runVerify(ctx context.Context, a labArgs, file, baseline string, stdout, stderr io.Writer) error {
+	pl, err := readPlan(file)
+	if err != nil {
+		return err
+	}
+	p, err := a.params()
+	if err != nil {
+		return err
+	}
+	if p.RTT == 0 {
+		p.RTT = pl.Path.RTT()
+	}
+	if p.RateBps == 0 {
+		p.RateBps = pl.Path.RateBps
+	}
+	if _, err := units.ParseDuration(a.interval); err != nil {
+		return usagef("--interval %q: give a duration from 1ms to 10s, e.g. 100ms", a.interval)
+	}
+	facts, err := hostFacts()
+	if err != nil {
+		return fmt.Errorf("verify: read this host's settings: %w", err)
+	}
+	ns := plan.NamespaceSysctls(pl)
+	keys := make([]string, 0, len(ns))
+	for k := range ns {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var set []topo.Sysctl
+	var desc []string
+	for _, k := range keys {
+		set = append(set, topo.Sysctl{Key: k, Value: ns[k]})
+		desc = append(desc, k+"="+ns[k])
+	}
+	if len(set) == 0 {
+		return usagef("verify: %s changes nothing a namespace can hold (no tcp_rmem/tcp_wmem or other per-namespace sysctl): nothing to prove", file)
+	}
+	s, err := lab.ExpandVerify(p, facts, set, "plan "+file+": "+strings.Join(desc, ", "), baseline)
+	if err != nil {
+		return labError(err)
+	}
+	if a.out == "" {
+		a.out = "longhaul-lab/verify-" + time.Now().Format("20060102-150405")
+	}
+	return runScenario(ctx, a, s, stdout, stderr)
+}

@@ -78,6 +78,7 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 		return usagef("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(newCalcCmd(), newAuditCmd(), newEmulateCmd(), newLabCmd(), newReportCmd())
+	root.AddCommand(newAnalyzeCmd())
 	root.AddCommand(newPlanCmd(), newApplyCmd(), newRollbackCmd(), newVerifyCmd())
 	err := root.ExecuteContext(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {

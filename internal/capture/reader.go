@@ -1,0 +1,286 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// LinkType is a LINKTYPE_ value from the pcap and pcapng headers
+// (https://www.tcpdump.org/linktypes.html).
+type LinkType uint16
+
+// Link types Decode understands.
+const (
+	LinkNull      LinkType = 0   // BSD loopback: 4-byte AF_ in host byte order
+	LinkEthernet  LinkType = 1   // Ethernet II
+	LinkPPP       LinkType = 9   // PPP, optionally with 0xff 0x03 HDLC framing
+	LinkRawDLT12  LinkType = 12  // DLT_RAW on most platforms (old files)
+	LinkRawDLT14  LinkType = 14  // DLT_RAW on OpenBSD (old files)
+	LinkPPPHDLC   LinkType = 50  // PPP in HDLC-like framing
+	LinkPPPoE     LinkType = 51  // PPPoE session header, then PPP
+	LinkRaw       LinkType = 101 // raw IPv4 or IPv6
+	LinkLoop      LinkType = 108 // OpenBSD loopback: AF_ in network byte order
+	LinkLinuxSLL  LinkType = 113 // Linux cooked capture v1
+	LinkIPv4      LinkType = 228 // raw IPv4
+	LinkIPv6      LinkType = 229 // raw IPv6
+	LinkLinuxSLL2 LinkType = 276 // Linux cooked capture v2
+)
+
+// maxRecord bounds one record's captured length. tcpdump's default snaplen
+// is 262144 bytes; BIG TCP super-frames on the sending host stay below
+// 512 KB. A larger length is corruption, and refusing it keeps memory
+// bounded whatever the file says.
+const maxRecord = 1 << 20
+
+// bufSize is the read buffer to start with; peek grows it (up to the
+// largest record with its header) when a record does not fit, so records
+// are always decoded in place (bufio.Reader.Peek) without a copy.
+const bufSize = 256 << 10
+
+// Packet is one captured record. Data aliases the reader's buffer and is
+// valid until the next call to Next.
+type Packet struct {
+	// Time is the capture timestamp in nanoseconds since the Unix epoch.
+	Time      int64
+	CapLen    int
+	OrigLen   int
+	LinkType  LinkType
+	Interface int // pcapng interface index; 0 for pcap
+	Data      []byte
+}
+
+// ErrTruncated and ErrCorrupt classify a *CorruptError.
+var (
+	ErrTruncated = errors.New("truncated")
+	ErrCorrupt   = errors.New("corrupt")
+)
+
+// CorruptError reports a file that ends inside a record or holds a value
+// no writer produces. Packets says how many records were read before it.
+type CorruptError struct {
+	Offset  int64
+	Packets int64
+	Kind    error // ErrTruncated or ErrCorrupt
+	Msg     string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("capture: %s at byte %d (after %d packets): %s", e.Kind, e.Offset, e.Packets, e.Msg)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Kind }
+
+// FormatError reports a file that is not a capture this package reads,
+// naming what it looks like and how to convert it.
+type FormatError struct {
+	Format string // what the file looks like, e.g. "snoop"
+	Hint   string // how to get a pcap or pcapng
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("capture: %s, not pcap or pcapng: %s", e.Format, e.Hint)
+}
+
+// ErrFormat matches every *FormatError with errors.Is.
+var ErrFormat = errors.New("unsupported capture format")
+
+func (e *FormatError) Is(target error) bool { return target == ErrFormat }
+
+const convertHint = "convert it with `editcap -F pcap FILE out.pcap` (or `tshark -r FILE -F pcap -w out.pcap`)"
+
+// Reader streams the packets of a pcap or pcapng file.
+type Reader struct {
+	br      *bufio.Reader
+	off     int64 // bytes consumed from br
+	packets int64
+	format  string
+	next    func(r *Reader, p *Packet) error
+
+	// pcap
+	order     byteOrder
+	nanos     bool
+	modified  bool
+	snaplen   uint32
+	linkType  LinkType
+	pcapExtra int
+
+	// pcapng
+	ifaces []iface
+	lastTS int64
+}
+
+// Format names the file's format: "pcap", "pcap (nanosecond)", "pcapng",
+// with " (gzip)" appended when it was compressed.
+func (r *Reader) Format() string { return r.format }
+
+// Packets returns the number of records read so far.
+func (r *Reader) Packets() int64 { return r.packets }
+
+// Offset returns the number of (decompressed) bytes consumed so far.
+func (r *Reader) Offset() int64 { return r.off }
+
+// Next reads the next packet into p. It returns io.EOF at a clean end of
+// the file, a *CorruptError for a broken or truncated record.
+func (r *Reader) Next(p *Packet) error {
+	err := r.next(r, p)
+	if err == nil {
+		r.packets++
+	}
+	return err
+}
+
+// Open sniffs the start of rd and returns a Reader for it. rd is read
+// through a buffer; gzip input is decompressed on the fly.
+func Open(rd io.Reader) (*Reader, error) {
+	br := bufio.NewReaderSize(rd, bufSize)
+	gz := false
+	head, _ := br.Peek(8)
+	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("capture: gzip: %w", err)
+		}
+		br = bufio.NewReaderSize(zr, bufSize)
+		gz = true
+		head, _ = br.Peek(8)
+	}
+	r := &Reader{br: br}
+	var err error
+	switch {
+	case len(head) == 0:
+		return nil, &FormatError{"an empty file", "capture with tcpdump -w FILE (or tshark -w FILE)"}
+	case len(head) >= 4 && isPcapMagic(head[:4]):
+		err = r.openPcap()
+	case len(head) >= 4 && bytes.Equal(head[:4], []byte{0x0a, 0x0d, 0x0d, 0x0a}):
+		err = r.openPcapng()
+	default:
+		return nil, sniffOther(br, head)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if gz {
+		r.format += " (gzip)"
+	}
+	return r, nil
+}
+
+// sniffOther names a format we do not read.
+func sniffOther(br *bufio.Reader, head []byte) error {
+	has := func(p string) bool { return bytes.HasPrefix(head, []byte(p)) }
+	switch {
+	case has("snoop\x00\x00\x00"):
+		return &FormatError{"a snoop file (Solaris)", convertHint}
+	case has("GMBU"), has("RTSS"):
+		return &FormatError{"a Microsoft Network Monitor file", convertHint}
+	case has("XCP\x00"):
+		return &FormatError{"a NetXRay/Sniffer file", convertHint}
+	case has("TRSNIFF"):
+		return &FormatError{"a Sniffer file", convertHint}
+	case has("Observe"):
+		return &FormatError{"a Network Instruments Observer file", convertHint}
+	case has("\x28\xb5\x2f\xfd"):
+		return &FormatError{"a zstd-compressed file", "decompress it first (zstd -d FILE) or write it without compression"}
+	case has("\x04\x22\x4d\x18"):
+		return &FormatError{"an lz4-compressed file", "decompress it first (lz4 -d FILE)"}
+	case has("\xfd7zXZ\x00"):
+		return &FormatError{"an xz-compressed file", "decompress it first (xz -d FILE)"}
+	case has("BZh"):
+		return &FormatError{"a bzip2-compressed file", "decompress it first (bzip2 -d FILE)"}
+	case has("PK\x03\x04"):
+		return &FormatError{"a zip archive", "unzip it first"}
+	}
+	text, _ := br.Peek(512)
+	if isText(text) {
+		return &FormatError{"a text file (tcpdump or tshark output?)", "longhaul needs the binary capture: write it with tcpdump -w FILE or tshark -w FILE"}
+	}
+	return &FormatError{fmt.Sprintf("an unknown format (starts % x)", head[:min(len(head), 4)]),
+		"if it is ERF, snoop, NetMon or another capture format, " + convertHint}
+}
+
+func isText(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// peek returns the next n bytes without consuming them; a short read is
+// io.ErrUnexpectedEOF.
+func (r *Reader) peek(n int) ([]byte, error) {
+	if n > r.br.Size() {
+		// A wrapping reader drains the old one's buffer first.
+		r.br = bufio.NewReaderSize(r.br, n+64<<10)
+	}
+	b, err := r.br.Peek(n)
+	if len(b) < n {
+		if err == io.EOF || err == io.ErrUnexpectedEOF || err == nil {
+			return b, io.ErrUnexpectedEOF
+		}
+		return b, err
+	}
+	return b, nil
+}
+
+func (r *Reader) discard(n int) {
+	d, _ := r.br.Discard(n)
+	r.off += int64(d)
+}
+
+// truncated builds the error for a record cut short.
+func (r *Reader) truncated(format string, a ...any) error {
+	return &CorruptError{Offset: r.off, Packets: r.packets, Kind: ErrTruncated, Msg: fmt.Sprintf(format, a...)}
+}
+
+func (r *Reader) corrupt(format string, a ...any) error {
+	return &CorruptError{Offset: r.off, Packets: r.packets, Kind: ErrCorrupt, Msg: fmt.Sprintf(format, a...)}
+}
+
+// ioErr maps a read error: a short read is truncation, anything else is
+// returned as it is (an I/O error, or gzip's checksum error).
+func (r *Reader) ioErr(err error, what string, need, got int) error {
+	if err == io.ErrUnexpectedEOF {
+		return r.truncated("%s needs %d bytes, %d present", what, need, got)
+	}
+	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+		return r.corrupt("gzip: %v", err)
+	}
+	return &CorruptError{Offset: r.off, Packets: r.packets, Kind: ErrCorrupt, Msg: err.Error()}
+}
+
+type byteOrder bool
+
+const (
+	little byteOrder = false
+	big    byteOrder = true
+)
+
+func (o byteOrder) u16(b []byte) uint16 {
+	if o == big {
+		return uint16(b[0])<<8 | uint16(b[1])
+	}
+	return uint16(b[1])<<8 | uint16(b[0])
+}
+
+func (o byteOrder) u32(b []byte) uint32 {
+	if o == big {
+		return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
+	}
+	return uint32(b[3])<<24 | uint32(b[2])<<16 | uint32(b[1])<<8 | uint32(b[0])
+}
+
+func (o byteOrder) u64(b []byte) uint64 {
+	if o == big {
+		return uint64(o.u32(b))<<32 | uint64(o.u32(b[4:]))
+	}
+	return uint64(o.u32(b[4:]))<<32 | uint64(o.u32(b))
+}

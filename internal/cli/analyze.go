@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/longhaul/longhaul/internal/capture"
+	"github.com/longhaul/longhaul/internal/tcpflow"
+	"github.com/longhaul/longhaul/internal/units"
+	"github.com/spf13/cobra"
+)
+
+type analyzeArgs struct {
+	flow       int
+	json       bool
+	timeline   bool
+	rate       string
+	top        int
+	paragraphs int
+	points     int
+}
+
+func newAnalyzeCmd() *cobra.Command {
+	var a analyzeArgs
+	c := &cobra.Command{
+		Use:   "analyze FILE [--flow ID] [--json] [--timeline]",
+		Short: "Explain a packet capture: what limited each TCP flow, by how much, and the fix",
+		Long: `analyze reads a capture (pcap or pcapng, optionally gzip'd; Ethernet with
+VLAN tags, raw IP, Linux cooked SLL/SLL2, BSD loopback, PPP and PPPoE; IPv4
+and IPv6) and follows every TCP flow. For each direction that carried data it
+attributes the transfer's time to what limited the sender: the receiver's
+window (rwnd-limited), a zero window, the send buffer, the application,
+slow start, loss recovery or the path (bottleneck), and prints the verdict
+with its share of the time, the numbers behind it (RTT, window, achieved
+throughput against the ceiling the window sets, the BDP with --rate) and the
+fix.
+
+The capture may be taken at the client, the server or in between: the
+handshake tells where, and the RTT and in-flight data are corrected for it.
+Captures cut at a small snaplen (tcpdump -s 128) are fine: lengths come from
+the IP headers.
+
+Output: a table of flows, then verdict paragraphs for the largest flows.
+--json prints the analysis (schema longhaul.analyze/v1); --timeline adds
+each direction's time-sequence series (seq, ack, window, in flight, marks for
+retransmissions and zero windows) to the JSON.
+
+Exit status: 0 when the capture was read to its end, 1 when it is truncated
+or corrupt (the flows before the damage are still printed), 2 for bad flags
+or a file that is not a pcap/pcapng capture.`,
+		Example: `  # what limited each flow in a capture
+  longhaul analyze upload.pcap
+
+  # one flow, with the BDP and fix sized for a 100 Mbit/s path
+  longhaul analyze upload.pcapng.gz --flow 3 --rate 100Mbit/s
+
+  # machine-readable verdicts, and the series for plots
+  longhaul analyze big.pcap --json
+  longhaul analyze big.pcap --flow 1 --timeline > flow1.json
+
+  # capture for it: headers only, both directions, from the SYN on
+  tcpdump -i eth0 -s 128 -w upload.pcap 'tcp port 443'`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("analyze takes one capture file, got %d arguments (see %s --help)", len(args), c.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return runAnalyze(a, args[0], c.OutOrStdout())
+		},
+	}
+	f := c.Flags()
+	f.IntVar(&a.flow, "flow", 0, "only this flow (its ID from the table)")
+	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.analyze/v1)")
+	f.BoolVar(&a.timeline, "timeline", false, "include each direction's time-sequence series in the JSON (implies --json)")
+	f.StringVar(&a.rate, "rate", "", "the path's bottleneck rate, e.g. 100Mbit/s: gives the BDP and sizes the fixes")
+	f.IntVar(&a.top, "top", 20, "table rows: the largest flows")
+	f.IntVar(&a.paragraphs, "explain", 5, "verdict paragraphs: the largest flows")
+	f.IntVar(&a.points, "points", 2000, "with --timeline: at most this many points per direction")
+	return c
+}
+
+// analyzeJSON is the analyze --json document.
+type analyzeJSON struct {
+	Schema string `json:"schema"`
+	File   string `json:"file"`
+	*tcpflow.Analysis
+}
+
+// AnalyzeFile analyzes the capture at path: the hook the lab and tests
+// use. On a truncated or corrupt file it returns the analysis so far and
+// the error.
+func AnalyzeFile(path string, opts tcpflow.Options) (*tcpflow.Analysis, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
+	defer fh.Close()
+	an, err := tcpflow.Analyze(fh, opts)
+	if err != nil {
+		var fe *capture.FormatError
+		if errors.As(err, &fe) {
+			return nil, usageError{fmt.Errorf("analyze: %s: %w", path, err)}
+		}
+		return an, fmt.Errorf("analyze: %s: %w", path, err)
+	}
+	return an, nil
+}
+
+func runAnalyze(a analyzeArgs, path string, w io.Writer) error {
+	opts := tcpflow.Options{SeriesFlow: a.flow}
+	if a.rate != "" {
+		r, err := units.ParseRate(a.rate)
+		if err != nil {
+			return usagef("--rate: %v", err)
+		}
+		if r <= 0 {
+			return usagef("--rate: must be greater than zero, e.g. 100Mbit/s")
+		}
+		opts.RateBps = r
+	}
+	if a.flow < 0 || a.top < 0 || a.paragraphs < 0 {
+		return usagef("--flow, --top and --explain must not be negative")
+	}
+	if a.timeline {
+		a.json = true
+		if a.points < 10 {
+			return usagef("--points: at least 10, got %d", a.points)
+		}
+		opts.MaxPoints = a.points
+	}
+	an, err := AnalyzeFile(path, opts)
+	if an == nil {
+		return err
+	}
+	total := len(an.Flows)
+	if a.flow > 0 {
+		var keep []*tcpflow.FlowReport
+		for _, f := range an.Flows {
+			if f.ID == a.flow {
+				keep = append(keep, f)
+			}
+		}
+		if keep == nil && err == nil {
+			return usagef("--flow %d: the capture has %d TCP flows (IDs 1..%d)", a.flow, len(an.Flows), len(an.Flows))
+		}
+		an.Flows = keep
+		if an.Flows == nil {
+			an.Flows = []*tcpflow.FlowReport{}
+		}
+	}
+	if a.json {
+		if werr := writeJSON(w, analyzeJSON{Schema: "longhaul.analyze/v1", File: filepath.Base(path), Analysis: an}); werr != nil {
+			return werr
+		}
+	} else {
+		printAnalysis(w, path, an, total, a)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; the flows above are from the packets before it", err)
+	}
+	return nil
+}
+
+func printAnalysis(w io.Writer, path string, an *tcpflow.Analysis, total int, a analyzeArgs) {
+	fmt.Fprintf(w, "Capture %s: %s, %s packets (%s TCP), %d TCP flow(s), %s\n", filepath.Base(path), an.Format,
+		units.FormatInt(an.Stats.Packets), units.FormatInt(an.Stats.TCPPackets), total, units.FormatDuration(secs(an.Duration)))
+	if an.Clock.TickSeconds > 0 {
+		fmt.Fprintf(w, "Clock: timestamps tick every %s (coarse)\n", units.FormatDuration(secs(an.Clock.TickSeconds)))
+	}
+	if an.Clock.Steps > 0 || an.Clock.Backwards > 0 {
+		fmt.Fprintf(w, "Clock: %d jump(s) cut out, %d timestamp(s) going backwards clamped\n", an.Clock.Steps, an.Clock.Backwards)
+	}
+	if len(an.Flows) == 0 {
+		fmt.Fprintln(w, "No TCP flows.")
+		return
+	}
+	flows := append([]*tcpflow.FlowReport(nil), an.Flows...)
+	sort.SliceStable(flows, func(i, j int) bool { return flows[i].Bytes > flows[j].Bytes })
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSENDER -> RECEIVER\tBYTES\tTIME\tTHROUGHPUT\tRTT\tVERDICT\tSHARE")
+	for i, f := range flows {
+		if i == a.top && a.flow == 0 {
+			break
+		}
+		rtt := "-"
+		if f.RTTSeconds > 0 {
+			rtt = units.FormatDuration(secs(f.RTTSeconds))
+		}
+		share := "-"
+		if f.Share > 0 {
+			share = fmt.Sprintf("%.0f%%", 100*f.Share)
+		}
+		snd, rcv := f.Sender, f.Receiver
+		if snd == "" {
+			snd, rcv = f.Client, f.Server
+		}
+		fmt.Fprintf(tw, "%d\t%s -> %s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.ID, snd, rcv, units.FormatBytes(float64(f.Bytes)),
+			units.FormatDuration(secs(dirDuration(f))), units.FormatRate(f.ThroughputBps), rtt, f.Verdict.Verdict, share)
+	}
+	tw.Flush()
+	if n := len(flows) - a.top; n > 0 && a.flow == 0 {
+		fmt.Fprintf(w, "... and %d smaller flow(s) (--json lists all)\n", n)
+	}
+	for i, f := range flows {
+		if i == a.paragraphs && a.flow == 0 {
+			break
+		}
+		if f.Bytes == 0 && a.flow == 0 {
+			continue
+		}
+		printFlow(w, f, a.flow != 0)
+	}
+}
+
+func dirDuration(f *tcpflow.FlowReport) float64 {
+	for _, d := range f.Directions {
+		if d.Sender == f.Sender {
+			return d.Duration
+		}
+	}
+	return f.Duration
+}
+
+func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
+	fmt.Fprintf(w, "\nFlow %d: %s -> %s, %s in %s (%s)\n", f.ID, f.Sender, f.Receiver, units.FormatBytes(float64(f.Bytes)),
+		units.FormatDuration(secs(dirDuration(f))), units.FormatRate(f.ThroughputBps))
+	fmt.Fprintf(w, "  verdict:  %s", f.Verdict.Verdict)
+	if f.Share > 0 {
+		fmt.Fprintf(w, " (%.0f%% of the time)", 100*f.Share)
+	}
+	fmt.Fprintf(w, ": %s\n", f.Summary)
+	var nums []string
+	if f.RTTSeconds > 0 {
+		nums = append(nums, "RTT "+units.FormatDuration(secs(f.RTTSeconds)))
+	}
+	if f.RwndBytes > 0 {
+		nums = append(nums, "window "+units.FormatInt(f.RwndBytes)+" bytes")
+	}
+	if f.InflightBytes > 0 {
+		nums = append(nums, "in flight up to "+units.FormatInt(f.InflightBytes)+" bytes")
+	}
+	if f.CeilingBps > 0 {
+		nums = append(nums, "ceiling "+units.FormatRate(f.CeilingBps))
+	}
+	nums = append(nums, "achieved "+units.FormatRate(f.ThroughputBps))
+	if f.BDPBytes > 0 {
+		nums = append(nums, "BDP "+units.FormatBytes(float64(f.BDPBytes)))
+	}
+	fmt.Fprintf(w, "  numbers:  %s\n", strings.Join(nums, ", "))
+	fmt.Fprintf(w, "  fix:      %s\n", f.Fix)
+	if len(f.Flags) > 0 {
+		fmt.Fprintf(w, "  flags:    %s\n", strings.Join(f.Flags, ", "))
+	}
+	if !detail {
+		return
+	}
+	if h := f.Handshake; h != nil && h.RTT > 0 {
+		fmt.Fprintf(w, "  handshake: SYN->SYN-ACK %s (capture-server-capture), SYN-ACK->ACK %s (capture-client-capture)\n",
+			units.FormatDuration(secs(h.SynToSynAck)), units.FormatDuration(secs(h.SynAckToAck)))
+	}
+	for _, d := range f.Directions {
+		fmt.Fprintf(w, "  %s -> %s: %s in %d segments (%s sent), MSS %d, window scale %s", d.Sender, d.Receiver,
+			units.FormatBytes(float64(d.Bytes)), d.Segments, units.FormatBytes(float64(d.BytesSent)), d.MSS, d.WindowScale.State)
+		if d.WindowScale.State == "known" {
+			fmt.Fprintf(w, " (shift %d)", d.WindowScale.Shift)
+		} else if d.WindowScale.LowerBound > 0 {
+			fmt.Fprintf(w, " (shift >= %d)", d.WindowScale.LowerBound)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "    retransmissions %d (fast %d, rto %d, spurious %d), hardware dups %d, reordered %d, zero-window stalls %d (%s, %d probes), keep-alives %d\n",
+			d.Retrans.Total, d.Retrans.Fast, d.Retrans.RTO, d.Retrans.Spurious, d.HWDups, d.Reordered,
+			d.ZeroWindow.Stalls, units.FormatDuration(secs(d.ZeroWindow.Seconds)), d.ZeroWindow.Probes, d.KeepAlives)
+		if len(d.Shares) > 0 {
+			keys := make([]string, 0, len(d.Shares))
+			for k := range d.Shares {
+				keys = append(keys, k)
+			}
+			sort.Slice(keys, func(i, j int) bool { return d.Shares[keys[i]] > d.Shares[keys[j]] })
+			parts := make([]string, 0, len(keys))
+			for _, k := range keys {
+				parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*d.Shares[k]))
+			}
+			fmt.Fprintf(w, "    time: %s\n", strings.Join(parts, ", "))
+		}
+	}
+}

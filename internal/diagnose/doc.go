@@ -1,0 +1,32 @@
+// Package diagnose turns a flow's timeline into a verdict: what limited
+// the sender, for what share of the time, the numbers behind it (RTT,
+// window, throughput against the ceiling the window sets, the BDP) and
+// the fix in words a sysadmin can act on.
+//
+// It does not know where the samples came from. A [Timeline] is fed
+// [Sample] values in time order: packet captures produce one per packet
+// (package tcpflow, from the sender's point of view), live sockets one per
+// tcp_info poll (rwnd = tcpi_snd_wnd, inflight = tcpi_unacked x MSS,
+// cwnd = tcpi_snd_cwnd x MSS, the chrono counters tcpi_rwnd_limited and
+// tcpi_sndbuf_limited as the Limited hints). Each interval between two
+// samples is attributed to the state the first one was in, so the
+// verdict is a share of time (Web100/RFC 4898's SndLimTime*, T-RAT,
+// Siekkinen et al.), not a count of packets.
+//
+// # States, in order of precedence
+//
+//	zero-window     the receiver advertises 0: its application does not read
+//	rwnd-limited    in flight >= window - MSS (not "== window": senders stop a byte short)
+//	window-unknown  the scale is unknown and the flight sits at its lower bound
+//	loss-recovery   retransmitting, until the data in flight at the loss is acknowledged
+//	app-limited     nothing in flight, or the sender ran out of data
+//	sndbuf-limited  the sender's send buffer is full (tcp_info chrono only)
+//	slow-start      the flight still grows by >= 1.25x per round, before any loss
+//	network         congestion window bound after slow start: the path (bottleneck or loss)
+//
+// [Diagnose] picks the state with the most time and splits "network"
+// into bottleneck, loss-limited and sndbuf-limited (a flight that stays
+// flat for many rounds with no loss and no queueing is a full send
+// buffer, not a congestion window). All arithmetic goes through package
+// pathmodel.
+package diagnose

@@ -1,0 +1,369 @@
+package diagnose
+
+import (
+	"math"
+	"time"
+)
+
+// State is what limited the sender over an interval.
+type State uint8
+
+// States, in order of precedence (see the package comment).
+const (
+	StateNone State = iota // before the first data
+	StateZeroWindow
+	StateRwnd
+	StateWindowUnknown
+	StateLoss
+	StateApp
+	StateSndbuf
+	StateSlowStart
+	StateNetwork
+	NumStates
+)
+
+var stateNames = [NumStates]string{"none", "zero-window", "rwnd-limited", "window-unknown", "loss-recovery", "app-limited", "sndbuf-limited", "slow-start", "network"}
+
+func (s State) String() string {
+	if s < NumStates {
+		return stateNames[s]
+	}
+	return "invalid"
+}
+
+// MarshalText writes the state's name.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Sample is the sender's state at one instant.
+type Sample struct {
+	T         time.Duration // since the start of the flow; never decreasing
+	Sent      int64         // highest byte sent, relative to the first
+	Delivered int64         // bytes cumulatively acknowledged
+	Inflight  int64         // sent, not acknowledged, not SACKed
+	// Rwnd is the receiver's window as the sender knows it; negative when
+	// unknown (window scale not seen). RwndLowerBound is then the least
+	// it can be (0: no bound).
+	Rwnd           int64
+	RwndLowerBound int64
+	Cwnd           int64         // congestion window in bytes; 0 unknown (captures)
+	RTT            time.Duration // current RTT estimate; 0 unknown
+	Retrans        int64         // cumulative retransmitted segments
+	InRecovery     bool
+	// AppLimited: the sender had nothing more to send. SndbufLimited:
+	// its send buffer was full (tcp_info chrono). RwndLimited: the
+	// producer knows the receiver's window limited it (tcp_info chrono),
+	// whatever Rwnd says.
+	AppLimited, SndbufLimited, RwndLimited bool
+}
+
+// Point is one point of the downsampled series a report draws: the
+// time-sequence graph (seq, ack, ack+rwnd) and in flight vs window.
+type Point struct {
+	T        float64 `json:"t"`
+	Seq      int64   `json:"seq"`
+	Ack      int64   `json:"ack"`
+	Rwnd     int64   `json:"rwnd"` // -1 unknown
+	Inflight int64   `json:"inflight"`
+	RTT      float64 `json:"rtt_s,omitempty"`
+	State    State   `json:"state"`
+}
+
+// EventKind names a mark on the time-sequence graph.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EvRetransFast EventKind = iota
+	EvRetransRTO
+	EvRetransSpurious
+	EvHardwareDup
+	EvZeroWindow
+	EvWindowOpen
+	EvZeroWindowProbe
+	EvKeepAlive
+	EvReorder
+	numEvents
+)
+
+var eventNames = [numEvents]string{"retrans-fast", "retrans-rto", "retrans-spurious", "hardware-dup", "zero-window", "window-open", "zero-window-probe", "keep-alive", "reorder"}
+
+func (k EventKind) String() string {
+	if k < numEvents {
+		return eventNames[k]
+	}
+	return "invalid"
+}
+
+// MarshalText writes the kind's name.
+func (k EventKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Event is a mark on the graph.
+type Event struct {
+	T    float64   `json:"t"`
+	Kind EventKind `json:"kind"`
+	Seq  int64     `json:"seq"`
+	Len  int64     `json:"len"`
+}
+
+// Timeline accumulates a flow direction's samples: time per state
+// (exact), slow-start rounds, and, if MaxPoints > 0, a series of at
+// most MaxPoints points (downsampled by doubling the bucket width) and
+// at most MaxEvents events. Its memory does not grow with samples.
+type Timeline struct {
+	MSS       int // bytes; the producer sets it (0: 1448)
+	MaxPoints int
+	MaxEvents int
+
+	StateTime [NumStates]time.Duration
+	Samples   int64
+	First     time.Duration
+	Last      time.Duration
+	// MaxInflight is the largest flight seen; MaxRwnd the largest known
+	// window.
+	MaxInflight int64
+	MaxRwnd     int64
+
+	// Rounds: a round ends when the data outstanding at its start is
+	// delivered. SlowStartRounds counts rounds before slow start ended.
+	Rounds          int
+	SlowStartRounds int
+	// FlatRounds counts busy rounds after slow start, without loss or a
+	// window limit, whose largest flight stayed within 5% of the
+	// previous one's; BusyRounds all such rounds.
+	FlatRounds, BusyRounds int
+	ssDone                 bool
+
+	// IdleGaps counts periods with nothing outstanding between data;
+	// IdleTime is their total. TrailingIdle is the idle time after the
+	// last data, not attributed to any state.
+	IdleGaps int
+	IdleTime time.Duration
+
+	Series        []Point
+	Events        []Event
+	EventsDropped int64
+
+	bucket      time.Duration
+	idle        time.Duration
+	prev        Sample
+	prevState   State
+	roundEnd    int64
+	roundAcked  int64
+	roundMax    int64
+	prevMax     int64
+	roundBusy   bool
+	roundLimit  bool
+	roundLoss   bool
+	roundLimitT time.Duration
+	roundBusyT  time.Duration
+}
+
+func (tl *Timeline) mss() int64 {
+	if tl.MSS > 0 {
+		return int64(tl.MSS)
+	}
+	return 1448
+}
+
+// Classify returns the state of the sender at sample s.
+func (tl *Timeline) Classify(s Sample) State {
+	mss := tl.mss()
+	switch {
+	case s.Rwnd == 0 && s.Sent > s.Delivered:
+		return StateZeroWindow
+	case s.Rwnd == 0 && s.Inflight == 0 && !s.AppLimited:
+		return StateZeroWindow
+	case s.RwndLimited, s.Rwnd > 0 && s.Inflight > 0 && s.Inflight >= s.Rwnd-mss:
+		return StateRwnd
+	case s.Rwnd < 0 && s.RwndLowerBound > 0 && s.Inflight >= s.RwndLowerBound-mss:
+		return StateWindowUnknown
+	case s.InRecovery:
+		return StateLoss
+	case s.SndbufLimited:
+		return StateSndbuf
+	case s.Inflight <= 0, s.AppLimited:
+		return StateApp
+	case s.Cwnd > 0 && s.Inflight < s.Cwnd-2*mss:
+		// tcp_info: neither window is full, so the application is.
+		return StateApp
+	case !tl.ssDone:
+		return StateSlowStart
+	}
+	return StateNetwork
+}
+
+// Add appends a sample. Samples must come in time order; an earlier T is
+// treated as equal to the last.
+func (tl *Timeline) Add(s Sample) {
+	if tl.Samples > 0 && s.T < tl.prev.T {
+		s.T = tl.prev.T
+	}
+	if tl.Samples == 0 {
+		tl.First = s.T
+		tl.roundEnd, tl.roundAcked = s.Sent, s.Delivered
+	} else {
+		dt := s.T - tl.prev.T
+		if tl.prevState == StateApp && tl.prev.Inflight <= 0 {
+			// Idle with nothing outstanding: count it only once the
+			// sender sends again, so a connection kept open after its
+			// transfer is not called application-limited.
+			tl.idle += dt
+		} else {
+			tl.StateTime[tl.prevState] += dt
+		}
+		if tl.idle > 0 && s.Sent > tl.prev.Sent {
+			tl.StateTime[StateApp] += tl.idle
+			tl.IdleGaps++
+			tl.IdleTime += tl.idle
+			tl.idle = 0
+		}
+	}
+	tl.rounds(s)
+	st := tl.Classify(s)
+	tl.Samples++
+	tl.Last = s.T
+	tl.prev, tl.prevState = s, st
+	tl.MaxInflight = max(tl.MaxInflight, s.Inflight)
+	tl.MaxRwnd = max(tl.MaxRwnd, s.Rwnd)
+	if tl.MaxPoints > 0 {
+		tl.point(s, st)
+	}
+}
+
+// rounds tracks slow start: each round's largest flight against the
+// previous round's.
+func (tl *Timeline) rounds(s Sample) {
+	if s.Retrans > tl.prev.Retrans || s.InRecovery {
+		tl.roundLoss = true
+		tl.ssDone = true // a loss ends slow start (ssthresh is set)
+	}
+	if s.Inflight > tl.roundMax {
+		tl.roundMax = s.Inflight
+	}
+	if tl.Samples > 0 {
+		dt := s.T - tl.prev.T
+		switch tl.prevState {
+		case StateRwnd, StateZeroWindow, StateWindowUnknown, StateApp, StateSndbuf:
+			tl.roundLimitT += dt
+		case StateSlowStart, StateNetwork:
+			tl.roundBusyT += dt
+		}
+	}
+	// A round is limited (by a window or the application) when that took
+	// more of its time than the congestion window did; a moment with
+	// nothing in flight between an ACK and the next flight is not.
+	tl.roundLimit = tl.roundLimitT > tl.roundBusyT
+	tl.roundBusy = tl.roundBusyT > 0
+	if s.Delivered < tl.roundEnd || s.Delivered <= tl.roundAcked {
+		return
+	}
+	// The round is over.
+	tl.Rounds++
+	if !tl.ssDone {
+		tl.SlowStartRounds++
+		if tl.prevMax > 0 && !tl.roundLimit && tl.roundMax < tl.prevMax+tl.prevMax/4 {
+			tl.ssDone = true
+		}
+	} else if tl.roundBusy && !tl.roundLimit && !tl.roundLoss && tl.prevMax > 0 {
+		tl.BusyRounds++
+		if d := tl.roundMax - tl.prevMax; d <= tl.prevMax/20 && -d <= tl.prevMax/20 {
+			tl.FlatRounds++
+		}
+	}
+	tl.prevMax = tl.roundMax
+	tl.roundEnd, tl.roundMax, tl.roundAcked = s.Sent, s.Inflight, s.Delivered
+	tl.roundBusy, tl.roundLimit, tl.roundLoss = false, false, false
+	tl.roundLimitT, tl.roundBusyT = 0, 0
+}
+
+func (tl *Timeline) point(s Sample, st State) {
+	if tl.bucket == 0 {
+		tl.bucket = time.Millisecond
+	}
+	p := Point{T: s.T.Seconds(), Seq: s.Sent, Ack: s.Delivered, Rwnd: s.Rwnd, Inflight: s.Inflight, RTT: s.RTT.Seconds(), State: st}
+	if s.Rwnd < 0 {
+		p.Rwnd = -1
+	}
+	if n := len(tl.Series); n > 0 {
+		last := &tl.Series[n-1]
+		if s.T < time.Duration(last.T*1e9)+tl.bucket {
+			p.T = last.T
+			p.Inflight = max(p.Inflight, last.Inflight)
+			*last = p
+			return
+		}
+	}
+	if len(tl.Series) >= tl.MaxPoints {
+		// Halve the resolution: merge neighbours, keep the later values
+		// and the larger flight.
+		j := 0
+		for i := 0; i < len(tl.Series); i += 2 {
+			a := tl.Series[i]
+			if i+1 < len(tl.Series) {
+				b := tl.Series[i+1]
+				b.T = a.T
+				b.Inflight = max(a.Inflight, b.Inflight)
+				a = b
+			}
+			tl.Series[j] = a
+			j++
+		}
+		tl.Series = tl.Series[:j]
+		tl.bucket *= 2
+	}
+	tl.Series = append(tl.Series, p)
+}
+
+// AddEvent records a mark (kept only when the timeline keeps a series).
+func (tl *Timeline) AddEvent(t time.Duration, k EventKind, seq, n int64) {
+	if tl.MaxPoints == 0 {
+		return
+	}
+	if len(tl.Events) >= max(tl.MaxEvents, 1) {
+		tl.EventsDropped++
+		return
+	}
+	tl.Events = append(tl.Events, Event{T: t.Seconds(), Kind: k, Seq: seq, Len: n})
+}
+
+// TrailingIdle is the idle time after the last data sent.
+func (tl *Timeline) TrailingIdle() time.Duration { return tl.idle }
+
+// Total is the time attributed to any state after the first data.
+func (tl *Timeline) Total() time.Duration {
+	var t time.Duration
+	for st := StateZeroWindow; st < NumStates; st++ {
+		t += tl.StateTime[st]
+	}
+	return t
+}
+
+// Share returns the fraction of the attributed time spent in st.
+func (tl *Timeline) Share(st State) float64 {
+	tot := tl.Total()
+	if tot <= 0 {
+		return 0
+	}
+	return float64(tl.StateTime[st]) / float64(tot)
+}
+
+// Shares returns the share of every state with time in it, by name.
+func (tl *Timeline) Shares() map[string]float64 {
+	m := map[string]float64{}
+	for st := StateZeroWindow; st < NumStates; st++ {
+		if v := tl.Share(st); v > 0 {
+			m[st.String()] = math.Round(v*1e4) / 1e4
+		}
+	}
+	return m
+}
+
+// FromSamples builds a timeline from a slice of samples (e.g. tcp_info
+// polls), keeping a series of at most maxPoints.
+func FromSamples(samples []Sample, mss, maxPoints int) *Timeline {
+	tl := &Timeline{MSS: mss, MaxPoints: maxPoints, MaxEvents: 1000}
+	for _, s := range samples {
+		tl.Add(s)
+	}
+	return tl
+}

@@ -1,0 +1,343 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// Verdicts (the vocabulary of DESIGN.md's analyze contract).
+const (
+	RwndLimited    = "rwnd-limited"
+	ZeroWindow     = "zero-window"
+	SndbufLimited  = "sndbuf-limited"
+	AppLimited     = "app-limited"
+	SlowStart      = "slow-start"
+	LossLimited    = "loss-limited"
+	Bottleneck     = "bottleneck"
+	CaptureLimited = "capture-limited"
+	Unknown        = "unknown"
+)
+
+// Flags.
+const (
+	FlagNoWindowScaling    = "no-window-scaling"
+	FlagWindowScaleUnknown = "window-scale-unknown"
+	FlagHardwareDups       = "hardware-duplicates"
+	FlagMSSClamped         = "mss-clamped"
+	FlagReordering         = "reordering"
+	FlagBufferbloat        = "bufferbloat"
+	FlagMidStream          = "mid-stream"
+	FlagSuperFrames        = "offload-super-frames"
+	FlagCoarseClock        = "coarse-timestamps"
+	FlagClockSteps         = "clock-steps"
+	FlagCaptureDrops       = "capture-drops"
+)
+
+// Scale states of the window scale option.
+const (
+	ScaleKnown         = "known"
+	ScaleNotNegotiated = "not-negotiated"
+	ScaleUnknown       = "unknown"
+)
+
+// Info is what the producer knows about the flow direction beyond the
+// samples.
+type Info struct {
+	Sender, Receiver string // addresses for the text, e.g. "198.18.0.2"
+	// RTT is the best estimate of the path's round trip; RTTSource says
+	// how it was measured. MinRTT and HighRTT (90th percentile) judge
+	// queueing.
+	RTT, MinRTT, HighRTT time.Duration
+	RTTSource            string
+	MSS                  int
+	Scale                string // ScaleKnown, ScaleNotNegotiated, ScaleUnknown
+	// ScaleLowerBound is the least shift the capture proves when the
+	// scale is unknown.
+	ScaleLowerBound int
+	// RwndGrew: the receiver's window grew during the flow (autotuning at
+	// work); a window that never grew points at a fixed SO_RCVBUF.
+	RwndGrew bool
+	// NoScaleSide names the end whose SYN lacked the window scale option.
+	NoScaleSide string
+
+	Bytes    int64         // unique payload bytes sent
+	Duration time.Duration // first data to last acknowledgement
+	Segments int64         // data segments sent
+
+	Retrans, RetransFast, RetransRTO, RetransSpurious int64
+	ZeroWindowStalls                                  int
+	ZeroWindowTime                                    time.Duration
+	// Flags the producer already knows (vantage-*, mid-stream, ...).
+	Flags []string
+	// CaptureLimited says why the input cannot be judged, if it cannot.
+	CaptureLimited string
+	// RateBps is the path's bottleneck rate when the user knows it; it
+	// sizes the fix and gives the BDP.
+	RateBps float64
+}
+
+// Verdict is the diagnosis of one flow direction.
+type Verdict struct {
+	Verdict string   `json:"verdict"`
+	Share   float64  `json:"share"`
+	Flags   []string `json:"flags"`
+	// Numbers (SI: seconds, bytes, bits/s); zero when not known.
+	RTTSeconds    float64            `json:"rtt_s,omitempty"`
+	RwndBytes     int64              `json:"rwnd_bytes,omitempty"`
+	InflightBytes int64              `json:"inflight_bytes,omitempty"`
+	ThroughputBps float64            `json:"throughput_bps"`
+	CeilingBps    float64            `json:"ceiling_bps,omitempty"`
+	BDPBytes      int64              `json:"bdp_bytes,omitempty"`
+	Shares        map[string]float64 `json:"shares"`
+	Summary       string             `json:"summary"`
+	Fix           string             `json:"fix"`
+}
+
+// Thresholds.
+const (
+	// lossRate above which a congestion-window-bound flow is called
+	// loss-limited rather than bottlenecked: drop-tail bottlenecks with
+	// CUBIC lose far less than 0.3% at long RTTs.
+	lossRate = 0.003
+	// lossShare of time in recovery that makes loss the verdict too.
+	lossShare = 0.10
+)
+
+// Diagnose judges a timeline.
+func Diagnose(tl *Timeline, in Info) Verdict {
+	v := Verdict{Flags: flags(in), Shares: tl.Shares(), RTTSeconds: in.RTT.Seconds()}
+	if in.Duration > 0 {
+		v.ThroughputBps = float64(in.Bytes) * 8 / in.Duration.Seconds()
+	}
+	v.RwndBytes = tl.MaxRwnd
+	v.InflightBytes = tl.MaxInflight
+	if v.RwndBytes > 0 && in.RTT > 0 {
+		v.CeilingBps = pathmodel.WindowCeiling(float64(v.RwndBytes), in.RTT)
+	}
+	if in.RateBps > 0 && in.RTT > 0 {
+		v.BDPBytes = int64(math.Round(pathmodel.BDP(in.RateBps, in.RTT)))
+	}
+	if in.RTT > 0 && in.HighRTT > 2*in.MinRTT && in.HighRTT-in.MinRTT > 20*time.Millisecond {
+		v.Flags = appendFlag(v.Flags, FlagBufferbloat)
+	}
+	switch {
+	case in.CaptureLimited != "":
+		v.Verdict = CaptureLimited
+		v.Summary = "cannot judge this flow: " + in.CaptureLimited
+		v.Fix = "capture again so that the capture shows what this one misses (" + in.CaptureLimited + ")"
+		return v
+	case in.Bytes == 0 || tl.Total() == 0:
+		v.Verdict = Unknown
+		v.Summary = "no data was sent in this direction"
+		v.Fix = "nothing to fix: no transfer to judge"
+		return v
+	}
+	st := dominant(tl)
+	v.Share = round4(tl.Share(st))
+	switch st {
+	case StateZeroWindow:
+		v.Verdict = ZeroWindow
+	case StateRwnd:
+		v.Verdict = RwndLimited
+	case StateWindowUnknown:
+		v.Verdict = CaptureLimited
+	case StateLoss:
+		v.Verdict = LossLimited
+	case StateApp:
+		v.Verdict = AppLimited
+	case StateSndbuf:
+		v.Verdict = SndbufLimited
+	case StateSlowStart:
+		v.Verdict = SlowStart
+	case StateNetwork:
+		v.Verdict = network(tl, in, v.Flags)
+		if v.Verdict == LossLimited {
+			v.Share = round4(tl.Share(StateNetwork) + tl.Share(StateLoss))
+		}
+	default:
+		v.Verdict = Unknown
+	}
+	v.Summary, v.Fix = explain(v, tl, in)
+	return v
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// dominant returns the state with the most time (ties: precedence).
+func dominant(tl *Timeline) State {
+	best := StateNone
+	for st := StateZeroWindow; st < NumStates; st++ {
+		if tl.StateTime[st] > tl.StateTime[best] {
+			best = st
+		}
+	}
+	return best
+}
+
+// network splits congestion-window-bound time into its causes.
+func network(tl *Timeline, in Info, fl []string) string {
+	rate := 0.0
+	if in.Segments > 0 {
+		rate = float64(in.Retrans-in.RetransSpurious) / float64(in.Segments)
+	}
+	switch {
+	case rate >= lossRate || tl.Share(StateLoss) >= lossShare:
+		return LossLimited
+	case in.Retrans == 0 && tl.BusyRounds >= 6 && tl.FlatRounds*10 >= tl.BusyRounds*7 && !slices.Contains(fl, FlagBufferbloat):
+		// A flight flat for round after round with no loss and no queue:
+		// CUBIC/Reno would keep growing, so the send buffer holds it.
+		return SndbufLimited
+	}
+	return Bottleneck
+}
+
+func flags(in Info) []string {
+	var f []string
+	for _, x := range in.Flags {
+		f = appendFlag(f, x)
+	}
+	switch in.Scale {
+	case ScaleNotNegotiated:
+		f = appendFlag(f, FlagNoWindowScaling)
+	case ScaleUnknown:
+		f = appendFlag(f, FlagWindowScaleUnknown)
+	}
+	if f == nil {
+		f = []string{}
+	}
+	return f
+}
+
+func appendFlag(f []string, x string) []string {
+	if slices.Contains(f, x) {
+		return f
+	}
+	f = append(f, x)
+	slices.Sort(f)
+	return f
+}
+
+// target is the rate the fix sizes buffers for: the path's if given,
+// else the next decade above the current ceiling from 100 Mbit/s.
+func target(in Info, ceiling float64) (float64, string) {
+	if in.RateBps > 0 {
+		return in.RateBps, ""
+	}
+	t := 100e6
+	for t <= ceiling*1.5 && t < 100e9 {
+		t *= 10
+	}
+	return t, " (give --rate with the path's rate to size it for your path)"
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
+
+func dur(d time.Duration) string { return units.FormatDuration(d) }
+
+func bytesIn(n int64) string {
+	if n < 100_000 {
+		return units.FormatInt(n) + " bytes"
+	}
+	return units.FormatBytes(float64(n))
+}
+
+func rateWords(bps float64) string {
+	return fmt.Sprintf("%s (%s)", units.FormatByteRate(bps/8), units.FormatRate(bps))
+}
+
+// explain writes the one-line summary and the fix.
+func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
+	rcv, snd := orWord(in.Receiver, "the receiver"), orWord(in.Sender, "the sender")
+	rtt := dur(in.RTT)
+	achieved := rateWords(v.ThroughputBps)
+	share := pct(v.Share)
+	switch v.Verdict {
+	case RwndLimited:
+		summary = fmt.Sprintf("%s of the transfer the sender was pinned at the receiver's window of %s", share, bytesIn(v.RwndBytes))
+		var b strings.Builder
+		fmt.Fprintf(&b, "the receiver %s advertises at most %s; at %s that caps the flow at %s (achieved %s). ", rcv, bytesIn(v.RwndBytes), rtt, rateWords(v.CeilingBps), achieved)
+		goal, note := target(in, v.CeilingBps)
+		need := pathmodel.BDP(goal, in.RTT)
+		buf := pathmodel.BufferFor(need, pathmodel.DefaultScalingRatio)
+		switch {
+		case in.Scale == ScaleNotNegotiated:
+			who := "one side"
+			if in.NoScaleSide != "" {
+				who = in.NoScaleSide
+			}
+			fmt.Fprintf(&b, "Window scaling is off on this connection (the SYN from %s carried no window-scale option), so no window can exceed 65,535 bytes: "+
+				"set net.ipv4.tcp_window_scaling=1 on both hosts and check firewalls, load balancers and proxies on the path that strip TCP options; "+
+				"%s needs a window of %s at %s%s.", who, units.FormatRate(goal), bytesIn(int64(need)), rtt, note)
+		case !in.RwndGrew && v.RwndBytes < 64*1024:
+			fmt.Fprintf(&b, "The window never grew, as autotuning would make it: the receiving application probably sets SO_RCVBUF (autotuning is then off): "+
+				"raise it to >= %s or remove it (e.g. nginx listen ... rcvbuf=, iperf3 -w); %s at %s needs a window of %s (a buffer of %s, which SO_RCVBUF=%s gives since the kernel doubles it)%s.",
+				bytesIn((buf+1)/2), units.FormatRate(goal), rtt, bytesIn(int64(need)), bytesIn(buf), bytesIn((buf+1)/2), note)
+		default:
+			fmt.Fprintf(&b, "The window stopped at the receiver's buffer limit: raise net.ipv4.tcp_rmem's maximum on %s to >= %d, or, if its application sets SO_RCVBUF (iperf3 -w, nginx rcvbuf=), "+
+				"that value to >= %d (and net.core.rmem_max, which clamps it); %s at %s needs a window of %s%s.", rcv, buf, (buf+1)/2, units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
+		}
+		fix = b.String()
+	case ZeroWindow:
+		summary = fmt.Sprintf("%s of the transfer the receiver's window was zero (%d stall(s), %s in all)", share, in.ZeroWindowStalls, dur(in.ZeroWindowTime))
+		fix = fmt.Sprintf("the receiving application on %s stops reading: its buffer fills and it advertises a zero window for %s in %d stall(s). "+
+			"The network and the TCP buffers are not the limit; look at the reader (CPU, disk writes, a blocked thread, a slow consumer) on %s.",
+			rcv, dur(in.ZeroWindowTime), in.ZeroWindowStalls, rcv)
+	case SndbufLimited:
+		summary = fmt.Sprintf("%s of the transfer the flight stayed flat at %s, below the receiver's window, with no loss", share, bytesIn(tl.MaxInflight))
+		goal, note := target(in, pathmodel.WindowCeiling(float64(tl.MaxInflight), in.RTT))
+		need := pathmodel.BDP(goal, in.RTT)
+		fix = fmt.Sprintf("the sender %s never had more than %s in flight though %s allowed %s: its send buffer caps it at %s at %s. "+
+			"Raise net.ipv4.tcp_wmem's maximum on %s to >= %d (or the application's SO_SNDBUF); %s at %s needs %s in flight%s.",
+			snd, bytesIn(tl.MaxInflight), rcv, bytesIn(max(tl.MaxRwnd, 0)), rateWords(pathmodel.WindowCeiling(float64(tl.MaxInflight), in.RTT)), rtt,
+			snd, pathmodel.BufferFor(need, pathmodel.SendRatio), units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
+	case AppLimited:
+		summary = fmt.Sprintf("%s of the transfer the sender had nothing to send (%d idle gap(s), %s)", share, tl.IdleGaps, dur(tl.IdleTime))
+		fix = fmt.Sprintf("the application on %s is the limit, not TCP: it had nothing to send %s of the time. "+
+			"Buffer and window tuning will not help; make it write more at once, pipeline requests instead of waiting for each answer, or look at what it waits for.", snd, share)
+	case SlowStart:
+		summary = fmt.Sprintf("%s of the transfer was spent in slow start (%d round trips of %s)", share, tl.SlowStartRounds, rtt)
+		fix = fmt.Sprintf("the transfer is too short to leave slow start: it took %d round trips at %s, each doubling the flight from the initial window. "+
+			"Reuse connections (keep-alive, HTTP/2), raise the sender's initial window (ip route change ... initcwnd 20) and the receiver's (initrwnd 20), "+
+			"and set net.ipv4.tcp_slow_start_after_idle=0 on %s so reused connections keep their window.", tl.SlowStartRounds, rtt, snd)
+	case LossLimited:
+		rate := 0.0
+		if in.Segments > 0 {
+			rate = float64(in.Retrans) / float64(in.Segments)
+		}
+		summary = fmt.Sprintf("%.2f%% of segments were retransmitted (%d fast, %d after a timeout); the sender spent %s of the time recovering or below its window", 100*rate, in.RetransFast, in.RetransRTO, share)
+		fix = fmt.Sprintf("the path loses packets: %d of %d segments retransmitted. Loss-based congestion control (CUBIC, Reno) halves its window at each loss, "+
+			"and at %s it takes long to grow back. Find the loss (interface errors, a policer, Wi-Fi, a full queue), and consider BBR on %s "+
+			"(net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq).", in.Retrans, in.Segments, rtt, snd)
+	case Bottleneck:
+		summary = fmt.Sprintf("%s of the transfer the sender was bound by its congestion window, not by either host: the path is the limit (achieved %s)", share, achieved)
+		fix = "the flow runs at what the path gives; host tuning will not make it faster."
+		if slices.Contains(v.Flags, FlagBufferbloat) {
+			fix += fmt.Sprintf(" The RTT rose from %s to %s while it ran: a queue on the path fills (bufferbloat); use fq_codel or cake on the bottleneck, or BBR on the sender.", dur(in.MinRTT), dur(in.HighRTT))
+		}
+	case CaptureLimited:
+		lb := int64(0)
+		if in.ScaleLowerBound > 0 {
+			lb = int64(in.ScaleLowerBound)
+		}
+		summary = fmt.Sprintf("%s of the transfer the flight sat at the window's lower bound, but the window scale is unknown", share)
+		fix = fmt.Sprintf("the capture started after the handshake, so the window scale is unknown (the flight proves a shift of at least %d); "+
+			"the flow may be limited by the receiver's window. Capture from the start of the connection (the SYNs) to judge it.", lb)
+	default:
+		summary = "no state dominates"
+		fix = "no fix can be derived from this flow"
+	}
+	return summary, fix
+}
+
+func orWord(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

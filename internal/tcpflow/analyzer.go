@@ -1,0 +1,280 @@
+package tcpflow
+
+import (
+	"errors"
+	"io"
+	"net/netip"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/capture"
+)
+
+// Analyzer follows every TCP flow in a stream of packets.
+type Analyzer struct {
+	opts    Options
+	flows   []*Flow
+	index   map[key]ref
+	lastKey key
+	lastRef ref
+	seg     capture.Segment
+	opt     capture.Options
+	clock   clock
+	base    int64
+	stats   Stats
+}
+
+// Stats counts what the analyzer saw and skipped.
+type Stats struct {
+	Packets    int64            `json:"packets"`
+	TCPPackets int64            `json:"tcp_packets"`
+	Skipped    map[string]int64 `json:"skipped,omitempty"`
+	BadOptions int64            `json:"bad_options,omitempty"`
+	skipped    [capture.NumResults]int64
+}
+
+// New returns an analyzer.
+func New(opts Options) *Analyzer {
+	return &Analyzer{opts: opts, index: make(map[key]ref)}
+}
+
+// Packet feeds one captured packet.
+func (a *Analyzer) Packet(p *capture.Packet) {
+	r := capture.Decode(p.LinkType, p.Data, p.OrigLen, &a.seg)
+	a.segment(&a.seg, r, p.Time)
+}
+
+// segment handles one decoded packet captured at ts (ns since the epoch).
+func (a *Analyzer) segment(s *capture.Segment, res capture.Result, ts int64) {
+	a.stats.Packets++
+	if res != capture.OK {
+		a.stats.skipped[res]++
+		return
+	}
+	a.stats.TCPPackets++
+	if a.stats.TCPPackets == 1 {
+		a.base = ts
+	}
+	t := a.clock.fix(ts - a.base)
+	if err := capture.ParseOptions(s.Options, &a.opt); err != nil {
+		a.stats.BadOptions++
+	}
+	k := key{netip.AddrPortFrom(s.Src, s.SrcPort), netip.AddrPortFrom(s.Dst, s.DstPort)}
+	var r ref
+	if k == a.lastKey && a.lastRef.f != nil {
+		r = a.lastRef
+	} else {
+		var ok bool
+		r, ok = a.index[k]
+		if !ok {
+			r = a.newFlow(k, s, t)
+		}
+	}
+	// A new SYN on the ports of a finished flow (or with another ISN) is
+	// a new connection.
+	if s.Flags&(capture.FlagSYN|capture.FlagACK) == capture.FlagSYN && r.f.packets > 0 {
+		d := &r.f.dir[r.dir]
+		if r.f.closed() || (d.synSeen && d.base != s.Seq+1) || (!d.synSeen && d.segs > 0) {
+			r = a.newFlow(k, s, t)
+		}
+	}
+	a.lastKey, a.lastRef = k, r
+	r.f.packet(int(r.dir), s, &a.opt, t)
+}
+
+func (a *Analyzer) newFlow(k key, s *capture.Segment, t int64) ref {
+	f := newFlow(len(a.flows)+1, s, t, &a.opts)
+	a.flows = append(a.flows, f)
+	a.index[k] = ref{f, 0}
+	a.index[key{k.dst, k.src}] = ref{f, 1}
+	return ref{f, 0}
+}
+
+// Analysis is the result of reading a capture.
+type Analysis struct {
+	Format   string        `json:"format"`
+	Stats    Stats         `json:"stats"`
+	Clock    ClockReport   `json:"clock"`
+	Duration float64       `json:"duration_s"`
+	Flows    []*FlowReport `json:"flows"`
+	// Error is set when the file ended badly: the flows are those read
+	// before it.
+	Error string `json:"error,omitempty"`
+}
+
+// Finish judges every flow.
+func (a *Analyzer) Finish() *Analysis {
+	an := &Analysis{Stats: a.stats, Clock: a.clock.report()}
+	an.Stats.Skipped = map[string]int64{}
+	for r, n := range a.stats.skipped {
+		if n > 0 {
+			an.Stats.Skipped[capture.Result(r).String()] = n
+		}
+	}
+	an.Duration = time.Duration(a.clock.last).Seconds()
+	for _, f := range a.flows {
+		an.Flows = append(an.Flows, f.report(a))
+	}
+	if an.Flows == nil {
+		an.Flows = []*FlowReport{}
+	}
+	return an
+}
+
+// Analyze reads a whole capture. On a truncated or corrupt file it
+// returns the analysis of the packets before the damage together with
+// the error (a *capture.CorruptError).
+func Analyze(r io.Reader, opts Options) (*Analysis, error) {
+	rd, err := capture.Open(r)
+	if err != nil {
+		return nil, err
+	}
+	a := New(opts)
+	err = a.run(rd)
+	an := a.Finish()
+	an.Format = rd.Format()
+	if errors.Is(err, io.EOF) {
+		return an, nil
+	}
+	an.Error = err.Error()
+	return an, err
+}
+
+// clock sanitizes capture timestamps (ns since the first TCP packet).
+type clock struct {
+	n         int64
+	last      int64
+	offset    int64
+	backwards int64
+	steps     int64
+	equal     int64
+	minDelta  int64
+	div       int64 // largest power of ten (ns) dividing every timestamp
+}
+
+const clockStep = int64(time.Hour)
+
+func (c *clock) fix(t int64) int64 {
+	t += c.offset
+	if c.n == 0 {
+		c.n, c.last, c.div = 1, t, 1e9
+		return t
+	}
+	c.n++
+	d := t - c.last
+	if d > clockStep || d < -clockStep {
+		// An epoch outlier or a clock step: cut the jump out.
+		c.offset -= d
+		c.steps++
+		return c.last
+	}
+	if d < 0 {
+		c.backwards++
+		return c.last
+	}
+	if d == 0 {
+		c.equal++
+	} else if c.minDelta == 0 || d < c.minDelta {
+		c.minDelta = d
+	}
+	for c.div > 1 && (t-c.offset)%c.div != 0 {
+		c.div /= 10
+	}
+	c.last = t
+	return t
+}
+
+// ClockReport describes the capture's clock.
+type ClockReport struct {
+	// TickSeconds is the capture clock's granularity when it is coarse
+	// (1 ms or more), else 0.
+	TickSeconds float64 `json:"tick_s,omitempty"`
+	Backwards   int64   `json:"backwards,omitempty"`
+	Steps       int64   `json:"steps,omitempty"`
+}
+
+// tick returns the clock granularity if it is coarse (>= 1 ms).
+func (c *clock) tick() time.Duration {
+	if c.n < 20 {
+		return 0
+	}
+	if c.div >= int64(time.Millisecond) {
+		return time.Duration(c.div)
+	}
+	if c.equal*2 >= c.n && c.minDelta >= int64(time.Millisecond) {
+		return time.Duration(c.minDelta)
+	}
+	return 0
+}
+
+func (c *clock) report() ClockReport {
+	return ClockReport{TickSeconds: c.tick().Seconds(), Backwards: c.backwards, Steps: c.steps}
+}
+
+// item is one decoded packet handed from the reading goroutine to the
+// analyzing one; the options are copied out of the read buffer.
+type item struct {
+	seg  capture.Segment
+	opts [40]byte // TCP options are at most 40 bytes
+	ts   int64
+	res  capture.Result
+}
+
+type batch struct {
+	items []item
+	n     int
+	err   error
+}
+
+const (
+	batchSize = 1024
+	nBatches  = 4
+)
+
+// run reads and decodes in one goroutine and follows flows in this one,
+// so the two halves of the work use two cores. A fixed set of batches
+// circulates between them: memory stays bounded and nothing is
+// allocated per packet. It returns the reader's final error (io.EOF at a
+// clean end).
+func (a *Analyzer) run(rd *capture.Reader) error {
+	free := make(chan *batch, nBatches)
+	full := make(chan *batch, nBatches)
+	for range nBatches {
+		free <- &batch{items: make([]item, batchSize)}
+	}
+	go func() {
+		var p capture.Packet
+		for {
+			b := <-free
+			b.n, b.err = 0, nil
+			for b.n < len(b.items) {
+				if err := rd.Next(&p); err != nil {
+					b.err = err
+					break
+				}
+				it := &b.items[b.n]
+				it.res = capture.Decode(p.LinkType, p.Data, p.OrigLen, &it.seg)
+				if it.res == capture.OK {
+					k := copy(it.opts[:], it.seg.Options)
+					it.seg.Options = it.opts[:k]
+				}
+				it.ts = p.Time
+				b.n++
+			}
+			full <- b
+			if b.err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		b := <-full
+		for i := range b.n {
+			it := &b.items[i]
+			a.segment(&it.seg, it.res, it.ts)
+		}
+		if b.err != nil {
+			return b.err
+		}
+		free <- b
+	}
+}

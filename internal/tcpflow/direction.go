@@ -1,0 +1,359 @@
+package tcpflow
+
+import (
+	"math"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/capture"
+	"github.com/longhaul/longhaul/internal/diagnose"
+)
+
+// rng is a byte range [l, r) in relative sequence space.
+type rng struct{ l, r int64 }
+
+// sent remembers a recent transmission for hardware-duplicate checks.
+type sent struct {
+	seq   int64
+	n     int
+	ipid  uint16
+	tsval uint32
+	hasTS bool
+	t     int64
+}
+
+// hole is a gap in the sequence space seen at the capture point.
+type hole struct {
+	rng
+	t int64
+}
+
+// ackRec is the receiver's feedback as seen at the capture point at time t.
+type ackRec struct {
+	t      int64
+	ack    int64
+	rwnd   int64
+	sacked int64
+}
+
+const (
+	nRecent  = 8
+	nHoles   = 8
+	nSACK    = 8
+	nHist    = 256 // RTT histogram: 1/8 octave buckets from 1 µs
+	histRing = 256
+)
+
+// direction is the state of the data one endpoint sends.
+type direction struct {
+	haveBase bool
+	base     uint32 // sequence number of relative byte 0
+	sndMax   int64  // highest byte sent + 1 (relative)
+	sndUna   int64  // highest cumulative ACK from the peer
+	synSeen  bool
+	syn      capture.Options // options of this endpoint's SYN or SYN-ACK
+	mss      int             // largest segment not over the MSS
+	peerMSS  int             // the MSS the receiver offered in its SYN
+	maxSeg   int
+
+	// The peer's window for this data.
+	rwnd       int64 // scaled; -1 unknown scale
+	raw        uint16
+	winSeen    bool
+	firstRwnd  int64
+	maxRwnd    int64
+	minRwnd    int64
+	lastRawAdv uint16
+	lb         uint8 // lower bound of the unknown shift
+	zw         bool
+	zwStart    int64
+	zwStalls   int
+	zwTime     int64
+
+	dupAcks  int
+	sack     [nSACK]rng
+	nsack    int
+	sacked   int64
+	lastAckT int64
+
+	// RTT: one timed segment at a time (Karn: never a retransmitted one).
+	timing   bool
+	timedEnd int64
+	timedAt  int64
+	srtt     int64
+	rttN     int64
+	rttMin   int64
+	rttMax   int64
+	hist     [nHist]uint32
+
+	recovery     bool
+	recoverPoint int64
+	retrans      int64
+	fast, rto    int64
+	spurious     int64
+	hwdup        int64
+	reorder      int64
+	zwp          int64
+	keepalive    int64
+	missed       int64 // bytes acknowledged that the capture never saw
+	recent       [nRecent]sent
+	ri           int
+	holes        [nHoles]hole
+	nholes       int
+
+	bytes     int64 // payload including retransmissions
+	segs      int64
+	super     int64
+	firstData int64
+	lastData  int64
+	lastSend  int64
+	lastShort bool
+	fin       bool
+
+	// The sender's view lags the capture by d (ns): acks in history.
+	d     int64
+	hist2 []ackRec
+	hHead int // next read position
+	cur   ackRec
+
+	tl diagnose.Timeline
+}
+
+// rel unwraps a 32-bit sequence number near ref.
+func (d *direction) rel(x uint32, ref int64) int64 {
+	return ref + int64(int32(x-(d.base+uint32(ref))))
+}
+
+func (d *direction) setBase(seq uint32) {
+	d.haveBase, d.base = true, seq
+	d.sndMax, d.sndUna, d.rwnd = 0, 0, -1
+	d.firstData = -1
+}
+
+// effMSS is the segment size used for "within one MSS" tests.
+func (d *direction) effMSS() int64 {
+	switch {
+	case d.mss > 0: // what the sender actually sends
+		return int64(d.mss)
+	case d.peerMSS > 0: // what the receiver allows
+		return int64(d.peerMSS)
+	}
+	return 1448
+}
+
+func (d *direction) addRTT(ns int64) {
+	if ns <= 0 {
+		ns = 1
+	}
+	d.rttN++
+	if d.rttMin == 0 || ns < d.rttMin {
+		d.rttMin = ns
+	}
+	d.rttMax = max(d.rttMax, ns)
+	if d.srtt == 0 {
+		d.srtt = ns
+	} else {
+		d.srtt += (ns - d.srtt) / 8
+	}
+	us := float64(ns) / 1e3
+	b := 0
+	if us > 1 {
+		b = int(math.Log2(us) * 8)
+	}
+	d.hist[min(max(b, 0), nHist-1)]++
+}
+
+// rttQuantile returns the q-quantile of the ACK RTT samples (bucket mid).
+func (d *direction) rttQuantile(q float64) time.Duration {
+	if d.rttN == 0 {
+		return 0
+	}
+	want := int64(math.Ceil(q * float64(d.rttN)))
+	var n int64
+	for b, c := range d.hist {
+		n += int64(c)
+		if n >= max(want, 1) {
+			us := math.Exp2((float64(b) + 0.5) / 8)
+			v := time.Duration(us * 1e3)
+			return min(max(v, time.Duration(d.rttMin)), time.Duration(d.rttMax))
+		}
+	}
+	return time.Duration(d.srtt)
+}
+
+// addSACK merges [l, r) into the scoreboard.
+func (d *direction) addSACK(l, r int64) {
+	if r <= l {
+		return
+	}
+	for i := 0; i < d.nsack; i++ {
+		s := &d.sack[i]
+		if l <= s.r && r >= s.l { // overlaps or touches
+			l, r = min(l, s.l), max(r, s.r)
+			d.sack[i] = d.sack[d.nsack-1]
+			d.nsack--
+			i = -1 // rescan with the grown range
+		}
+	}
+	if d.nsack == nSACK {
+		// Drop the lowest range: the scoreboard is an estimate.
+		lo := 0
+		for i := 1; i < d.nsack; i++ {
+			if d.sack[i].l < d.sack[lo].l {
+				lo = i
+			}
+		}
+		d.sack[lo] = d.sack[d.nsack-1]
+		d.nsack--
+	}
+	d.sack[d.nsack] = rng{l, r}
+	d.nsack++
+}
+
+// pruneSACK drops what the cumulative ACK covers and recomputes sacked.
+func (d *direction) pruneSACK() {
+	d.sacked = 0
+	for i := 0; i < d.nsack; i++ {
+		s := &d.sack[i]
+		if s.r <= d.sndUna {
+			d.sack[i] = d.sack[d.nsack-1]
+			d.nsack--
+			i--
+			continue
+		}
+		s.l = max(s.l, d.sndUna)
+		d.sacked += min(s.r, d.sndMax) - s.l
+	}
+	d.sacked = max(d.sacked, 0)
+}
+
+func (d *direction) remember(seq int64, n int, s *capture.Segment, o *capture.Options, t int64) {
+	d.recent[d.ri] = sent{seq, n, s.IPID, o.TSval, o.HasTimestamp, t}
+	d.ri = (d.ri + 1) % nRecent
+}
+
+// isHWDup reports whether the segment was already captured once: the
+// same bytes with the same IPv4 ID (a retransmission gets a new one), or
+// for IPv6 and ID-less stacks the same TSval within a millisecond.
+func (d *direction) isHWDup(seq int64, n int, s *capture.Segment, o *capture.Options, t int64) bool {
+	for i := range d.recent {
+		r := &d.recent[i]
+		if r.n != n || r.seq != seq || r.n == 0 || t-r.t > int64(time.Second) {
+			continue
+		}
+		if s.IPVersion == 4 && s.IPID != 0 {
+			if r.ipid == s.IPID {
+				return true
+			}
+			continue
+		}
+		if r.hasTS && o.HasTimestamp && r.tsval == o.TSval && t-r.t < int64(time.Millisecond) {
+			return true
+		}
+	}
+	return false
+}
+
+// fillHole returns the hole [seq, end) falls in, removing the filled
+// part; ok is false when it fills none.
+func (d *direction) fillHole(seq, end int64) (h hole, ok bool) {
+	for i := 0; i < d.nholes; i++ {
+		x := d.holes[i]
+		if seq >= x.r || end <= x.l {
+			continue
+		}
+		switch {
+		case seq <= x.l && end >= x.r:
+			d.holes[i] = d.holes[d.nholes-1]
+			d.nholes--
+		case seq <= x.l:
+			d.holes[i].l = end
+		case end >= x.r:
+			d.holes[i].r = seq
+		default: // splits it; keep the lower part, the rest is a new hole
+			d.holes[i].r = seq
+			if d.nholes < nHoles {
+				d.holes[d.nholes] = hole{rng{end, x.r}, x.t}
+				d.nholes++
+			}
+		}
+		return x, true
+	}
+	return hole{}, false
+}
+
+func (d *direction) addHole(l, r, t int64) {
+	if d.nholes == nHoles {
+		// Forget the oldest: it was lost before the capture and never
+		// retransmitted within our view, or the capture dropped it.
+		old := 0
+		for i := 1; i < d.nholes; i++ {
+			if d.holes[i].t < d.holes[old].t {
+				old = i
+			}
+		}
+		d.holes[old] = d.holes[d.nholes-1]
+		d.nholes--
+	}
+	d.holes[d.nholes] = hole{rng{l, r}, t}
+	d.nholes++
+}
+
+// ackedHoles drops holes below the cumulative ACK: data the receiver got
+// that the capture never saw.
+func (d *direction) ackedHoles() {
+	for i := 0; i < d.nholes; i++ {
+		h := &d.holes[i]
+		if h.r <= d.sndUna {
+			d.missed += h.r - h.l
+			d.holes[i] = d.holes[d.nholes-1]
+			d.nholes--
+			i--
+		}
+	}
+}
+
+// record appends the receiver's feedback to the history the sender's
+// view is read from (only when the sender is away from the capture).
+func (d *direction) record(t int64) {
+	rec := ackRec{t, d.sndUna, d.rwnd, d.sacked}
+	if d.d <= 0 {
+		d.cur = rec
+		return
+	}
+	if d.hist2 == nil {
+		d.hist2 = make([]ackRec, 0, histRing)
+	}
+	n := len(d.hist2)
+	// Thin to about 128 records per D: overwrite a record younger than D/128.
+	if n > d.hHead && t-d.hist2[n-1].t < d.d/128 {
+		d.hist2[n-1] = rec
+		return
+	}
+	if n == cap(d.hist2) {
+		// Compact: drop what the read position has passed.
+		k := copy(d.hist2, d.hist2[d.hHead:])
+		d.hist2, d.hHead = d.hist2[:k], 0
+		if k == cap(d.hist2) {
+			// Still full: the oldest record goes.
+			copy(d.hist2, d.hist2[1:])
+			d.hist2 = d.hist2[:k-1]
+		}
+	}
+	d.hist2 = append(d.hist2, rec)
+}
+
+// view returns the receiver's feedback as the sender knew it at time t.
+func (d *direction) view(t int64) ackRec {
+	if d.d <= 0 {
+		return ackRec{t, d.sndUna, d.rwnd, d.sacked}
+	}
+	at := t - d.d
+	for d.hHead+1 < len(d.hist2) && d.hist2[d.hHead+1].t <= at {
+		d.hHead++
+		d.cur = d.hist2[d.hHead]
+	}
+	if d.hHead < len(d.hist2) && d.hist2[d.hHead].t <= at {
+		d.cur = d.hist2[d.hHead]
+	}
+	return d.cur
+}

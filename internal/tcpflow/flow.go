@@ -1,0 +1,449 @@
+package tcpflow
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/capture"
+	"github.com/longhaul/longhaul/internal/diagnose"
+)
+
+// Options tune an analysis.
+type Options struct {
+	// MaxPoints > 0 keeps a downsampled series of at most that many
+	// points (and 4x as many events) per flow direction, for --timeline.
+	MaxPoints int
+	// SeriesFlow limits the series to one flow ID (0: every flow).
+	SeriesFlow int
+	// RateBps is the path's rate if known: it gives the BDP and sizes
+	// the fixes.
+	RateBps float64
+}
+
+type key struct{ src, dst netip.AddrPort }
+
+type ref struct {
+	f   *Flow
+	dir uint8
+}
+
+// Flow is one TCP connection. Endpoint 0 sent the first packet seen,
+// unless a SYN says which side is the client.
+type Flow struct {
+	ID      int
+	Addr    [2]netip.AddrPort
+	client  int // index of the SYN's sender, -1 unknown
+	start   int64
+	end     int64
+	packets int64
+	dir     [2]direction // dir[i]: data sent by Addr[i]
+
+	synT, synAckT, ackT int64
+	synRetrans          bool
+	synAckSeen, synSeen bool
+	shiftKnown          [2]bool
+	shift               [2]uint8 // applied to windows advertised by Addr[i]
+	scale               string
+	noScaleSide         int
+	fin                 [2]bool
+	rst                 bool
+	opts                *Options
+	series              bool
+}
+
+func newFlow(id int, s *capture.Segment, t int64, o *Options) *Flow {
+	f := &Flow{ID: id, client: -1, start: t, end: t, opts: o, scale: diagnose.ScaleUnknown, noScaleSide: -1, synT: -1, synAckT: -1, ackT: -1}
+	f.Addr[0] = netip.AddrPortFrom(s.Src, s.SrcPort)
+	f.Addr[1] = netip.AddrPortFrom(s.Dst, s.DstPort)
+	f.series = o.MaxPoints > 0 && (o.SeriesFlow == 0 || o.SeriesFlow == id)
+	for i := range f.dir {
+		f.dir[i].rwnd = -1
+		f.dir[i].firstData = -1
+		f.dir[i].tl.MaxEvents = 4 * o.MaxPoints
+		if f.series {
+			f.dir[i].tl.MaxPoints = o.MaxPoints
+		}
+	}
+	return f
+}
+
+// closed reports whether the connection ended (so a new SYN on the same
+// ports is a new flow).
+func (f *Flow) closed() bool { return f.rst || (f.fin[0] && f.fin[1]) }
+
+// packet handles one segment from endpoint i at time t (ns, sanitized).
+func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
+	f.packets++
+	f.end = t
+	snd, peer := &f.dir[i], &f.dir[1-i]
+	if s.Flags&capture.FlagRST != 0 {
+		f.rst = true
+	}
+	if s.Flags&capture.FlagSYN != 0 {
+		f.syn(i, s, o, t)
+		return
+	}
+	if s.Flags&capture.FlagACK != 0 {
+		f.handshakeAck(i, s, t)
+		f.ack(i, s, o, t)
+	}
+	if s.PayloadLen > 0 || s.Flags&capture.FlagFIN != 0 || (snd.haveBase && snd.rel(s.Seq, snd.sndMax) == snd.sndMax-1) {
+		f.data(i, s, o, t)
+	}
+	if s.Flags&capture.FlagFIN != 0 {
+		f.fin[i] = true
+	}
+	for _, d := range []*direction{snd, peer} {
+		if d.segs > 0 {
+			f.sample(d, t)
+		}
+	}
+}
+
+func (f *Flow) syn(i int, s *capture.Segment, o *capture.Options, t int64) {
+	d := &f.dir[i]
+	isAck := s.Flags&capture.FlagACK != 0
+	if isAck {
+		if f.synAckSeen {
+			f.synRetrans = true
+		} else {
+			f.synAckT = t
+		}
+		f.synAckSeen = true
+		if f.client < 0 {
+			f.client = 1 - i
+		}
+	} else {
+		if f.synSeen {
+			f.synRetrans = true
+		} else {
+			f.synT = t
+		}
+		f.synSeen = true
+		f.client = i
+	}
+	d.synSeen = true
+	d.syn = *o
+	// Data starts one past the SYN.
+	d.setBase(s.Seq + 1)
+	// The SYN's window is never scaled (RFC 7323 2.2); it is the first
+	// window the peer may fill.
+	peer := &f.dir[1-i]
+	if o.HasMSS {
+		peer.peerMSS = int(o.MSS)
+	}
+	peer.rwnd, peer.raw, peer.winSeen = int64(s.Window), s.Window, true
+	peer.firstRwnd, peer.maxRwnd, peer.minRwnd = int64(s.Window), int64(s.Window), int64(s.Window)
+	peer.cur = ackRec{t, 0, int64(s.Window), 0}
+	f.resolveScale()
+}
+
+// resolveScale sets the window scale state from the SYNs seen.
+func (f *Flow) resolveScale() {
+	c := f.client
+	if c < 0 {
+		return
+	}
+	cs, ss := &f.dir[c], &f.dir[1-c]
+	switch {
+	case cs.synSeen && !cs.syn.HasWScale:
+		f.scale, f.noScaleSide = diagnose.ScaleNotNegotiated, c
+	case ss.synSeen && !ss.syn.HasWScale:
+		f.scale, f.noScaleSide = diagnose.ScaleNotNegotiated, 1-c
+	case cs.synSeen && ss.synSeen:
+		f.scale = diagnose.ScaleKnown
+		f.shift[c], f.shift[1-c] = cs.syn.Shift(), ss.syn.Shift()
+		f.shiftKnown = [2]bool{true, true}
+		return
+	case ss.synSeen: // SYN-ACK with the option: the SYN had it too
+		f.shift[1-c], f.shiftKnown[1-c] = ss.syn.Shift(), true
+		return
+	default:
+		return
+	}
+	f.shift, f.shiftKnown = [2]uint8{}, [2]bool{true, true}
+}
+
+// handshakeAck notes the client's ACK of the SYN-ACK.
+func (f *Flow) handshakeAck(i int, s *capture.Segment, t int64) {
+	if f.ackT >= 0 || !f.synAckSeen || i != f.client {
+		return
+	}
+	srv := &f.dir[1-i]
+	if srv.haveBase && s.Ack == srv.base {
+		f.ackT = t
+		f.setVantageDelays()
+	}
+}
+
+// halves returns capture-server-capture and capture-client-capture
+// times from the handshake; ok is false without a clean handshake.
+func (f *Flow) halves() (h1, h2 int64, ok bool) {
+	if f.synT < 0 || f.synAckT < 0 || f.ackT < 0 || f.synRetrans {
+		return 0, 0, false
+	}
+	return f.synAckT - f.synT, f.ackT - f.synAckT, f.synAckT >= f.synT && f.ackT >= f.synAckT
+}
+
+// setVantageDelays gives each direction its sender's lag behind the
+// capture point: the client's data sees ACKs h2 late, the server's h1.
+func (f *Flow) setVantageDelays() {
+	h1, h2, ok := f.halves()
+	if !ok {
+		return
+	}
+	c := f.client
+	// Below a millisecond the lag does not matter and we keep no history.
+	if h2 >= int64(time.Millisecond) {
+		f.dir[c].d = h2
+	}
+	if h1 >= int64(time.Millisecond) {
+		f.dir[1-c].d = h1
+	}
+}
+
+// ack handles the acknowledgement and window in a segment from i, which
+// are about the data the other endpoint sends.
+func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
+	p := &f.dir[1-i]
+	if !p.haveBase {
+		p.setBase(s.Ack)
+	}
+	ack := p.rel(s.Ack, p.sndMax)
+	if ack > p.sndMax {
+		// The receiver got data the capture did not see (capture drops or
+		// asymmetric routing), or the ACK of a FIN.
+		if !(p.fin && ack == p.sndMax+1) {
+			p.missed += ack - p.sndMax
+			p.sndMax = ack
+		}
+	}
+	// Window.
+	w := int64(-1)
+	if f.shiftKnown[i] {
+		w = int64(s.Window) << f.shift[i]
+	} else if s.Window == 0 {
+		w = 0
+	}
+	p.raw = s.Window
+	newData := ack > p.sndUna
+	if newData {
+		if p.timing && ack >= p.timedEnd {
+			p.addRTT(t - p.timedAt)
+			p.timing = false
+		}
+		p.sndUna = min(ack, p.sndMax)
+		p.dupAcks = 0
+		if p.recovery && p.sndUna >= p.recoverPoint {
+			p.recovery = false
+		}
+		p.ackedHoles()
+	} else if ack == p.sndUna && s.PayloadLen == 0 && s.Flags&capture.FlagFIN == 0 && p.sndMax > p.sndUna && s.Window == p.lastRawAdv {
+		p.dupAcks++
+	}
+	p.lastRawAdv = s.Window
+	// SACK blocks (RFC 2018) and D-SACK (RFC 2883: a first block below
+	// the cumulative ACK or inside the second block).
+	for k := 0; k < o.NSACK; k++ {
+		l, r := p.rel(o.SACK[k].Left, p.sndMax), p.rel(o.SACK[k].Right, p.sndMax)
+		if k == 0 && (r <= ack || (o.NSACK > 1 && l >= p.rel(o.SACK[1].Left, p.sndMax) && r <= p.rel(o.SACK[1].Right, p.sndMax))) {
+			if p.retrans > p.spurious {
+				p.spurious++
+				p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvRetransSpurious, l, r-l)
+			}
+			continue
+		}
+		if r > ack && r <= p.sndMax+1 {
+			p.addSACK(max(l, ack), min(r, p.sndMax))
+		}
+	}
+	if newData || o.NSACK > 0 {
+		p.pruneSACK()
+	}
+	// Zero-window stalls.
+	if w == 0 && !p.zw {
+		p.zw, p.zwStart = true, t
+		p.zwStalls++
+		p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvZeroWindow, ack, 0)
+	} else if w != 0 && p.zw {
+		p.zw = false
+		p.zwTime += t - p.zwStart
+		p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvWindowOpen, ack, 0)
+	}
+	if w >= 0 {
+		if !p.winSeen {
+			p.winSeen, p.firstRwnd, p.minRwnd = true, w, w
+		}
+		p.maxRwnd = max(p.maxRwnd, w)
+		p.minRwnd = min(p.minRwnd, w)
+	}
+	p.rwnd = w
+	p.lastAckT = t
+	p.record(t)
+}
+
+// data handles the payload (and FIN) of a segment from i.
+func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
+	d := &f.dir[i]
+	peerZero := f.dir[i].zw
+	if !d.haveBase {
+		d.setBase(s.Seq)
+	}
+	n := s.PayloadLen
+	seq := d.rel(s.Seq, d.sndMax)
+	end := seq + int64(n)
+	rt := time.Duration(t - f.start)
+	if s.Flags&capture.FlagFIN != 0 {
+		d.fin = true
+	}
+	if n == 0 {
+		if s.Flags&capture.FlagFIN == 0 && seq == d.sndMax-1 {
+			f.probe(d, peerZero, rt, seq)
+		}
+		return
+	}
+	// Keep-alives carry no byte or one old byte at snd.una-1; zero-window
+	// probes look the same (Linux) or carry one new byte (others): the
+	// peer's window tells them apart. Neither is a retransmission.
+	if n == 1 && seq == d.sndMax-1 && d.sndUna >= d.sndMax-1 {
+		f.probe(d, peerZero, rt, seq)
+		return
+	}
+	if n == 1 && peerZero && seq >= d.sndUna {
+		d.zwp++
+		d.tl.AddEvent(rt, diagnose.EvZeroWindowProbe, seq, 1)
+		d.sndMax = max(d.sndMax, end)
+		return
+	}
+	if d.firstData < 0 {
+		d.firstData = t
+	}
+	d.lastData = t
+	d.segs++
+	d.bytes += int64(n)
+	if s.SuperFrame || n > 65535 {
+		d.super++
+	}
+	if n > d.maxSeg {
+		d.maxSeg = n
+	}
+	if lim := d.mssLimit(f, i); n <= lim && n > d.mss {
+		d.mss = n
+	}
+	switch {
+	case seq >= d.sndMax:
+		if seq > d.sndMax {
+			d.addHole(d.sndMax, seq, t)
+		}
+		d.sndMax = end
+		if !d.timing {
+			d.timing, d.timedAt, d.timedEnd = true, t, end
+		}
+		d.lastShort = int64(n) < d.effMSS()
+	default:
+		if d.isHWDup(seq, n, s, o, t) {
+			d.hwdup++
+			d.segs--
+			d.bytes -= int64(n)
+			d.tl.AddEvent(rt, diagnose.EvHardwareDup, seq, int64(n))
+			return
+		}
+		if h, ok := d.fillHole(seq, end); ok && t-h.t < f.reorderWindow(d) {
+			d.reorder++
+			d.tl.AddEvent(rt, diagnose.EvReorder, seq, int64(n))
+			break
+		}
+		d.retrans++
+		kind := diagnose.EvRetransRTO
+		switch {
+		case end <= d.sndUna:
+			d.spurious++
+			kind = diagnose.EvRetransSpurious
+		case d.dupAcks >= 1 || d.nsack > 0:
+			d.fast++
+			kind = diagnose.EvRetransFast
+		default:
+			d.rto++
+		}
+		d.tl.AddEvent(rt, kind, seq, int64(n))
+		if d.timing && seq < d.timedEnd {
+			d.timing = false // Karn: no sample from retransmitted data
+		}
+		if !d.recovery && end > d.sndUna {
+			d.recovery, d.recoverPoint = true, d.sndMax
+		}
+		d.sndMax = max(d.sndMax, end)
+	}
+	d.lastSend = t
+	d.remember(seq, n, s, o, t)
+	// Unknown scale: the flight proves a lower bound on the shift.
+	if !f.shiftKnown[1-i] && d.raw > 0 {
+		flight := d.sndMax - d.sndUna - d.sacked
+		for d.lb < 14 && flight > int64(d.raw)<<d.lb {
+			d.lb++
+		}
+	}
+}
+
+// mssLimit is the largest segment that is not a super-frame: the MSS the
+// peer offered, or 64 KB when unknown.
+func (d *direction) mssLimit(f *Flow, i int) int {
+	if d.peerMSS > 0 {
+		return d.peerMSS
+	}
+	return 65535
+}
+
+func (f *Flow) probe(d *direction, peerZero bool, rt time.Duration, seq int64) {
+	if peerZero {
+		d.zwp++
+		d.tl.AddEvent(rt, diagnose.EvZeroWindowProbe, seq, 0)
+	} else {
+		d.keepalive++
+		d.tl.AddEvent(rt, diagnose.EvKeepAlive, seq, 0)
+	}
+}
+
+// reorderWindow: a hole filled sooner than this was reordered, later it
+// was lost before the capture point and retransmitted.
+func (f *Flow) reorderWindow(d *direction) int64 {
+	if r := f.rtt(d); r > 0 {
+		return max(int64(r)/4, int64(time.Millisecond))
+	}
+	return int64(3 * time.Millisecond)
+}
+
+// rtt is the best path RTT estimate for direction d: the sender's lag
+// plus the data-to-ACK time at the capture point, or the handshake.
+func (f *Flow) rtt(d *direction) time.Duration {
+	if d.rttN > 0 {
+		return time.Duration(d.d + d.srtt)
+	}
+	if h1, h2, ok := f.halves(); ok {
+		return time.Duration(h1 + h2)
+	}
+	return 0
+}
+
+// sample adds the sender's view of direction d at time t to its timeline.
+func (f *Flow) sample(d *direction, t int64) {
+	v := d.view(t)
+	infl := max(d.sndMax-v.ack-v.sacked, 0)
+	s := diagnose.Sample{
+		T:          time.Duration(t - f.start),
+		Sent:       d.sndMax,
+		Delivered:  v.ack,
+		Inflight:   infl,
+		Rwnd:       v.rwnd,
+		RTT:        f.rtt(d),
+		Retrans:    d.retrans - d.spurious,
+		InRecovery: d.recovery,
+	}
+	if v.rwnd < 0 {
+		s.RwndLowerBound = int64(d.raw) << d.lb
+	}
+	mss := d.effMSS()
+	d.tl.MSS = int(mss)
+	s.AppLimited = d.lastShort && infl > 0 && (v.rwnd < 0 || infl < v.rwnd-mss) && !d.recovery
+	d.tl.Add(s)
+}

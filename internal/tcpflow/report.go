@@ -1,0 +1,377 @@
+package tcpflow
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
+)
+
+// FlowReport is one flow in an Analysis. The top-level numbers and
+// verdict are those of the main direction (the one that sent more).
+type FlowReport struct {
+	ID         int     `json:"id"`
+	Client     string  `json:"client"`
+	Server     string  `json:"server"`
+	RolesKnown bool    `json:"roles_known"` // false: no SYN seen, client/server are guesses
+	Start      float64 `json:"start_s"`
+	Duration   float64 `json:"duration_s"`
+	Packets    int64   `json:"packets"`
+	Bytes      int64   `json:"bytes"` // unique payload bytes of the main direction
+	Sender     string  `json:"sender"`
+	Receiver   string  `json:"receiver"`
+	Closed     string  `json:"closed"` // fin, rst, open
+	Vantage    string  `json:"vantage,omitempty"`
+
+	diagnose.Verdict
+	Handshake  *Handshake  `json:"handshake,omitempty"`
+	Directions []DirReport `json:"directions"`
+}
+
+// Handshake holds the handshake timings at the capture point.
+type Handshake struct {
+	SynToSynAck   float64 `json:"syn_to_synack_s"` // capture - server - capture
+	SynAckToAck   float64 `json:"synack_to_ack_s"` // capture - client - capture
+	RTT           float64 `json:"rtt_s"`
+	Retransmitted bool    `json:"retransmitted,omitempty"`
+}
+
+// SynOptions are the options an endpoint put in its SYN or SYN-ACK.
+type SynOptions struct {
+	MSS           int  `json:"mss,omitempty"`
+	WScale        int  `json:"wscale"` // -1: not offered
+	SACKPermitted bool `json:"sack_permitted"`
+	Timestamps    bool `json:"timestamps"`
+}
+
+// DirReport is one direction: the data Sender sends to Receiver.
+type DirReport struct {
+	Sender    string  `json:"sender"`
+	Receiver  string  `json:"receiver"`
+	Bytes     int64   `json:"bytes"`      // unique payload bytes
+	BytesSent int64   `json:"bytes_sent"` // including retransmissions
+	Segments  int64   `json:"segments"`
+	Duration  float64 `json:"duration_s"` // first data to last ACK
+	MSS       int     `json:"mss,omitempty"`
+	MaxSeg    int     `json:"max_segment,omitempty"`
+	// SenderSyn and ReceiverSyn are the options each end offered (the
+	// receiver's is the echo of the sender's offer).
+	SenderSyn   *SynOptions `json:"sender_syn,omitempty"`
+	ReceiverSyn *SynOptions `json:"receiver_syn,omitempty"`
+	WindowScale ScaleReport `json:"window_scale"`
+	Rwnd        WindowStats `json:"rwnd"`
+	RTT         RTTReport   `json:"rtt"`
+	Retrans     Retrans     `json:"retransmissions"`
+	HWDups      int64       `json:"hardware_duplicates"`
+	Reordered   int64       `json:"reordered"`
+	MissedBytes int64       `json:"missed_bytes,omitempty"` // acknowledged but never captured
+	ZeroWindow  ZeroWindow  `json:"zero_window"`
+	KeepAlives  int64       `json:"keep_alives"`
+	IdleGaps    int         `json:"idle_gaps"`
+	IdleSeconds float64     `json:"idle_s"`
+	SuperFrames int64       `json:"super_frames,omitempty"`
+	diagnose.Verdict
+	Timeline *Series `json:"timeline,omitempty"`
+}
+
+// ScaleReport is the window scale state of the receiver's windows.
+type ScaleReport struct {
+	State      string `json:"state"` // known, not-negotiated, unknown
+	Shift      int    `json:"shift"`
+	LowerBound int    `json:"lower_bound,omitempty"` // unknown: least shift the flight proves
+}
+
+// WindowStats are the receiver's advertised windows (scaled when known).
+type WindowStats struct {
+	Min   int64 `json:"min_bytes"`
+	Max   int64 `json:"max_bytes"`
+	First int64 `json:"first_bytes"`
+}
+
+// RTTReport holds the RTT measurements of a direction.
+type RTTReport struct {
+	// AckMin/AckMedian/AckP90 are data-to-ACK times at the capture point
+	// (capture - receiver - capture), Karn's rule applied.
+	AckMin     float64 `json:"ack_min_s,omitempty"`
+	AckMedian  float64 `json:"ack_median_s,omitempty"`
+	AckP90     float64 `json:"ack_p90_s,omitempty"`
+	AckSamples int64   `json:"ack_samples"`
+	// SenderLag is the capture - sender - capture time from the
+	// handshake, added to the ACK times to get the path RTT.
+	SenderLag float64 `json:"sender_lag_s,omitempty"`
+	Path      float64 `json:"path_s,omitempty"`
+	Source    string  `json:"source,omitempty"`
+}
+
+// Retrans counts retransmitted segments by kind.
+type Retrans struct {
+	Total    int64 `json:"total"`
+	Fast     int64 `json:"fast"`
+	RTO      int64 `json:"rto"`
+	Spurious int64 `json:"spurious"`
+}
+
+// ZeroWindow counts zero-window stalls.
+type ZeroWindow struct {
+	Stalls  int     `json:"stalls"`
+	Seconds float64 `json:"seconds"`
+	Probes  int64   `json:"probes"`
+}
+
+// Series is the time-sequence data of a direction for plots.
+type Series struct {
+	Points        []diagnose.Point `json:"points"`
+	Events        []diagnose.Event `json:"events"`
+	EventsDropped int64            `json:"events_dropped,omitempty"`
+}
+
+func synOpts(d *direction) *SynOptions {
+	if !d.synSeen {
+		return nil
+	}
+	o := &SynOptions{WScale: -1, SACKPermitted: d.syn.SACKPermitted, Timestamps: d.syn.HasTimestamp}
+	if d.syn.HasMSS {
+		o.MSS = int(d.syn.MSS)
+	}
+	if d.syn.HasWScale {
+		o.WScale = int(d.syn.WScale)
+	}
+	return o
+}
+
+func secs(ns int64) float64 { return time.Duration(ns).Seconds() }
+
+// report builds a flow's report and verdicts.
+func (f *Flow) report(a *Analyzer) *FlowReport {
+	r := &FlowReport{ID: f.ID, Start: secs(f.start), Duration: secs(f.end - f.start), Packets: f.packets, Closed: "open"}
+	c := f.client
+	r.RolesKnown = c >= 0
+	if c < 0 {
+		// Guess: the server is the end with the lower (well-known) port.
+		c = 0
+		if f.Addr[1].Port() > f.Addr[0].Port() {
+			c = 1
+		}
+	}
+	r.Client, r.Server = f.Addr[c].String(), f.Addr[1-c].String()
+	switch {
+	case f.rst:
+		r.Closed = "rst"
+	case f.fin[0] || f.fin[1]:
+		r.Closed = "fin"
+	}
+	flowFlags := f.flowFlags(a, r)
+	main := 0
+	if f.dir[1].sndMax > f.dir[0].sndMax {
+		main = 1
+	}
+	// Directions in client, server order.
+	for _, i := range []int{c, 1 - c} {
+		d := &f.dir[i]
+		if d.segs == 0 && d.keepalive == 0 && d.zwp == 0 && i != main {
+			continue
+		}
+		dr := f.dirReport(a, i, flowFlags)
+		if i == main {
+			r.Verdict = dr.Verdict
+			r.Bytes = dr.Bytes
+			r.Sender, r.Receiver = dr.Sender, dr.Receiver
+		}
+		r.Directions = append(r.Directions, dr)
+	}
+	return r
+}
+
+// flowFlags works out the vantage point and flags shared by both
+// directions, filling r.Handshake and r.Vantage.
+func (f *Flow) flowFlags(a *Analyzer, r *FlowReport) []string {
+	var fl []string
+	if !f.synSeen && !f.synAckSeen {
+		fl = append(fl, diagnose.FlagMidStream)
+	}
+	if h1, h2, ok := f.halves(); ok {
+		r.Handshake = &Handshake{SynToSynAck: secs(h1), SynAckToAck: secs(h2), RTT: secs(h1 + h2)}
+		ms := int64(time.Millisecond)
+		switch {
+		case max(h1, h2) < ms:
+			// Too close to tell (a LAN or loopback).
+		case h2*10 < h1:
+			r.Vantage = "client"
+		case h1*10 < h2:
+			r.Vantage = "server"
+		default:
+			r.Vantage = "middle"
+		}
+		// A SYN answered much faster or slower than data is acknowledged
+		// from the same side: something on the path answers the
+		// handshake (SYN proxy, load balancer, anti-DDoS, PEP).
+		for i, near := range [2]int64{h1, h2} { // near: the other end's half
+			snd := f.client
+			if i == 1 {
+				snd = 1 - f.client
+			}
+			d := &f.dir[snd]
+			if d.rttN < 4 || d.d > 0 {
+				continue
+			}
+			med := int64(d.rttQuantile(0.5))
+			if med > 3*near+5*ms || 3*med+5*ms < near {
+				fl = append(fl, "vantage-proxy")
+				break
+			}
+		}
+	} else if f.synSeen || f.synAckSeen {
+		r.Handshake = &Handshake{Retransmitted: f.synRetrans}
+	}
+	if r.Vantage != "" {
+		fl = append(fl, "vantage-"+r.Vantage)
+	}
+	if c := f.client; c >= 0 {
+		std := 1460
+		if f.Addr[0].Addr().Is6() {
+			std = 1440
+		}
+		for _, d := range f.dir {
+			if d.synSeen && d.syn.HasMSS && int(d.syn.MSS) < std {
+				fl = append(fl, diagnose.FlagMSSClamped)
+				break
+			}
+		}
+	}
+	if a.clock.tick() > 0 {
+		fl = append(fl, diagnose.FlagCoarseClock)
+	}
+	// A few timestamps out of order are normal (per-CPU capture queues).
+	if a.clock.steps > 0 || a.clock.backwards*100 > a.clock.n {
+		fl = append(fl, diagnose.FlagClockSteps)
+	}
+	return fl
+}
+
+func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
+	d, p := &f.dir[i], &f.dir[1-i]
+	dr := DirReport{
+		Sender: f.Addr[i].String(), Receiver: f.Addr[1-i].String(),
+		Bytes: d.sndMax, BytesSent: d.bytes, Segments: d.segs, MSS: int(d.effMSS()), MaxSeg: d.maxSeg,
+		SenderSyn: synOpts(d), ReceiverSyn: synOpts(p),
+		Retrans:     Retrans{d.retrans, d.fast, d.rto, d.spurious},
+		HWDups:      d.hwdup,
+		Reordered:   d.reorder,
+		MissedBytes: d.missed,
+		ZeroWindow:  ZeroWindow{d.zwStalls, secs(d.zwTime), d.zwp},
+		KeepAlives:  d.keepalive,
+		IdleGaps:    d.tl.IdleGaps,
+		IdleSeconds: d.tl.IdleTime.Seconds(),
+		SuperFrames: d.super,
+	}
+	if d.zw { // still stalled at the end
+		dr.ZeroWindow.Seconds += secs(f.end - d.zwStart)
+	}
+	if d.firstData >= 0 {
+		last := max(d.lastData, d.lastAckT)
+		dr.Duration = secs(last - d.firstData)
+	}
+	// Window scale of the receiver's windows.
+	switch {
+	case f.shiftKnown[1-i] && f.scale == diagnose.ScaleNotNegotiated:
+		dr.WindowScale = ScaleReport{State: diagnose.ScaleNotNegotiated}
+	case f.shiftKnown[1-i]:
+		dr.WindowScale = ScaleReport{State: diagnose.ScaleKnown, Shift: int(f.shift[1-i])}
+	default:
+		dr.WindowScale = ScaleReport{State: diagnose.ScaleUnknown, LowerBound: int(d.lb)}
+	}
+	dr.Rwnd = WindowStats{Min: max(d.minRwnd, 0), Max: d.maxRwnd, First: max(d.firstRwnd, 0)}
+	if !f.shiftKnown[1-i] {
+		dr.Rwnd = WindowStats{} // raw values mean nothing without the scale
+	}
+	// RTT.
+	rt := &dr.RTT
+	rt.AckSamples = d.rttN
+	if d.rttN > 0 {
+		rt.AckMin, rt.AckMedian, rt.AckP90 = secs(d.rttMin), d.rttQuantile(0.5).Seconds(), d.rttQuantile(0.9).Seconds()
+		rt.SenderLag = secs(d.d)
+		rt.Path = rt.SenderLag + rt.AckMedian
+		rt.Source = "data to ACK at the capture point"
+		if d.d > 0 {
+			rt.Source = "sender's half of the handshake + data to ACK at the capture point"
+		}
+	} else if h1, h2, ok := f.halves(); ok {
+		rt.Path, rt.Source = secs(h1+h2), "handshake"
+	}
+	info := diagnose.Info{
+		Sender:           f.Addr[i].Addr().String(),
+		Receiver:         f.Addr[1-i].Addr().String(),
+		RTT:              time.Duration(rt.Path * 1e9),
+		RTTSource:        rt.Source,
+		MSS:              int(d.effMSS()),
+		Scale:            dr.WindowScale.State,
+		ScaleLowerBound:  dr.WindowScale.LowerBound,
+		RwndGrew:         d.maxRwnd > d.firstRwnd+d.firstRwnd/2 && d.maxRwnd > 65535,
+		Bytes:            dr.Bytes,
+		Duration:         time.Duration(dr.Duration * 1e9),
+		Segments:         d.segs,
+		Retrans:          d.retrans,
+		RetransFast:      d.fast,
+		RetransRTO:       d.rto,
+		RetransSpurious:  d.spurious,
+		ZeroWindowStalls: d.zwStalls,
+		ZeroWindowTime:   time.Duration(dr.ZeroWindow.Seconds * 1e9),
+		Flags:            append([]string(nil), flowFlags...),
+		RateBps:          a.opts.RateBps,
+	}
+	if d.rttN > 0 {
+		info.MinRTT = time.Duration(d.d) + d.rttQuantile(0.1)
+		info.HighRTT = time.Duration(d.d) + d.rttQuantile(0.9)
+	}
+	if f.noScaleSide >= 0 {
+		info.NoScaleSide = f.Addr[f.noScaleSide].Addr().String()
+	}
+	if d.hwdup > 0 {
+		info.Flags = append(info.Flags, diagnose.FlagHardwareDups)
+	}
+	if d.reorder > 0 && d.reorder*100 >= max(d.segs/100, 1) {
+		info.Flags = append(info.Flags, diagnose.FlagReordering)
+	}
+	if d.super > 0 {
+		info.Flags = append(info.Flags, diagnose.FlagSuperFrames)
+	}
+	if d.missed > 0 {
+		info.Flags = append(info.Flags, diagnose.FlagCaptureDrops)
+	}
+	info.CaptureLimited = f.captureLimited(a, d, p, info)
+	dr.Verdict = diagnose.Diagnose(&d.tl, info)
+	if d.tl.MaxPoints > 0 {
+		dr.Timeline = &Series{Points: d.tl.Series, Events: d.tl.Events, EventsDropped: d.tl.EventsDropped}
+		if dr.Timeline.Points == nil {
+			dr.Timeline.Points = []diagnose.Point{}
+		}
+		if dr.Timeline.Events == nil {
+			dr.Timeline.Events = []diagnose.Event{}
+		}
+	}
+	return dr
+}
+
+// captureLimited says why a direction cannot be judged, or "".
+func (f *Flow) captureLimited(a *Analyzer, d, p *direction, in diagnose.Info) string {
+	switch {
+	case d.segs > 0 && d.lastAckT == 0 && d.rttN == 0:
+		return "the capture holds only one direction of the flow (no ACKs for this data): capture on a host or port that sees both directions"
+	case d.missed > 0 && d.missed*4 > d.sndMax:
+		return fmt.Sprintf("the capture missed %d of %d bytes acknowledged (packets dropped by the capture, or another path): capture with a larger buffer (tcpdump -B) and a smaller snaplen (-s 128)", d.missed, d.sndMax)
+	}
+	if tick := a.clock.tick(); tick > 0 && in.RTT > 0 && tick*2 > in.RTT {
+		return fmt.Sprintf("the capture clock ticks every %s, more than half the RTT (%s): times in it cannot be trusted; capture with a finer clock (tcpdump --time-stamp-precision=nano)", dur(tick), dur(in.RTT))
+	}
+	if d.segs > 0 && in.RTT == 0 && d.tl.Total() > 0 {
+		return "no RTT could be measured (no handshake and no acknowledged data timed)"
+	}
+	return ""
+}
+
+func dur(d time.Duration) string {
+	if d >= time.Second {
+		return fmt.Sprintf("%.3g s", d.Seconds())
+	}
+	return fmt.Sprintf("%.3g ms", float64(d)/1e6)
+}

@@ -414,7 +414,7 @@ func triple(t pathmodel.Triple) string { return fmt.Sprintf("%d %d %d", t.Min, t
 // buffer plans tcp_rmem (receive) or tcp_wmem.
 func (b *builder) buffer(receive bool) {
 	key, end, role := "net.ipv4.tcp_wmem", b.now.Sender, "sender"
-	ratioWhy := fmt.Sprintf("a sender keeps about %.2g of tcp_wmem[2] in flight (the write queue is charged skb truesize)", pathmodel.SendRatio)
+	ratioWhy := fmt.Sprintf("a sender keeps about %.2g of tcp_wmem[2] in flight on average (the write queue is charged skb truesize and refilled only when a third is free)", pathmodel.SendRatio)
 	if receive {
 		key, end, role = "net.ipv4.tcp_rmem", b.now.Receiver, "receiver"
 		ratioWhy = fmt.Sprintf("a receiver advertises %.2g of tcp_rmem[2] as window (%s)", b.now.RecvRatio.Value, b.now.RecvRatio.Basis)

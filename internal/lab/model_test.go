@@ -189,3 +189,23 @@ func TestHeadlines(t *testing.T) {
 		}
 	}
 }
+
+// During loss recovery bytes_acked stalls behind the hole and then jumps;
+// the delivered count (SACKed included) keeps the true rate.
+func TestSteadyRateUsesDelivered(t *testing.T) {
+	var ss []results.Sample
+	for i := 0; i <= 100; i++ {
+		tt := float64(i) * 0.1
+		delivered := int64(1e6 * tt) // 1 MB/s
+		acked := delivered
+		if i >= 45 && i < 60 {
+			acked = int64(1e6 * 4.5) // a hole from t=4.5 s, repaired at 6 s
+		}
+		ss = append(ss, results.Sample{T: tt, End: "server", Sock: "s", BytesAcked: acked, Delivered: delivered})
+	}
+	got, ok := SteadyRate(ss, "server")
+	if !ok {
+		t.Fatal("no rate")
+	}
+	near(t, "steady rate", got, 8e6, 0.01)
+}

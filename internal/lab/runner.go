@@ -373,9 +373,11 @@ func bulkMetrics(metrics map[string]float64, samples []results.Sample, sender st
 }
 
 // SteadyRate is the sum over the sender's sockets of each socket's
-// delivery rate over the second half of its life in the samples (bytes
-// acked per second): slow start is over by then on the paths the lab
-// runs, so this is the rate a long transfer keeps.
+// delivery rate over the second half of its life in the samples: slow
+// start is over by then on the paths the lab runs, so this is the rate a
+// long transfer keeps. Delivered bytes (SACKed included) are used where
+// the kernel reports them: bytes_acked stalls behind a hole during loss
+// recovery and then jumps, which inflates or deflates a half-run window.
 func SteadyRate(samples []results.Sample, sender string) (float64, bool) {
 	bySock := map[string][]results.Sample{}
 	var order []string
@@ -391,9 +393,15 @@ func SteadyRate(samples []results.Sample, sender string) (float64, bool) {
 	total, ok := 0.0, false
 	for _, k := range order {
 		ss := bySock[k]
+		count := func(x results.Sample) int64 {
+			if ss[len(ss)-1].Delivered > 0 {
+				return x.Delivered
+			}
+			return x.BytesAcked
+		}
 		// The active part: up to the last sample whose counter moved.
 		end := len(ss) - 1
-		for end > 0 && ss[end].BytesAcked == ss[end-1].BytesAcked {
+		for end > 0 && count(ss[end]) == count(ss[end-1]) {
 			end--
 		}
 		if end < 2 {
@@ -408,7 +416,7 @@ func SteadyRate(samples []results.Sample, sender string) (float64, bool) {
 		if dt <= 0 {
 			continue
 		}
-		total += float64(ss[end].BytesAcked-ss[i].BytesAcked) * 8 / dt
+		total += float64(count(ss[end])-count(ss[i])) * 8 / dt
 		ok = true
 	}
 	return total, ok

@@ -154,7 +154,11 @@ type Sample struct {
 	RcvSpace int64   `json:"rcv_space_bytes"`
 	RTT      float64 `json:"rtt_s"`
 	// Counters, cumulative since the socket opened.
-	BytesAcked    int64   `json:"bytes_acked"`
+	BytesAcked int64 `json:"bytes_acked"`
+	// Delivered counts segments delivered, SACKed ones included
+	// (tcpi_delivered), in bytes of snd_mss: unlike bytes_acked it does
+	// not stall behind a hole while loss is repaired.
+	Delivered     int64   `json:"delivered_bytes,omitempty"`
 	BytesReceived int64   `json:"bytes_received"`
 	Retrans       int64   `json:"total_retrans"`
 	DeliveryRate  float64 `json:"delivery_rate_bps"`

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,10 +14,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/longhaul/longhaul/internal/lab"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/report"
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/sysconf"
 	"github.com/longhaul/longhaul/internal/sysctl"
@@ -79,23 +80,29 @@ Scenarios:
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&a.rtt, "rtt", "", "round-trip time of the path (default: the scenario's, e.g. 200ms for buffers)")
-	f.StringVar(&a.rate, "rate", "", "rate on the wire, e.g. 1Gbit/s (default: the scenario's)")
+	a.register(f, "the scenario's, e.g. 200ms / 1Gbit/s for buffers", "SCENARIO")
+	f.StringSliceVar(&a.cases, "case", nil, "run only the cases whose ID matches this glob, e.g. 'both-*' (repeatable)")
+	f.StringArrayVar(&a.clientSysctls, "client-sysctl", nil, "extra sysctl key=value in the client namespace of every run (the case's own settings win)")
+	f.StringArrayVar(&a.serverSysctls, "server-sysctl", nil, "extra sysctl key=value in the server namespace of every run")
+	return c
+}
+
+// register adds the flags lab and verify share: the path, the runs and
+// the output.
+func (a *labArgs) register(f *pflag.FlagSet, pathDefault, dirName string) {
+	f.StringVar(&a.rtt, "rtt", "", "round-trip time of the emulated path (default: "+pathDefault+")")
+	f.StringVar(&a.rate, "rate", "", "rate on the wire, e.g. 1Gbit/s (default: "+pathDefault+")")
 	f.StringVar(&a.loss, "loss", "", "random loss per segment, e.g. 0.1%")
 	f.StringVar(&a.queue, "queue", "", "bottleneck queue in bytes (default one BDP)")
 	f.StringVar(&a.cc, "cc", "cubic", "congestion control of both ends")
-	f.StringVar(&a.duration, "duration", "", "length of each timed run (buffers, longrtt)")
+	f.StringVar(&a.duration, "duration", "", "length of each timed run (default 12s, --quick 8s; longrtt 20s/12s)")
 	f.IntVar(&a.repeat, "repeat", 0, "runs per case (default 3, or 1 with --quick; initcwnd 5/3)")
 	f.BoolVar(&a.quick, "quick", false, "fewer cases and shorter runs: a few minutes (CI, make demo)")
-	f.StringVarP(&a.out, "output", "o", "", "output directory (default longhaul-lab/SCENARIO-TIME)")
+	f.StringVarP(&a.out, "output", "o", "", "output directory (default longhaul-lab/"+dirName+"-TIME)")
 	f.StringVar(&a.interval, "interval", "100ms", "tcp_info sampling interval of timed runs")
-	f.StringSliceVar(&a.cases, "case", nil, "run only the cases whose ID matches this glob, e.g. 'both-*' (repeatable)")
 	f.BoolVar(&a.noReport, "no-report", false, "do not write report.html")
-	f.StringArrayVar(&a.clientSysctls, "client-sysctl", nil, "extra sysctl key=value in the client namespace of every run (the case's own settings win)")
-	f.StringArrayVar(&a.serverSysctls, "server-sysctl", nil, "extra sysctl key=value in the server namespace of every run")
 	f.StringVar(&a.prefix, "prefix", topo.DefaultPrefix, "name prefix of the namespaces")
 	_ = f.MarkHidden("prefix")
-	return c
 }
 
 func (a labArgs) params() (lab.Params, error) {
@@ -347,30 +354,13 @@ func printLabTable(w io.Writer, s *lab.Scenario, h results.Header, runs []result
 		}
 		model, ratio := "-", "-"
 		if mv, ok := sm.Model[metric]; ok && mv > 0 {
-			model, ratio = formatMetric(mv, unit), fmt.Sprintf("%.2f", med/mv)
+			model, ratio = report.Format(mv, unit), fmt.Sprintf("%.2f", med/mv)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s..%s\t%s\t%s\n", sm.Label, runsText, formatMetric(med, unit),
-			formatMetric(sm.Min[metric], unit), formatMetric(sm.Max[metric], unit), model, ratio)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s..%s\t%s\t%s\n", sm.Label, runsText, report.Format(med, unit),
+			report.Format(sm.Min[metric], unit), report.Format(sm.Max[metric], unit), model, ratio)
 	}
 	tw.Flush()
 	for _, l := range lab.Headlines(h, results.Summarize(runs)) {
 		fmt.Fprintln(w, l)
 	}
-}
-
-func formatMetric(v float64, unit string) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	switch unit {
-	case "bps":
-		return units.FormatRate(v)
-	case "s":
-		return units.FormatDuration(time.Duration(v * float64(time.Second)))
-	case "bytes":
-		return units.FormatBytes(v)
-	case "rounds":
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.3g", v)
 }

@@ -45,20 +45,8 @@ plan's route and application items are not part of the test. Needs root.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&a.rtt, "rtt", "", "round-trip time of the emulated path (default: the plan's)")
-	f.StringVar(&a.rate, "rate", "", "rate of the emulated path (default: the plan's)")
-	f.StringVar(&a.loss, "loss", "", "random loss per segment, e.g. 0.1%")
-	f.StringVar(&a.queue, "queue", "", "bottleneck queue in bytes (default one BDP)")
-	f.StringVar(&a.cc, "cc", "cubic", "congestion control of both ends")
-	f.StringVar(&a.duration, "duration", "", "length of each run (default 12s, --quick 8s)")
-	f.IntVar(&a.repeat, "repeat", 0, "runs per setting (default 3, or 1 with --quick)")
-	f.BoolVar(&a.quick, "quick", false, "one shorter run per setting")
-	f.StringVarP(&a.out, "output", "o", "", "output directory (default longhaul-lab/verify-TIME)")
-	f.StringVar(&a.interval, "interval", "100ms", "tcp_info sampling interval")
-	f.BoolVar(&a.noReport, "no-report", false, "do not write report.html")
+	a.register(f, "the plan's", "verify")
 	f.StringVar(&baseline, "baseline", "host", "what the plan is compared with: "+strings.Join(lab.Baselines(), " or "))
-	f.StringVar(&a.prefix, "prefix", topo.DefaultPrefix, "name prefix of the namespaces")
-	_ = f.MarkHidden("prefix")
 	return c
 }
 

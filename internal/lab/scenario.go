@@ -171,15 +171,9 @@ func ExpandVerify(p Params, f Facts, planSysctls []topo.Sysctl, planDesc, baseli
 }
 
 func expandVerify(s *Scenario, p Params) error {
-	dur := 12 * time.Second
-	if s.Quick {
-		dur = 8 * time.Second
-	}
-	if p.Duration != 0 {
-		dur = p.Duration
-	}
-	if min := 12*s.RTT + 2*time.Second; dur < min {
-		return fmt.Errorf("%w: --duration %v is too short for a %v path: at least %v (slow start needs the first half)", ErrInput, dur, s.RTT, min)
+	dur, err := runLength(s, p, 12*time.Second, 8*time.Second)
+	if err != nil {
+		return err
 	}
 	v := p.verify
 	base := Case{ID: "baseline", Series: "profile", Kind: KindDownload, Duration: dur}
@@ -203,10 +197,7 @@ func expandVerify(s *Scenario, p Params) error {
 		XLabel: "settings", YLabel: "throughput (steady state)", YUnit: "bps",
 		Metric: "throughput_bps", Model: "throughput_bps", Series: []string{"profile"},
 		Note: "curl downloads from nginx over the emulated path; each end in its own namespace with the settings shown. Dots: the path model.",
-	}, {
-		ID: "tcpinfo", Title: "tcp_info over time (sender)", Kind: "tcpinfo",
-		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
-	}}
+	}, tcpinfoChart("tcp_info over time (sender)")}
 	s.TCPInfoCase = "plan"
 	return nil
 }
@@ -357,6 +348,28 @@ func bufSysctls(rmem, wmem pathmodel.Triple) []topo.Sysctl {
 	return out
 }
 
+// runLength is a timed scenario's run length: full or quick default, or
+// the user's, which must leave a steady second half after slow start
+// (log2(BDP/initcwnd) round trips, about 12 on the longest paths).
+func runLength(s *Scenario, p Params, full, quick time.Duration) (time.Duration, error) {
+	dur := full
+	if s.Quick {
+		dur = quick
+	}
+	if p.Duration != 0 {
+		dur = p.Duration
+	}
+	if min := 12*s.RTT + 2*time.Second; dur < min {
+		return 0, fmt.Errorf("%w: --duration %v is too short for a %v path: at least %v (slow start needs the first half)", ErrInput, dur, s.RTT, min)
+	}
+	return dur, nil
+}
+
+// tcpinfoChart is the chart of one run's tcp_info samples over time.
+func tcpinfoChart(title string) results.Chart {
+	return results.Chart{ID: "tcpinfo", Title: title, Kind: "tcpinfo", XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes"}
+}
+
 const (
 	kib = 1024
 	mib = 1024 * kib
@@ -364,17 +377,9 @@ const (
 )
 
 func expandBuffers(s *Scenario, p Params) error {
-	dur := 12 * time.Second
-	if s.Quick {
-		dur = 8 * time.Second
-	}
-	if p.Duration != 0 {
-		dur = p.Duration
-	}
-	// Slow start to a 1 BDP window takes log2(BDP/initcwnd) round trips;
-	// the run must be long enough to leave a steady second half.
-	if min := 12*s.RTT + 2*time.Second; dur < min {
-		return fmt.Errorf("%w: --duration %v is too short for a %v path: at least %v (slow start needs the first half)", ErrInput, dur, s.RTT, min)
+	dur, err := runLength(s, p, 12*time.Second, 8*time.Second)
+	if err != nil {
+		return err
 	}
 	sizes := []int64{4 * kib, 16 * kib, 64 * kib, 256 * kib, 1 * mib, 2 * mib, 4 * mib, 8 * mib, 16 * mib, 32 * mib, 64 * mib, 128 * mib, 256 * mib, 1 * gib}
 	sides := []string{"client", "server", "both"}
@@ -436,10 +441,7 @@ func expandBuffers(s *Scenario, p Params) error {
 		ID: "profiles", Title: "Named profiles", Kind: "bar",
 		XLabel: "profile", YLabel: "throughput (steady state)", YUnit: "bps",
 		Metric: "throughput_bps", Model: "throughput_bps", Series: []string{"profile"},
-	}, {
-		ID: "tcpinfo", Title: "tcp_info over time (sender)", Kind: "tcpinfo",
-		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
-	}}
+	}, tcpinfoChart("tcp_info over time (sender)")}
 	s.TCPInfoCase = "plan"
 	if s.Facts.Plan == nil {
 		s.TCPInfoCase = "old-ubuntu"
@@ -517,15 +519,9 @@ type longrttSetting struct {
 }
 
 func expandLongRTT(s *Scenario, p Params) error {
-	dur := 20 * time.Second
-	if s.Quick {
-		dur = 12 * time.Second
-	}
-	if p.Duration != 0 {
-		dur = p.Duration
-	}
-	if min := 10*s.RTT + 2*time.Second; dur < min {
-		return fmt.Errorf("%w: --duration %v is too short for a %v path: at least %v", ErrInput, dur, s.RTT, min)
+	dur, err := runLength(s, p, 20*time.Second, 12*time.Second)
+	if err != nil {
+		return err
 	}
 	small := pathmodel.Triple{Min: 4096, Default: 87380, Max: 174760}
 	smallW := pathmodel.Triple{Min: 4096, Default: 16384, Max: 174760}
@@ -567,10 +563,7 @@ func expandLongRTT(s *Scenario, p Params) error {
 		XLabel: "parallel streams (iperf3 -P)", XUnit: "count", YLabel: "throughput (all streams)", YUnit: "bps",
 		Metric: "throughput_bps", Model: "throughput_bps",
 		Note: fmt.Sprintf("iperf3 -R: the server sends. BDP %s; the dashed lines are the model's ceiling for each setting.", units.FormatIEC(bdp)),
-	}, {
-		ID: "tcpinfo", Title: "tcp_info over time (sender, first stream)", Kind: "tcpinfo",
-		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
-	}}
+	}, tcpinfoChart("tcp_info over time (sender, first stream)")}
 	s.TCPInfoCase = "w640k-P1"
 	return nil
 }
@@ -598,10 +591,7 @@ func expandUpload(s *Scenario, p Params) error {
 		ID: "upload", Title: fmt.Sprintf("Time to upload %s", units.FormatBytes(body)), Kind: "bar",
 		XLabel: "server setting", YLabel: "upload time", YUnit: "s", Metric: "upload_s", Model: "upload_s",
 		Note: "curl POSTs to nginx, which reads the whole body before answering. Dashed: window/RTT arithmetic with the window the server advertised.",
-	}, {
-		ID: "tcpinfo", Title: "tcp_info over time (client, the sender)", Kind: "tcpinfo",
-		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
-	}}
+	}, tcpinfoChart("tcp_info over time (client, the sender)")}
 	s.TCPInfoCase = "rcvbuf-small"
 	return nil
 }

@@ -161,3 +161,68 @@ func TestIntegrationLabKernelRejects(t *testing.T) {
 		t.Errorf("output directory left behind: %v", err)
 	}
 }
+
+// The initcwnd seed: 17 kB at 50 ms takes one round trip fewer with
+// initcwnd 20 + initrwnd 20, as the model counts.
+func TestIntegrationLabInitcwnd17kB(t *testing.T) {
+	bin, prefix := emulateEnv(t, "nginx", "curl")
+	hostCC(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	out, errOut, code := exe(t, bin, "lab", "initcwnd", "--quick", "--prefix", prefix, "-o", dir, "--no-report",
+		"--case", "default-17 kB", "--case", "iw20-irw20-17 kB")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	f := readResults(t, filepath.Join(dir, "results.jsonl"))
+	rounds := map[string][]float64{}
+	for _, r := range f.Runs {
+		if !r.Valid {
+			t.Errorf("%s invalid: %s", r.Case, r.Invalid)
+			continue
+		}
+		if r.Case == "iw20-irw20-17 kB" && (r.Settings["server"]["route.initcwnd"] != "20" || r.Settings["client"]["route.initrwnd"] != "20") {
+			t.Errorf("route windows read back %v / %v", r.Settings["server"], r.Settings["client"])
+		}
+		// Measured round trips round to the model's count.
+		if got, want := math.Round(r.Metrics["rounds"]), r.Model["rounds"]; got != want {
+			t.Errorf("%s repeat %d: %.2f round trips, model %g", r.Case, r.Repeat, r.Metrics["rounds"], want)
+		}
+		rounds[r.Case] = append(rounds[r.Case], r.Metrics["rounds"])
+	}
+	if med := results.Median(rounds["default-17 kB"]) - results.Median(rounds["iw20-irw20-17 kB"]); med < 0.8 || med > 1.2 {
+		t.Errorf("initcwnd 20 saves %.2f round trips, want 1", med)
+	}
+}
+
+// verify proves a plan on a scaled copy of the 200 ms / 1 Gbit/s case
+// (400 ms, 400 Mbit/s: lighter for CI machines, the same shape): the plan
+// beats old Ubuntu defaults by >= 5x.
+func TestIntegrationVerifyPlan(t *testing.T) {
+	bin, prefix := emulateEnv(t, "nginx", "curl")
+	hostCC(t)
+	dir := t.TempDir()
+	planFile := filepath.Join(dir, "plan.json")
+	if out, errOut, code := exe(t, bin, "plan", "--rtt", "400ms", "--rate", "400Mbit/s", "-o", planFile); code != 0 {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code := exe(t, bin, "verify", planFile, "--baseline", "old-ubuntu", "--quick", "--duration", "10s",
+		"--prefix", prefix, "-o", filepath.Join(dir, "out"), "--no-report")
+	if code != 0 {
+		t.Fatalf("verify: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	f := readResults(t, filepath.Join(dir, "out", "results.jsonl"))
+	by := map[string]results.Run{}
+	for _, r := range f.Runs {
+		by[r.Case] = r
+	}
+	base, plan := by["baseline"], by["plan"]
+	if !base.Valid || !plan.Valid {
+		t.Skipf("emulator overloaded on this machine: %s %s", base.Invalid, plan.Invalid)
+	}
+	if ratio := plan.Metrics["throughput_bps"] / base.Metrics["throughput_bps"]; ratio < 5 {
+		t.Errorf("plan %.4g bit/s vs old Ubuntu %.4g bit/s: %.1fx, want >= 5x\n%s", plan.Metrics["throughput_bps"], base.Metrics["throughput_bps"], ratio, out)
+	}
+	if !strings.Contains(out, "The plan: ") {
+		t.Errorf("no headline:\n%s", out)
+	}
+}

@@ -27,8 +27,9 @@ namespaces (the host is not changed) against a baseline, with real peers
 (nginx serves, curl downloads), repeats each, and prints the measured
 gain beside the path model's prediction, with a report like longhaul lab.
 
-The path is the plan's (--rtt/--rate override it). The baseline is this
-host's current settings (default) or old Ubuntu defaults. Host-wide keys
+The path is the plan's (--rtt/--rate override it). The plan's side is this
+host after apply (its settings with the plan's changes); the baseline is
+this host as it is (default) or old Ubuntu defaults. Host-wide keys
 (tcp_mem, net.core.*) cannot be set in a namespace and are left out; the
 plan's route and application items are not part of the test. Needs root.`,
 		Example: `  longhaul plan --rtt 200ms --rate 1Gbit/s -o plan.json

@@ -224,7 +224,7 @@ func TestBufferChecks(t *testing.T) {
 			s: snap(kRmem, rmem6M), p: longPath,
 			want: idSev{"tcp-rmem-max", Crit},
 			texts: texts{
-				observed: []string{"6 MiB (6291456)", "166.1 Mbit/s", rate(6*mib*0.66, 200*time.Millisecond), "200 ms"},
+				observed: []string{"6 MiB (6291456)", "165.9 Mbit/s", rate(pathmodel.MSSWindow((6*mib-pathmodel.RcvReserve)*0.66, 1448), 200*time.Millisecond), "200 ms"},
 				expected: []string{fmt.Sprintf("(%d)", rNeed), "(37878788)", "1 Gbit/s at 200 ms"},
 				why:      []string{"25 MB per flow", "0.66 of tcp_rmem[2]"},
 				fix:      []string{`net.ipv4.tcp_rmem="4096 131072 `, "on the receiver"},
@@ -246,7 +246,7 @@ func TestBufferChecks(t *testing.T) {
 			s: snap(kRmem, "4096 131072 35651584"), p: longPath,
 			want: idSev{"tcp-rmem-max", Warn},
 			texts: texts{
-				observed: []string{"941.2 Mbit/s"},
+				observed: []string{"941.1 Mbit/s"},
 				expected: []string{"(37878788)"},
 			},
 			fixKey: kRmem, fixNeed: rNeed,
@@ -256,7 +256,7 @@ func TestBufferChecks(t *testing.T) {
 			s: snap(kRelease, "5.4.0-216-generic", kAdvScale, "1", kRmem, rmem6M), p: longPath,
 			want: idSev{"tcp-rmem-max", Crit},
 			texts: texts{
-				observed: []string{rate(6*mib*0.5, 200*time.Millisecond), "125.8 Mbit/s"},
+				observed: []string{rate(pathmodel.MSSWindow((6*mib-pathmodel.RcvReserve)*0.5, 1448), 200*time.Millisecond), "125.7 Mbit/s"},
 				expected: []string{"(50000000)"},
 				why:      []string{"0.5 of tcp_rmem[2]", "tcp_adv_win_scale=1"},
 			},
@@ -289,23 +289,23 @@ func TestBufferChecks(t *testing.T) {
 			},
 		},
 		{
-			// Per flow 166.1 Mbit/s (2,867 whole segments); 4 flows 664.2 Mbit/s: above half the rate.
+			// Per flow 165.9 Mbit/s (2,865 whole segments); 4 flows 663.8 Mbit/s: above half the rate.
 			name: "rmem 6 MiB, 4 flows: aggregate 4x, warn", check: checkRmem,
 			s: snap(kRmem, rmem6M), p: withFlows(longPath, 4),
 			want: idSev{"tcp-rmem-max", Warn},
 			texts: texts{
-				observed: []string{"caps one flow at 166.1 Mbit/s", "(4 flows: 664.2 Mbit/s)",
-					"(4 flows: " + units.FormatRate(4*pathmodel.WindowCeiling(pathmodel.MSSWindow(6*mib*0.66, 1448), 200*time.Millisecond)) + ")"},
+				observed: []string{"caps one flow at 165.9 Mbit/s", "(4 flows: 663.8 Mbit/s)",
+					"(4 flows: " + units.FormatRate(4*pathmodel.WindowCeiling(pathmodel.MSSWindow((6*mib-pathmodel.RcvReserve)*0.66, 1448), 200*time.Millisecond)) + ")"},
 				expected: []string{"(9469697)", "over 4 flows"},
 				fix:      []string{"4096 131072 10485760"},
 			},
 			fixKey: kRmem, fixNeed: rNeed4,
 		},
 		{
-			name: "rmem 6 MiB, 2 flows: aggregate 332.1 Mbit/s, still crit", check: checkRmem,
+			name: "rmem 6 MiB, 2 flows: aggregate 331.9 Mbit/s, still crit", check: checkRmem,
 			s: snap(kRmem, rmem6M), p: withFlows(longPath, 2),
 			want:  idSev{"tcp-rmem-max", Crit},
-			texts: texts{observed: []string{"(2 flows: 332.1 Mbit/s)"}},
+			texts: texts{observed: []string{"(2 flows: 331.9 Mbit/s)"}},
 		},
 		{
 			name: "wmem 4 MiB, 200ms 1Gbit/s: crit", check: checkWmem,

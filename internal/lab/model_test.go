@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/results"
 )
 
@@ -31,7 +32,7 @@ func TestModelDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	near(t, "throughput", m["throughput_bps"], 4194304*0.66*8/0.2, 0.001)
+	near(t, "throughput", m["throughput_bps"], pathmodel.MSSWindow((4194304-pathmodel.RcvReserve)*0.66, 1448)*8/0.2, 0.001)
 	if m["window_bound"] != 1 || !strings.Contains(notes[0], "receiver") {
 		t.Errorf("window_bound %g, notes %q", m["window_bound"], notes)
 	}

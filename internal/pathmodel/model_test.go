@@ -118,7 +118,7 @@ func TestCeilings(t *testing.T) {
 			// Seed 3: "-w 640K" clamped by an old rmem_max of 212992.
 			name:          "SO_RCVBUF clamped by rmem_max",
 			in:            Input{RTT: 516 * time.Millisecond, RateBps: 20e6, SoRcvbuf: 640 << 10, CoreRmemMax: 212992},
-			wantBps:       2 * 212992 * 0.66 * 8 / 0.516,
+			wantBps:       float64((2*212992-RcvReserve)*66/100/1448*1448) * 8 / 0.516,
 			wantLimitedBy: "receiver",
 			wantRcvNeed:   1_954_546,
 		},
@@ -369,14 +369,20 @@ func TestMSSWindow(t *testing.T) {
 			t.Errorf("MSSWindow(%g, %d) = %g, want %g", tc.space, tc.mss, got, tc.want)
 		}
 	}
-	// The receiver's window carries whole segments: 64 KiB of buffer,
-	// 43,253 bytes of window, 29 segments.
+	// The receiver's window carries whole segments and leaves out the
+	// data not yet read: 64 KiB of buffer, 0.66 x 61,440 = 40,550 bytes,
+	// 28 segments (this lab measured 40,544 in flight).
 	r, err := Compute(Input{RTT: 200 * time.Millisecond, RateBps: 1e9, Rmem: Triple{4096, 65536, 65536}, Wmem: Triple{4096, 16384, 64 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Receiver.WindowBytes != 29*1448 {
-		t.Errorf("64 KiB tcp_rmem: window %g, want 29 x 1448", r.Receiver.WindowBytes)
+	if r.Receiver.WindowBytes != 28*1448 {
+		t.Errorf("64 KiB tcp_rmem: window %g, want 28 x 1448", r.Receiver.WindowBytes)
+	}
+	// The upload seed's 5,840-byte buffer: under two segments with the
+	// reserve, so the whole buffer counts (3,854 bytes -> 2 x 1,448).
+	if got := MSSWindow(ReceiveSpace(5840, 0.66, 1448), 1448); got != 2896 {
+		t.Errorf("5,840-byte buffer: window %g, want 2896", got)
 	}
 	// A sender never keeps less than two 64 KB super-packets in flight:
 	// a 4 KiB tcp_wmem still carries 130,320 bytes per round trip.

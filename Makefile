@@ -8,7 +8,7 @@ FUZZTIME ?= 3s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test unit fuzz fuzz-long vet demo bench bench-emulator clean
+.PHONY: all deps build test unit fuzz fuzz-long vet demo bench bench-emulator bench-analyze clean
 
 all: build
 
@@ -47,6 +47,13 @@ bench:
 # (root; ~10 min; REPEATS=N, QUICK=1, OUT=file.json): scripts/bench-emulator.sh
 bench-emulator: build
 	@scripts/bench-emulator.sh
+
+# analyze's speed and memory on a >= 500 MB capture made in namespaces
+# (iperf3 + tcpdump -s 128), against tcptrace -n -l and tshark -z conv,tcp
+# in the same run (root; ~6 min; REPEATS=N, SIZE_MB=N, OUT=file.json):
+# scripts/bench-analyze.sh
+bench-analyze: build
+	@BIN=$(BIN) scripts/bench-analyze.sh
 
 # the main job on its default path (200 ms, 1 Gbit/s): the seed's buffer
 # experiment, quick variant (~1 min, root), table on stdout, report in

@@ -2,11 +2,15 @@ package capture_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -199,30 +203,50 @@ func TestErrors(t *testing.T) {
 		{"truncated pcapng", ngFull[:len(ngFull)-7], "", "truncated", 1, capture.ErrTruncated},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := capture.Open(bytes.NewReader(tc.file))
-			if tc.openErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.openErr) || !errors.Is(err, tc.wantIsErr) {
-					t.Fatalf("Open error %v, want one containing %q", err, tc.openErr)
+		for _, src := range []string{"reader", "file"} {
+			t.Run(tc.name+"/"+src, func(t *testing.T) {
+				var in io.Reader = bytes.NewReader(tc.file)
+				if src == "file" {
+					path := filepath.Join(t.TempDir(), "c.pcap")
+					if err := os.WriteFile(path, tc.file, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					fh, err := os.Open(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer fh.Close()
+					in = fh
 				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Open: %v", err)
-			}
-			n := 0
-			var p capture.Packet
-			for {
-				err = r.Next(&p)
-				if err != nil {
-					break
-				}
-				n++
-			}
-			if n != tc.wantPkts || !strings.Contains(err.Error(), tc.nextErr) || !errors.Is(err, tc.wantIsErr) {
-				t.Errorf("%d packets then %v; want %d then an error containing %q", n, err, tc.wantPkts, tc.nextErr)
-			}
-		})
+				testOpenError(t, in, tc.openErr, tc.nextErr, tc.wantPkts, tc.wantIsErr)
+			})
+		}
+	}
+}
+
+func testOpenError(t *testing.T, in io.Reader, openErr, nextErr string, wantPkts int, wantIsErr error) {
+	t.Helper()
+	r, err := capture.Open(in)
+	if openErr != "" {
+		if err == nil || !strings.Contains(err.Error(), openErr) || !errors.Is(err, wantIsErr) {
+			t.Fatalf("Open error %v, want one containing %q", err, openErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	n := 0
+	var p capture.Packet
+	for {
+		err = r.Next(&p)
+		if err != nil {
+			break
+		}
+		n++
+	}
+	if n != wantPkts || !strings.Contains(err.Error(), nextErr) || !errors.Is(err, wantIsErr) {
+		t.Errorf("%d packets then %v; want %d then an error containing %q", n, err, wantPkts, nextErr)
 	}
 }
 
@@ -349,5 +373,82 @@ func TestDecodeDoesNotAllocate(t *testing.T) {
 	})
 	if n != 0 {
 		t.Errorf("Decode+ParseOptions allocate %v times per packet, want 0", n)
+	}
+}
+
+// Records near the largest allowed (BIG TCP super-frames captured whole)
+// grow the read buffer; unknown pcapng blocks larger than that are
+// skipped without being held; both whatever sizes the source's reads
+// return, and through gzip.
+func TestBigRecordsAndSkippedBlocks(t *testing.T) {
+	big := seg(false)
+	big.Payload = 900_000
+	w := ct.NewWriter(ct.Format{}, capture.LinkEthernet)
+	w.Packet(t0, ct.Ether(seg(false).IP()))
+	w.Packet(t0, ct.Ether(big.IP()))
+	w.Packet(t0, ct.Ether(seg(false).IP()))
+
+	ng1 := ct.NewWriter(ct.Format{NG: true}, capture.LinkEthernet)
+	ng1.Packet(t0, ct.Ether(seg(false).IP()))
+	ng2 := ct.NewWriter(ct.Format{NG: true}, capture.LinkEthernet)
+	ng2.Packet(t0, ct.Ether(big.IP()))
+	const n = 3 << 20 // an unknown block of 3 MB, over the record limit
+	custom := make([]byte, n)
+	binary.LittleEndian.PutUint32(custom, 0x40000bad)
+	binary.LittleEndian.PutUint32(custom[4:], n)
+	binary.LittleEndian.PutUint32(custom[n-4:], n)
+	ng := append(append(bytes.Clone(ng1.Bytes()), custom...), ng2.Bytes()...)
+
+	for _, tc := range []struct {
+		name string
+		file []byte
+		want []int
+	}{
+		{"pcap", w.Bytes(), []int{1448, 900_000, 1448}},
+		{"pcap gzip", w.Gzip(), []int{1448, 900_000, 1448}},
+		{"pcapng with a skipped block", ng, []int{1448, 900_000}},
+	} {
+		file := func(r io.Reader) io.Reader {
+			path := filepath.Join(t.TempDir(), "c.pcap")
+			b, _ := io.ReadAll(r)
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fh, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { fh.Close() })
+			return fh
+		}
+		for _, rd := range []struct {
+			name string
+			wrap func(io.Reader) io.Reader
+		}{{"whole", func(r io.Reader) io.Reader { return r }}, {"halves", iotest.HalfReader}, {"data and EOF", iotest.DataErrReader}, {"file", file}} {
+			t.Run(tc.name+"/"+rd.name, func(t *testing.T) {
+				r, err := capture.Open(rd.wrap(bytes.NewReader(tc.file)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sizes []int
+				var p capture.Packet
+				for {
+					if err := r.Next(&p); err != nil {
+						if err != io.EOF {
+							t.Fatalf("after %v: %v", sizes, err)
+						}
+						break
+					}
+					var s capture.Segment
+					if res := capture.Decode(p.LinkType, p.Data, p.OrigLen, &s); res != capture.OK {
+						t.Fatalf("packet %d: %v", len(sizes), res)
+					}
+					sizes = append(sizes, s.PayloadLen)
+				}
+				if diff := cmp.Diff(tc.want, sizes); diff != "" {
+					t.Errorf("payloads (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }

@@ -136,12 +136,17 @@ func (r *Reader) nextPcapng(p *Packet) error {
 
 // skip discards n bytes without holding them in memory.
 func (r *Reader) skip(n int) (int, error) {
-	d, err := r.br.Discard(n)
-	r.off += int64(d)
-	if d < n {
-		return d, r.truncated("block needs %d bytes, %d present", n, d)
+	d := min(n, r.end-r.pos)
+	r.discard(d)
+	for d < n {
+		b, err := r.peek(min(n-d, len(r.buf)))
+		r.discard(len(b))
+		d += len(b)
+		if err != nil {
+			return d, r.ioErr(err, "block", n, d)
+		}
 	}
-	return d, err
+	return d, nil
 }
 
 func (r *Reader) readIDB(body []byte) error {

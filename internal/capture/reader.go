@@ -38,8 +38,14 @@ const maxRecord = 1 << 20
 
 // bufSize is the read buffer to start with; peek grows it (up to the
 // largest record with its header) when a record does not fit, so records
-// are always decoded in place (bufio.Reader.Peek) without a copy.
-const bufSize = 256 << 10
+// are always decoded in place without a copy. Open sniffs the format
+// through a bufio.Reader of sniffSize; records are then read through the
+// Reader's own buffer, whose fast path (the record is in the buffer) is
+// a bounds check, and which reads 1 MB at a time.
+const (
+	bufSize   = 1 << 20
+	sniffSize = 64 << 10
+)
 
 // Packet is one captured record. Data aliases the reader's buffer and is
 // valid until the next call to Next.
@@ -94,11 +100,14 @@ const convertHint = "convert it with `editcap -F pcap FILE out.pcap` (or `tshark
 
 // Reader streams the packets of a pcap or pcapng file.
 type Reader struct {
-	br      *bufio.Reader
-	off     int64 // bytes consumed from br
-	packets int64
-	format  string
-	next    func(r *Reader, p *Packet) error
+	src      io.Reader // the sniffing bufio.Reader (its buffered bytes first)
+	buf      []byte
+	pos, end int   // buf[pos:end] is read and not yet consumed
+	rerr     error // sticky error from src
+	off      int64 // bytes consumed
+	packets  int64
+	format   string
+	next     func(r *Reader, p *Packet) error
 
 	// pcap
 	order     byteOrder
@@ -136,7 +145,7 @@ func (r *Reader) Next(p *Packet) error {
 // Open sniffs the start of rd and returns a Reader for it. rd is read
 // through a buffer; gzip input is decompressed on the fly.
 func Open(rd io.Reader) (*Reader, error) {
-	br := bufio.NewReaderSize(rd, bufSize)
+	br := bufio.NewReaderSize(rd, sniffSize)
 	gz := false
 	head, _ := br.Peek(8)
 	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
@@ -144,29 +153,34 @@ func Open(rd io.Reader) (*Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("capture: gzip: %w", err)
 		}
-		br = bufio.NewReaderSize(zr, bufSize)
+		br = bufio.NewReaderSize(zr, sniffSize)
 		gz = true
 		head, _ = br.Peek(8)
 	}
-	r := &Reader{br: br}
-	var err error
-	switch {
-	case len(head) == 0:
-		return nil, &FormatError{"an empty file", "capture with tcpdump -w FILE (or tshark -w FILE)"}
-	case len(head) >= 4 && isPcapMagic(head[:4]):
-		err = r.openPcap()
-	case len(head) >= 4 && bytes.Equal(head[:4], []byte{0x0a, 0x0d, 0x0d, 0x0a}):
-		err = r.openPcapng()
-	default:
-		return nil, sniffOther(br, head)
-	}
-	if err != nil {
+	r := &Reader{src: br, buf: make([]byte, bufSize)}
+	if err := r.sniff(br, head); err != nil {
 		return nil, err
 	}
 	if gz {
 		r.format += " (gzip)"
 	}
 	return r, nil
+}
+
+// sniff opens the format that head (the first bytes) shows.
+func (r *Reader) sniff(br *bufio.Reader, head []byte) error {
+	var err error
+	switch {
+	case len(head) == 0:
+		return &FormatError{"an empty file", "capture with tcpdump -w FILE (or tshark -w FILE)"}
+	case len(head) >= 4 && isPcapMagic(head[:4]):
+		err = r.openPcap()
+	case len(head) >= 4 && bytes.Equal(head[:4], []byte{0x0a, 0x0d, 0x0d, 0x0a}):
+		err = r.openPcapng()
+	default:
+		return sniffOther(br, head)
+	}
+	return err
 }
 
 // sniffOther names a format we do not read.
@@ -217,23 +231,52 @@ func isText(b []byte) bool {
 // peek returns the next n bytes without consuming them; a short read is
 // io.ErrUnexpectedEOF.
 func (r *Reader) peek(n int) ([]byte, error) {
-	if n > r.br.Size() {
-		// A wrapping reader drains the old one's buffer first.
-		r.br = bufio.NewReaderSize(r.br, n+64<<10)
+	if r.end-r.pos >= n {
+		return r.buf[r.pos : r.pos+n], nil
 	}
-	b, err := r.br.Peek(n)
-	if len(b) < n {
-		if err == io.EOF || err == io.ErrUnexpectedEOF || err == nil {
-			return b, io.ErrUnexpectedEOF
-		}
-		return b, err
-	}
-	return b, nil
+	return r.fill(n)
 }
 
+// fill reads until n bytes are buffered, or the source ends.
+func (r *Reader) fill(n int) ([]byte, error) {
+	switch {
+	case n > len(r.buf):
+		// Only a record larger than the buffer (at most maxRecord plus
+		// its header) grows it.
+		nb := make([]byte, n+64<<10)
+		r.end = copy(nb, r.buf[r.pos:r.end])
+		r.buf, r.pos = nb, 0
+	case len(r.buf)-r.pos < n:
+		r.end = copy(r.buf, r.buf[r.pos:r.end])
+		r.pos = 0
+	}
+	for empty := 0; r.end-r.pos < n && r.rerr == nil; {
+		m, err := r.src.Read(r.buf[r.end:])
+		r.end += m
+		if err != nil {
+			r.rerr = err
+		}
+		if m == 0 && err == nil {
+			if empty++; empty > 100 {
+				r.rerr = io.ErrNoProgress
+			}
+		}
+	}
+	if r.end-r.pos < n {
+		b := r.buf[r.pos:r.end]
+		if r.rerr == io.EOF {
+			return b, io.ErrUnexpectedEOF
+		}
+		return b, r.rerr
+	}
+	return r.buf[r.pos : r.pos+n], nil
+}
+
+// discard consumes n bytes that peek returned.
 func (r *Reader) discard(n int) {
-	d, _ := r.br.Discard(n)
-	r.off += int64(d)
+	n = min(n, r.end-r.pos)
+	r.pos += n
+	r.off += int64(n)
 }
 
 // truncated builds the error for a record cut short.

@@ -106,3 +106,78 @@ func TestUnknownAndCaptureLimited(t *testing.T) {
 		t.Errorf("capture-limited: %+v", v)
 	}
 }
+
+// A receiver whose application stops reading: Linux offers what is left
+// of its last window (a few hundred bytes, rarely 0) and the sender
+// waits; a flight pinned at a window far below the largest offered is
+// the reader too. A window that was always small is a small buffer.
+func TestClosedAndShrunkWindows(t *testing.T) {
+	tests := []struct {
+		name string
+		peak int64
+		s    Sample
+		want State
+	}{
+		{"under one segment, after 80 kB", 80_000, Sample{Sent: 9000, Delivered: 9000, Rwnd: 310}, StateZeroWindow},
+		{"under one segment, data in flight", 80_000, Sample{Sent: 9000, Delivered: 8000, Inflight: 1000, Rwnd: 310}, StateZeroWindow},
+		{"pinned at 17 kB after 80 kB", 80_000, Sample{Sent: 30_000, Delivered: 12_624, Inflight: 17_376, Rwnd: 17_680}, StateZeroWindow},
+		{"pinned at a window that was always 2.9 kB", 2896, Sample{Sent: 9000, Inflight: 2896, Rwnd: 2896}, StateRwnd},
+		{"under one segment, always", 1000, Sample{Sent: 9000, Inflight: 1000, Rwnd: 1000}, StateRwnd},
+		{"pinned at 64 kB after 80 kB", 80_000, Sample{Sent: 90_000, Inflight: 64_000, Rwnd: 65_000}, StateRwnd},
+	}
+	for _, tc := range tests {
+		tl := &Timeline{MSS: 1448, ssDone: true, MaxRwnd: tc.peak}
+		if got := tl.Classify(tc.s); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Losses while a queue stood (the RTT well above its minimum) are the
+// bottleneck's queue overflowing under loss-based congestion control;
+// the same losses at the minimum RTT are random loss.
+func TestQueueLossesAreTheBottleneck(t *testing.T) {
+	samples := tcpinfo(300, 16_000_000, func(i int, s *Sample) {
+		s.Cwnd = 0 // a capture: no congestion window
+		s.Retrans = int64(i/50 + 1)
+		s.InRecovery = i%50 < 10
+	})
+	base := Info{RTT: 50 * time.Millisecond, MinRTT: 50 * time.Millisecond, HighRTT: 55 * time.Millisecond,
+		Bytes: 48_000_000, Duration: 3 * time.Second, Scale: ScaleKnown, Segments: 33_000, Retrans: 330, RetransBytes: 480_000}
+	random := base
+	queue := base
+	queue.RetransQueued, queue.HighRTT = 430_000, 120*time.Millisecond
+	for _, tc := range []struct {
+		name string
+		in   Info
+		want string
+	}{{"random loss", random, LossLimited}, {"queue overflow", queue, Bottleneck}} {
+		v := Diagnose(FromSamples(samples, 1448, 0), tc.in)
+		if v.Verdict != tc.want || v.Share < 0.9 {
+			t.Errorf("%s: verdict %s share %.2f (shares %v), want %s over 0.9", tc.name, v.Verdict, v.Share, v.Shares, tc.want)
+		}
+	}
+	// Loss recovery and congestion-window time count together against
+	// a long slow start.
+	tl := &Timeline{}
+	tl.StateTime[StateSlowStart] = 35
+	tl.StateTime[StateLoss] = 33
+	tl.StateTime[StateNetwork] = 31
+	if got := dominant(tl); got != StateLoss && got != StateNetwork {
+		t.Errorf("dominant %v, want the congestion window (loss + network)", got)
+	}
+}
+
+func TestRetransRateCountsBytes(t *testing.T) {
+	// A capture at a TSO sender: 300 frames of up to 64 kB carried 3 MB;
+	// 16 single-segment retransmissions are 0.77% of the data, not 5%
+	// of the frames.
+	in := Info{Bytes: 3_000_000, Segments: 300, Retrans: 16, RetransBytes: 16 * 1448}
+	if got := retransRate(in); got < 0.0077 || got > 0.0078 {
+		t.Errorf("retransRate %.4f, want 0.0077", got)
+	}
+	in.RetransBytes = 0 // tcp_info: segments of one MSS
+	if got := retransRate(in); got != 16.0/300 {
+		t.Errorf("retransRate by segments %.4f", got)
+	}
+}

@@ -15,7 +15,10 @@
 //
 // # States, in order of precedence
 //
-//	zero-window     the receiver advertises 0: its application does not read
+//	zero-window     the receiver's application does not read: its window is 0, or
+//	                closed (under one MSS and under half its peak: Linux never
+//	                shrinks an offer, so a full buffer rarely shows 0), or the
+//	                sender is pinned at a window under half the largest offered
 //	rwnd-limited    in flight >= window - MSS (not "== window": senders stop a byte short)
 //	window-unknown  the scale is unknown and the flight sits at its lower bound
 //	loss-recovery   retransmitting, until the data in flight at the loss is acknowledged
@@ -24,9 +27,22 @@
 //	slow-start      the flight still grows by >= 1.25x per round, before any loss
 //	network         congestion window bound after slow start: the path (bottleneck or loss)
 //
-// [Diagnose] picks the state with the most time and splits "network"
-// into bottleneck, loss-limited and sndbuf-limited (a flight that stays
-// flat for many rounds with no loss and no queueing is a full send
-// buffer, not a congestion window). All arithmetic goes through package
-// pathmodel.
+// [Diagnose] picks the state with the most time (loss recovery and
+// network counted together: both are the congestion window at work) and
+// splits that into bottleneck, loss-limited and sndbuf-limited. Loss is
+// counted in retransmitted bytes (a capture at a TSO sender holds 64 KB
+// frames but one-MSS retransmissions), and losses while the RTT stood
+// well above its minimum are the bottleneck's queue overflowing, as
+// CUBIC makes a drop-tail queue do, not random loss (RTT-based loss
+// discrimination). A flight that stays flat for many rounds with no
+// loss and no standing queue is a full send buffer, not a congestion
+// window. All arithmetic goes through package pathmodel.
+//
+// # Ground truth
+//
+// cmd/longhaul's TestIntegrationAnalyzeTruth builds a transfer for each
+// verdict on an emulated path (tiny SO_RCVBUF, sleeping reader, slow
+// writer, small tcp_wmem, short transfer, random loss, bottleneck, no
+// window scaling) and checks the verdict; one run's captures are kept
+// in internal/tcpflow/testdata/truth and judged without root.
 package diagnose

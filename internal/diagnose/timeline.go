@@ -165,15 +165,38 @@ func (tl *Timeline) mss() int64 {
 	return 1448
 }
 
+// Closed reports whether a window of rwnd bytes is as good as zero for a
+// sender whose segments are mss bytes, given the largest window the
+// receiver advertised before (peak): zero, or under one segment and
+// under half the peak. Linux never shrinks a window it offered
+// (tcp_select_window), so a receiver whose application stops reading
+// advertises the few bytes left of its last offer, rarely 0, and the
+// sender waits (sender-side silly window avoidance). A window that has
+// always been that small is a tiny buffer instead (rwnd-limited).
+func Closed(rwnd, mss, peak int64) bool {
+	return rwnd == 0 || (rwnd > 0 && rwnd < mss && 2*rwnd < peak)
+}
+
 // Classify returns the state of the sender at sample s.
-func (tl *Timeline) Classify(s Sample) State {
+func (tl *Timeline) Classify(s Sample) State { return tl.classify(&s) }
+
+// classify takes a pointer: Add runs once per packet, and a Sample is
+// 120 bytes to copy.
+func (tl *Timeline) classify(s *Sample) State {
 	mss := tl.mss()
+	atWindow := s.Rwnd > 0 && s.Inflight > 0 && s.Inflight >= s.Rwnd-mss
 	switch {
-	case s.Rwnd == 0 && s.Sent > s.Delivered:
+	case Closed(s.Rwnd, mss, tl.MaxRwnd) && s.Sent > s.Delivered:
 		return StateZeroWindow
-	case s.Rwnd == 0 && s.Inflight == 0 && !s.AppLimited:
+	case Closed(s.Rwnd, mss, tl.MaxRwnd) && s.Inflight == 0 && !s.AppLimited:
 		return StateZeroWindow
-	case s.RwndLimited, s.Rwnd > 0 && s.Inflight > 0 && s.Inflight >= s.Rwnd-mss:
+	case (atWindow || s.RwndLimited) && s.Rwnd > 0 && 2*s.Rwnd < tl.MaxRwnd:
+		// Pinned at a window less than half the largest this receiver
+		// offered: its buffer holds data the application has not read
+		// (autotuning only grows windows); the reader is the limit, as
+		// in a zero-window stall.
+		return StateZeroWindow
+	case s.RwndLimited, atWindow:
 		return StateRwnd
 	case s.Rwnd < 0 && s.RwndLowerBound > 0 && s.Inflight >= s.RwndLowerBound-mss:
 		return StateWindowUnknown
@@ -194,7 +217,9 @@ func (tl *Timeline) Classify(s Sample) State {
 
 // Add appends a sample. Samples must come in time order; an earlier T is
 // treated as equal to the last.
-func (tl *Timeline) Add(s Sample) {
+func (tl *Timeline) Add(s Sample) { tl.add(&s) }
+
+func (tl *Timeline) add(s *Sample) {
 	if tl.Samples > 0 && s.T < tl.prev.T {
 		s.T = tl.prev.T
 	}
@@ -219,10 +244,10 @@ func (tl *Timeline) Add(s Sample) {
 		}
 	}
 	tl.rounds(s)
-	st := tl.Classify(s)
+	st := tl.classify(s)
 	tl.Samples++
 	tl.Last = s.T
-	tl.prev, tl.prevState = s, st
+	tl.prev, tl.prevState = *s, st
 	tl.MaxInflight = max(tl.MaxInflight, s.Inflight)
 	tl.MaxRwnd = max(tl.MaxRwnd, s.Rwnd)
 	if tl.MaxPoints > 0 {
@@ -232,7 +257,7 @@ func (tl *Timeline) Add(s Sample) {
 
 // rounds tracks slow start: each round's largest flight against the
 // previous round's.
-func (tl *Timeline) rounds(s Sample) {
+func (tl *Timeline) rounds(s *Sample) {
 	if s.Retrans > tl.prev.Retrans || s.InRecovery {
 		tl.roundLoss = true
 		tl.ssDone = true // a loss ends slow start (ssthresh is set)
@@ -276,7 +301,7 @@ func (tl *Timeline) rounds(s Sample) {
 	tl.roundLimitT, tl.roundBusyT = 0, 0
 }
 
-func (tl *Timeline) point(s Sample, st State) {
+func (tl *Timeline) point(s *Sample, st State) {
 	if tl.bucket == 0 {
 		tl.bucket = time.Millisecond
 	}

@@ -71,8 +71,18 @@ type Info struct {
 	Segments int64         // data segments sent
 
 	Retrans, RetransFast, RetransRTO, RetransSpurious int64
-	ZeroWindowStalls                                  int
-	ZeroWindowTime                                    time.Duration
+	// RetransBytes is the payload retransmitted, spurious retransmissions
+	// excluded; when known (captures) the loss rate is counted in bytes,
+	// since a capture at a TSO sender holds data segments of up to 64 KB
+	// but retransmissions of one or a few MSS.
+	RetransBytes int64
+	// RetransQueued is the part of RetransBytes sent while the RTT stood
+	// well above its minimum: losses of a queue overflowing on the path
+	// (how loss-based congestion control finds a drop-tail bottleneck's
+	// size), not random loss.
+	RetransQueued    int64
+	ZeroWindowStalls int
+	ZeroWindowTime   time.Duration
 	// Flags the producer already knows (vantage-*, mid-stream, ...).
 	Flags []string
 	// CaptureLimited says why the input cannot be judged, if it cannot.
@@ -143,23 +153,23 @@ func Diagnose(tl *Timeline, in Info) Verdict {
 	switch st {
 	case StateZeroWindow:
 		v.Verdict = ZeroWindow
+		// A receiver whose buffer is full delays its ACKs (Linux sends
+		// one at once only if its window would not shrink,
+		// __tcp_ack_snd_check): the RTT rises without any queue.
+		v.Flags = slices.DeleteFunc(v.Flags, func(f string) bool { return f == FlagBufferbloat })
 	case StateRwnd:
 		v.Verdict = RwndLimited
 	case StateWindowUnknown:
 		v.Verdict = CaptureLimited
-	case StateLoss:
-		v.Verdict = LossLimited
 	case StateApp:
 		v.Verdict = AppLimited
 	case StateSndbuf:
 		v.Verdict = SndbufLimited
 	case StateSlowStart:
 		v.Verdict = SlowStart
-	case StateNetwork:
+	case StateLoss, StateNetwork:
 		v.Verdict = network(tl, in, v.Flags)
-		if v.Verdict == LossLimited {
-			v.Share = round4(tl.Share(StateNetwork) + tl.Share(StateLoss))
-		}
+		v.Share = round4(tl.Share(StateNetwork) + tl.Share(StateLoss))
 	default:
 		v.Verdict = Unknown
 	}
@@ -170,11 +180,20 @@ func Diagnose(tl *Timeline, in Info) Verdict {
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
 // dominant returns the state with the most time (ties: precedence).
+// Loss recovery and congestion-window-bound time count as one: both are
+// the congestion window at work, and network tells which cause it was
+// (a flow that lost early may otherwise split its time between them and
+// lose to a long slow start).
 func dominant(tl *Timeline) State {
-	best := StateNone
+	t := tl.StateTime
+	best, bt := StateNone, time.Duration(0)
 	for st := StateZeroWindow; st < NumStates; st++ {
-		if tl.StateTime[st] > tl.StateTime[best] {
-			best = st
+		d := t[st]
+		if st == StateLoss || st == StateNetwork {
+			d = t[StateLoss] + t[StateNetwork]
+		}
+		if d > bt {
+			best, bt = st, d
 		}
 	}
 	return best
@@ -182,19 +201,46 @@ func dominant(tl *Timeline) State {
 
 // network splits congestion-window-bound time into its causes.
 func network(tl *Timeline, in Info, fl []string) string {
-	rate := 0.0
-	if in.Segments > 0 {
-		rate = float64(in.Retrans-in.RetransSpurious) / float64(in.Segments)
+	// Losses at a full queue are the bottleneck's, found by the
+	// congestion control probing it; only the others count as loss.
+	random := retransRate(in)
+	overflow := queueLosses(in)
+	if in.RetransBytes > 0 {
+		random *= float64(in.RetransBytes-in.RetransQueued) / float64(in.RetransBytes)
 	}
 	switch {
-	case rate >= lossRate || tl.Share(StateLoss) >= lossShare:
+	case random >= lossRate || (!overflow && tl.Share(StateLoss) >= lossShare):
 		return LossLimited
-	case in.Retrans == 0 && tl.BusyRounds >= 6 && tl.FlatRounds*10 >= tl.BusyRounds*7 && !slices.Contains(fl, FlagBufferbloat):
+	case in.Retrans == 0 && tl.BusyRounds >= 6 && tl.FlatRounds*10 >= tl.BusyRounds*7 && !slices.Contains(fl, FlagBufferbloat) && !queueing(in):
 		// A flight flat for round after round with no loss and no queue:
 		// CUBIC/Reno would keep growing, so the send buffer holds it.
 		return SndbufLimited
 	}
 	return Bottleneck
+}
+
+// queueLosses: most retransmitted data was lost while a queue stood.
+func queueLosses(in Info) bool {
+	return in.RetransBytes > 0 && 3*in.RetransQueued >= 2*in.RetransBytes
+}
+
+// queueing: the RTT rose well above its minimum during the transfer (a
+// standing queue), which a flight held by the send buffer below the BDP
+// does not cause.
+func queueing(in Info) bool {
+	return in.MinRTT > 0 && in.HighRTT > in.MinRTT+in.MinRTT/4+2*time.Millisecond
+}
+
+// retransRate is the share of the data retransmitted (not counting
+// spurious retransmissions): by bytes when known, else by segments.
+func retransRate(in Info) float64 {
+	switch {
+	case in.RetransBytes > 0 && in.Bytes > 0:
+		return float64(in.RetransBytes) / float64(in.Bytes)
+	case in.Segments > 0:
+		return float64(max(in.Retrans-in.RetransSpurious, 0)) / float64(in.Segments)
+	}
+	return 0
 }
 
 func flags(in Info) []string {
@@ -284,9 +330,9 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 		}
 		fix = b.String()
 	case ZeroWindow:
-		summary = fmt.Sprintf("%s of the transfer the receiver's window was zero (%d stall(s), %s in all)", share, in.ZeroWindowStalls, dur(in.ZeroWindowTime))
-		fix = fmt.Sprintf("the receiving application on %s stops reading: its buffer fills and it advertises a zero window for %s in %d stall(s). "+
-			"The network and the TCP buffers are not the limit; look at the reader (CPU, disk writes, a blocked thread, a slow consumer) on %s.",
+		summary = fmt.Sprintf("%s of the transfer the receiver's window was zero or held down by unread data (%d stall(s), %s in all)", share, in.ZeroWindowStalls, dur(in.ZeroWindowTime))
+		fix = fmt.Sprintf("the receiving application on %s stops reading: its buffer fills and it advertises a zero (or closed, under one segment) window for %s in %d stall(s), "+
+			"and a window that opens only as far as it reads. The network and the TCP buffers are not the limit; look at the reader (CPU, disk writes, a blocked thread, a slow consumer) on %s.",
 			rcv, dur(in.ZeroWindowTime), in.ZeroWindowStalls, rcv)
 	case SndbufLimited:
 		summary = fmt.Sprintf("%s of the transfer the flight stayed flat at %s, below the receiver's window, with no loss", share, bytesIn(tl.MaxInflight))
@@ -306,17 +352,16 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 			"Reuse connections (keep-alive, HTTP/2), raise the sender's initial window (ip route change ... initcwnd 20) and the receiver's (initrwnd 20), "+
 			"and set net.ipv4.tcp_slow_start_after_idle=0 on %s so reused connections keep their window.", tl.SlowStartRounds, rtt, snd)
 	case LossLimited:
-		rate := 0.0
-		if in.Segments > 0 {
-			rate = float64(in.Retrans) / float64(in.Segments)
-		}
-		summary = fmt.Sprintf("%.2f%% of segments were retransmitted (%d fast, %d after a timeout); the sender spent %s of the time recovering or below its window", 100*rate, in.RetransFast, in.RetransRTO, share)
-		fix = fmt.Sprintf("the path loses packets: %d of %d segments retransmitted. Loss-based congestion control (CUBIC, Reno) halves its window at each loss, "+
+		summary = fmt.Sprintf("%.2f%% of the data was retransmitted (%d segments: %d fast, %d after a timeout); the sender spent %s of the time recovering or below its window", 100*retransRate(in), in.Retrans, in.RetransFast, in.RetransRTO, share)
+		fix = fmt.Sprintf("the path loses packets: %d segments retransmitted, %.2f%% of the data. Loss-based congestion control (CUBIC, Reno) halves its window at each loss, "+
 			"and at %s it takes long to grow back. Find the loss (interface errors, a policer, Wi-Fi, a full queue), and consider BBR on %s "+
-			"(net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq).", in.Retrans, in.Segments, rtt, snd)
+			"(net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq).", in.Retrans, 100*retransRate(in), rtt, snd)
 	case Bottleneck:
 		summary = fmt.Sprintf("%s of the transfer the sender was bound by its congestion window, not by either host: the path is the limit (achieved %s)", share, achieved)
 		fix = "the flow runs at what the path gives; host tuning will not make it faster."
+		if in.Retrans > 0 && queueLosses(in) {
+			fix += fmt.Sprintf(" Its %d retransmissions came while the RTT stood well above its minimum: the bottleneck's queue overflowing, not random loss.", in.Retrans)
+		}
 		if slices.Contains(v.Flags, FlagBufferbloat) {
 			fix += fmt.Sprintf(" The RTT rose from %s to %s while it ran: a queue on the path fills (bufferbloat); use fq_codel or cake on the bottleneck, or BBR on the sender.", dur(in.MinRTT), dur(in.HighRTT))
 		}

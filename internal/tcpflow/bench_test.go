@@ -93,3 +93,33 @@ func TestWriteBenchCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkAnalyzeFile times a real capture file, $LONGHAUL_BENCH_CAPTURE
+// (skipped without). cmd/longhaul/default.pgo, the profile the Go
+// toolchain uses to optimize the binary (PGO, ~5% here), comes from it
+// on the capture scripts/bench-analyze.sh makes (KEEP_CAPTURE=FILE):
+//
+//	LONGHAUL_BENCH_CAPTURE=FILE go test ./internal/tcpflow -run '^$' \
+//	  -bench AnalyzeFile -benchtime 100x -cpuprofile cmd/longhaul/default.pgo -o /tmp/tcpflow.test
+func BenchmarkAnalyzeFile(b *testing.B) {
+	path := os.Getenv("LONGHAUL_BENCH_CAPTURE")
+	if path == "" {
+		b.Skip("set LONGHAUL_BENCH_CAPTURE=FILE")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	for b.Loop() {
+		fh, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = Analyze(fh, Options{})
+		fh.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -83,6 +83,7 @@ type direction struct {
 	rttN     int64
 	rttMin   int64
 	rttMax   int64
+	rttLast  int64
 	hist     [nHist]uint32
 
 	recovery     bool
@@ -90,15 +91,18 @@ type direction struct {
 	retrans      int64
 	fast, rto    int64
 	spurious     int64
-	hwdup        int64
-	reorder      int64
-	zwp          int64
-	keepalive    int64
-	missed       int64 // bytes acknowledged that the capture never saw
-	recent       [nRecent]sent
-	ri           int
-	holes        [nHoles]hole
-	nholes       int
+	// retransmitted payload, the part of it found spurious, and the part
+	// sent while a queue stood on the path (see queued)
+	retransBytes, spuriousBytes, queuedBytes int64
+	hwdup                                    int64
+	reorder                                  int64
+	zwp                                      int64
+	keepalive                                int64
+	missed                                   int64 // bytes acknowledged that the capture never saw
+	recent                                   [nRecent]sent
+	ri                                       int
+	holes                                    [nHoles]hole
+	nholes                                   int
 
 	bytes     int64 // payload including retransmissions
 	segs      int64
@@ -132,6 +136,15 @@ func (d *direction) setBase(seq uint32) {
 // effMSS is the segment size used for "within one MSS" tests.
 func (d *direction) effMSS() int64 {
 	switch {
+	case d.peerMSS > 0 && d.maxSeg > d.peerMSS:
+		// TSO frames at the sender: the few segments under the MSS may
+		// all be tails (a 234-byte probe into a closed window), so the
+		// MSS is the receiver's offer less the timestamp option.
+		m := d.peerMSS
+		if d.syn.HasTimestamp {
+			m -= 12
+		}
+		return int64(max(d.mss, m))
 	case d.mss > 0: // what the sender actually sends
 		return int64(d.mss)
 	case d.peerMSS > 0: // what the receiver allows
@@ -149,17 +162,52 @@ func (d *direction) addRTT(ns int64) {
 		d.rttMin = ns
 	}
 	d.rttMax = max(d.rttMax, ns)
+	d.rttLast = ns
 	if d.srtt == 0 {
 		d.srtt = ns
 	} else {
 		d.srtt += (ns - d.srtt) / 8
 	}
-	us := float64(ns) / 1e3
-	b := 0
-	if us > 1 {
-		b = int(math.Log2(us) * 8)
+	d.hist[rttBucket(ns)]++
+}
+
+// eighths[j] is 2^(j/8): the bucket boundaries within an octave.
+var eighths = func() (t [8]float64) {
+	for j := range t {
+		t[j] = math.Exp2(float64(j) / 8)
 	}
-	d.hist[min(max(b, 0), nHist-1)]++
+	return t
+}()
+
+// rttBucket is floor(8 log2(µs)), clamped to the histogram: computed
+// from the float's exponent and a comparison with the eighths of an
+// octave, because math.Log2 per sample showed in profiles.
+func rttBucket(ns int64) int {
+	us := float64(ns) / 1e3
+	if us <= 1 {
+		return 0
+	}
+	f, e := math.Frexp(us) // us = f * 2^e, f in [0.5, 1)
+	f *= 2
+	b := (e - 1) * 8
+	for j := 7; j > 0; j-- {
+		if f >= eighths[j] {
+			b += j
+			break
+		}
+	}
+	return min(max(b, 0), nHist-1)
+}
+
+// queued reports whether a queue stood on the path at the last RTT
+// sample: it took at least 1.5x the minimum and 2 ms more. A loss then is
+// most likely the queue overflowing, as loss-based congestion control
+// makes a drop-tail bottleneck do, rather than random loss, which strikes
+// at any RTT (the RTT-based loss discrimination of Biaz and Vaidya,
+// "Discriminating congestion losses from wireless losses using
+// inter-arrival times at the receiver", 1999, and of TCP Veno).
+func (d *direction) queued() bool {
+	return d.rttN >= 4 && 2*d.rttLast >= 3*d.rttMin && d.rttLast-d.rttMin >= int64(2*time.Millisecond)
 }
 
 // rttQuantile returns the q-quantile of the ACK RTT samples (bucket mid).

@@ -16,8 +16,9 @@
 // same IPv4 ID, or same TSval for IPv6; a capture artefact, not loss),
 // reordering (a hole filled within a quarter RTT), a keep-alive or a
 // zero-window probe (one byte or none at snd.una-1, told apart by the
-// peer's window). Zero-window stalls run from a zero window to the next
-// non-zero one.
+// peer's window). Zero-window stalls run from a zero window (or a closed
+// one: under a segment and under half the largest offered, which is what
+// Linux advertises when the reader stops) to the next open one.
 //
 // # Window scale in three states
 //

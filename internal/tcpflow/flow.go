@@ -249,6 +249,7 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		if k == 0 && (r <= ack || (o.NSACK > 1 && l >= p.rel(o.SACK[1].Left, p.sndMax) && r <= p.rel(o.SACK[1].Right, p.sndMax))) {
 			if p.retrans > p.spurious {
 				p.spurious++
+				p.spuriousBytes += r - l
 				p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvRetransSpurious, l, r-l)
 			}
 			continue
@@ -260,12 +261,14 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if newData || o.NSACK > 0 {
 		p.pruneSACK()
 	}
-	// Zero-window stalls.
-	if w == 0 && !p.zw {
+	// Zero-window stalls: a window of 0, or one closed below a segment
+	// (what Linux advertises when the reader stops, see diagnose.Closed).
+	closed := diagnose.Closed(w, p.effMSS(), p.maxRwnd)
+	if closed && !p.zw {
 		p.zw, p.zwStart = true, t
 		p.zwStalls++
 		p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvZeroWindow, ack, 0)
-	} else if w != 0 && p.zw {
+	} else if !closed && p.zw {
 		p.zw = false
 		p.zwTime += t - p.zwStart
 		p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvWindowOpen, ack, 0)
@@ -354,10 +357,15 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 			break
 		}
 		d.retrans++
+		d.retransBytes += int64(n)
+		if d.queued() {
+			d.queuedBytes += int64(n)
+		}
 		kind := diagnose.EvRetransRTO
 		switch {
 		case end <= d.sndUna:
 			d.spurious++
+			d.spuriousBytes += int64(n)
 			kind = diagnose.EvRetransSpurious
 		case d.dupAcks >= 1 || d.nsack > 0:
 			d.fast++

@@ -58,3 +58,16 @@ func TestSeedSmallRcvbufUpload(t *testing.T) {
 		})
 	}
 }
+
+func TestRTTBucket(t *testing.T) {
+	for _, ns := range []int64{1, 999, 1000, 1001, 1090, 1500, 20_346_598, 62_757_488, 1e9, 1e12, 1 << 62} {
+		us := float64(ns) / 1e3
+		want := 0
+		if us > 1 {
+			want = min(int(math.Log2(us)*8), nHist-1)
+		}
+		if got := rttBucket(ns); got != want {
+			t.Errorf("rttBucket(%d) = %d, want %d", ns, got, want)
+		}
+	}
+}

@@ -314,6 +314,8 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 		RetransFast:      d.fast,
 		RetransRTO:       d.rto,
 		RetransSpurious:  d.spurious,
+		RetransBytes:     max(d.retransBytes-d.spuriousBytes, 0),
+		RetransQueued:    min(d.queuedBytes, max(d.retransBytes-d.spuriousBytes, 0)),
 		ZeroWindowStalls: d.zwStalls,
 		ZeroWindowTime:   time.Duration(dr.ZeroWindow.Seconds * 1e9),
 		Flags:            append([]string(nil), flowFlags...),

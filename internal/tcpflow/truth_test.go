@@ -1,0 +1,68 @@
+package tcpflow
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Captures of transfers whose limit is known by construction, made on
+// emulated paths by cmd/longhaul's TestIntegrationAnalyzeTruth (which
+// says how each was built and how to refresh them): the verdicts must
+// hold without root, on every change to the analysis.
+func TestTruthCaptures(t *testing.T) {
+	tests := []struct {
+		file    string
+		verdict string
+		flags   []string
+	}{
+		{"rwnd-limited", "rwnd-limited", nil},
+		{"zero-window", "zero-window", nil},
+		{"app-limited", "app-limited", nil},
+		{"sndbuf-limited", "sndbuf-limited", nil},
+		{"slow-start", "slow-start", nil},
+		{"loss-limited", "loss-limited", nil},
+		{"bottleneck", "bottleneck", nil},
+		{"no-window-scaling", "rwnd-limited", []string{"no-window-scaling"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			fh, err := os.Open(filepath.Join("testdata", "truth", tc.file+".pcap.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			an, err := Analyze(fh, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(an.Flows) != 1 {
+				t.Fatalf("%d flows, want 1", len(an.Flows))
+			}
+			f := an.Flows[0]
+			var bad []string
+			if f.Verdict.Verdict != tc.verdict {
+				bad = append(bad, "verdict "+f.Verdict.Verdict+", want "+tc.verdict)
+			}
+			for _, fl := range tc.flags {
+				if !slices.Contains(f.Flags, fl) {
+					bad = append(bad, "missing flag "+fl)
+				}
+			}
+			never := []string{"capture-drops", "hardware-duplicates", "window-scale-unknown", "mid-stream", "clock-steps", "coarse-timestamps"}
+			if len(tc.flags) == 0 {
+				never = append(never, "no-window-scaling")
+			}
+			for _, fl := range never {
+				if slices.Contains(f.Flags, fl) {
+					bad = append(bad, "unexpected flag "+fl)
+				}
+			}
+			if len(bad) > 0 {
+				t.Errorf("%s (shares %v: %s)", strings.Join(bad, "; "), f.Shares, f.Summary)
+			}
+		})
+	}
+}

@@ -341,7 +341,7 @@ func printLabTable(w io.Writer, s *lab.Scenario, h results.Header, runs []result
 	metric := s.Charts[0].Metric
 	unit := s.Charts[0].YUnit
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "case\truns\t%s (median)\tmin..max\tmodel\tmeasured/model\n", strings.ReplaceAll(metric, "_", " "))
+	fmt.Fprintf(tw, "case\truns\t%s (median)\tmin..max\tmodel\tmeasured/model\n", s.Charts[0].YLabel)
 	for _, sm := range results.Summarize(runs) {
 		runsText := fmt.Sprint(sm.N)
 		if sm.Invalid > 0 {

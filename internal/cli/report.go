@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -17,14 +18,18 @@ import (
 func newReportCmd() *cobra.Command {
 	var out string
 	c := &cobra.Command{
-		Use:   "report RESULTS.jsonl [-o report.html]",
-		Short: "Render lab results as one self-contained HTML report",
+		Use:   "report RESULTS.jsonl|ANALYSIS.json [-o report.html]",
+		Short: "Render lab results or a capture analysis as one self-contained HTML report",
 		Long: `report turns a results file written by longhaul lab (results.jsonl, schema
 longhaul.lab/v1) into one HTML file with the charts (throughput vs buffer
 size, time to last byte vs object size, upload times, parallel streams,
 tcp_info over time), the model beside each measurement and a summary
-table. The file embeds its charting library and data and works offline.`,
-		Example: `  longhaul report longhaul-lab/buffers-20261122-101500/results.jsonl -o buffers.html`,
+table. Given the output of longhaul analyze --timeline instead, it draws
+each big flow's time-sequence graph (data, ACK, ACK + receive window,
+retransmissions and zero-window marks) and bytes in flight against the
+window. The file embeds its charting library and data and works offline.`,
+		Example: `  longhaul report longhaul-lab/buffers-20261122-101500/results.jsonl -o buffers.html
+  longhaul analyze upload.pcap --timeline > upload.json && longhaul report upload.json -o upload.html`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("report needs one results file (see %s --help)", c.CommandPath())
@@ -54,16 +59,24 @@ func writeReport(in, out string) error {
 		return usagef("report: %v", err)
 	}
 	defer f.Close()
-	res, err := results.Read(f)
-	if err != nil {
-		if errors.Is(err, results.ErrSchema) {
-			return usagef("%v: %s was not written by longhaul lab", err, in)
+	br := bufio.NewReader(f)
+	head, _ := br.Peek(512)
+	var page *report.Page
+	if report.IsAnalysis(head) {
+		if page, err = report.BuildAnalysis(br); err != nil {
+			return usagef("%v: %s", err, in)
 		}
-		return usagef("report: %s: %v", in, err)
-	}
-	page, err := report.Build(res)
-	if err != nil {
-		return err
+	} else {
+		res, err := results.Read(br)
+		if err != nil {
+			if errors.Is(err, results.ErrSchema) {
+				return usagef("%v: %s was not written by longhaul lab or longhaul analyze --json", err, in)
+			}
+			return usagef("report: %s: %v", in, err)
+		}
+		if page, err = report.Build(res); err != nil {
+			return err
+		}
 	}
 	var b bytes.Buffer
 	if err := report.Render(&b, page); err != nil {

@@ -95,6 +95,9 @@
         o.points = { show: true, size: 7, fill: color };
         if (bar) { o.paths = uPlot.paths.bars({ size: [0.6, 120] }); o.fill = color + "cc"; o.points = { show: false }; }
         if (s.min) spans.push({ idx: i + 1, min: s.min, max: s.max, color: bar ? "#222" : color });
+      } else if (s.role === "event") {
+        o.paths = function () { return null; };
+        o.points = { show: true, size: 9, width: 2, fill: "#fff" };
       } else {
         o.points = { show: false }; o.width = 1.5;
       }

@@ -35,6 +35,7 @@ type Page struct {
 	Started   string      `json:"started"`
 	Headlines []string    `json:"headlines,omitempty"`
 	Charts    []ChartData `json:"charts"`
+	TableHead []string    `json:"table_head"`
 	Table     []Row       `json:"table"`
 	// Invalid lists runs that were not used, with the reason.
 	Invalid []string `json:"invalid,omitempty"`
@@ -74,15 +75,8 @@ type SeriesData struct {
 	RightUnit string `json:"right_unit,omitempty"`
 }
 
-// Row is one line of the summary table.
-type Row struct {
-	Case     string `json:"case"`
-	Runs     string `json:"runs"`
-	Measured string `json:"measured"`
-	Spread   string `json:"spread"`
-	Model    string `json:"model"`
-	Ratio    string `json:"ratio"`
-}
+// Row is one line of the summary table, a cell per TableHead column.
+type Row []string
 
 // Build computes the page of a results file.
 func Build(f *results.File) (*Page, error) {
@@ -104,6 +98,7 @@ func Build(f *results.File) (*Page, error) {
 		}
 	}
 	if len(h.Charts) > 0 {
+		p.TableHead = []string{"case", "runs", h.Charts[0].YLabel + " (median)", "min .. max", "model", "measured / model"}
 		p.Table = table(h.Charts[0], sums)
 	}
 	for _, c := range h.Charts {
@@ -306,15 +301,15 @@ func tcpinfoChart(c results.Chart, runs []results.Run) (ChartData, bool) {
 func table(c results.Chart, sums []results.Summary) []Row {
 	var rows []Row
 	for _, sm := range sums {
-		r := Row{Case: sm.Label, Runs: fmt.Sprint(sm.N), Measured: "-", Spread: "-", Model: "-", Ratio: "-"}
+		r := Row{sm.Label, fmt.Sprint(sm.N), "-", "-", "-", "-"}
 		if sm.Invalid > 0 {
-			r.Runs += fmt.Sprintf(" (+%d invalid)", sm.Invalid)
+			r[1] += fmt.Sprintf(" (+%d invalid)", sm.Invalid)
 		}
 		if v, ok := sm.Median[c.Metric]; ok {
-			r.Measured = Format(v, c.YUnit)
-			r.Spread = Format(sm.Min[c.Metric], c.YUnit) + " .. " + Format(sm.Max[c.Metric], c.YUnit)
+			r[2] = Format(v, c.YUnit)
+			r[3] = Format(sm.Min[c.Metric], c.YUnit) + " .. " + Format(sm.Max[c.Metric], c.YUnit)
 			if mv, ok := sm.Model[c.Model]; ok && mv > 0 {
-				r.Model, r.Ratio = Format(mv, c.YUnit), fmt.Sprintf("%.2f", v/mv)
+				r[4], r[5] = Format(mv, c.YUnit), fmt.Sprintf("%.2f", v/mv)
 			}
 		}
 		rows = append(rows, r)

@@ -19,7 +19,38 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick"}
+var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick", "analysis-loss", "analysis-upload"}
+
+// build makes the page of a fixture: lab results (.jsonl) or an
+// analyze --timeline document (.json).
+func build(t *testing.T, name string) *Page {
+	t.Helper()
+	if strings.HasPrefix(name, "analysis-") {
+		f, err := os.Open(filepath.Join("testdata", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		head := make([]byte, 512)
+		n, _ := f.Read(head)
+		if !IsAnalysis(head[:n]) {
+			t.Fatalf("%s not recognised as an analysis", name)
+		}
+		if _, err := f.Seek(0, 0); err != nil {
+			t.Fatal(err)
+		}
+		p, err := BuildAnalysis(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p, err := Build(load(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func load(t *testing.T, name string) *results.File {
 	t.Helper()
@@ -40,10 +71,7 @@ func load(t *testing.T, name string) *results.File {
 func TestBuildGolden(t *testing.T) {
 	for _, name := range fixtures {
 		t.Run(name, func(t *testing.T) {
-			p, err := Build(load(t, name))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := build(t, name)
 			got, err := json.MarshalIndent(p, "", " ")
 			if err != nil {
 				t.Fatal(err)
@@ -162,10 +190,7 @@ func TestRenderInChromium(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range fixtures {
 		t.Run(name, func(t *testing.T) {
-			p, err := Build(load(t, name))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := build(t, name)
 			var b bytes.Buffer
 			if err := Render(&b, p); err != nil {
 				t.Fatal(err)
@@ -249,4 +274,47 @@ func colored(img image.Image, r image.Rectangle) int {
 		}
 	}
 	return n
+}
+
+// The seed's upload as analyze sees it: one flow, rwnd-limited, drawn as
+// a time-sequence graph whose window line sits 2,896 bytes above the ACK.
+func TestBuildAnalysis(t *testing.T) {
+	p := build(t, "analysis-upload")
+	if len(p.Table) != 1 || p.Table[0][1] != "rwnd-limited" || len(p.Charts) != 2 {
+		t.Fatalf("table %v, %d charts", p.Table, len(p.Charts))
+	}
+	tsg := p.Charts[0]
+	var ack, wnd []*float64
+	for _, s := range tsg.Series {
+		switch s.Label {
+		case "ACK":
+			ack = s.Y
+		case "ACK + receive window":
+			wnd = s.Y
+		}
+	}
+	mid := len(tsg.X) / 2
+	for ack[mid] == nil || wnd[mid] == nil {
+		mid++
+	}
+	if d := *wnd[mid] - *ack[mid]; d != 2896 {
+		t.Errorf("window line %g above the ACK, want 2896", d)
+	}
+	if !strings.Contains(p.Headlines[0], "advertises at most 2,896 bytes") {
+		t.Errorf("headline %q", p.Headlines[0])
+	}
+	// Retransmissions appear as marks in the lossy flow.
+	l := build(t, "analysis-loss")
+	found := false
+	for _, s := range l.Charts[0].Series {
+		found = found || (s.Role == "event" && s.Label == "retransmission")
+	}
+	if !found {
+		t.Error("no retransmission marks in the loss-limited flow")
+	}
+	for name, in := range map[string]string{"not json": "PK", "other schema": `{"schema":"longhaul.calc/v1"}`} {
+		if _, err := BuildAnalysis(strings.NewReader(in)); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
 }

@@ -1,32 +1,13 @@
 package cli
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/longhaul/longhaul/internal/emu"
 	"github.com/longhaul/longhaul/internal/units"
 )
-
-// parseListening counts LISTEN (0A) entries of a /proc/net/tcp table.
-func parseListening(r io.Reader) (int, error) {
-	sc := bufio.NewScanner(r)
-	n, first := 0, true
-	for sc.Scan() {
-		if first {
-			first = false
-			continue
-		}
-		f := strings.Fields(sc.Text())
-		if len(f) > 3 && f[3] == "0A" {
-			n++
-		}
-	}
-	return n, sc.Err()
-}
 
 func printLinkStats(w io.Writer, s emu.Stats) {
 	fmt.Fprintf(w, "longhaul: link statistics after %s (emulator CPU %.1f s, %.0f%% of a core)\n",

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -21,8 +22,7 @@ import (
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/report"
 	"github.com/longhaul/longhaul/internal/results"
-	"github.com/longhaul/longhaul/internal/sysconf"
-	"github.com/longhaul/longhaul/internal/sysctl"
+	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/topo"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -153,75 +153,57 @@ func (a labArgs) params() (lab.Params, error) {
 	return p, nil
 }
 
-// planKeys are the host settings longhaul's plan reads.
-var planKeys = []string{"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max", "net.core.wmem_max",
-	"net.ipv4.tcp_mem", "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_moderate_rcvbuf", "net.ipv4.tcp_slow_start_after_idle",
-	"net.ipv4.tcp_no_metrics_save", "net.ipv4.tcp_sack", "net.ipv4.tcp_timestamps", "net.ipv4.tcp_congestion_control"}
-
-// hostFacts gathers what scenario expansion needs from this host.
+// hostFacts gathers what scenario expansion needs from this host, with
+// the same snapshot `longhaul plan` uses, so the lab's plan profile is
+// exactly that command's plan.
 func hostFacts() (lab.Facts, error) {
-	var f lab.Facts
-	release, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	snap, err := snapshot.Gather(snapshot.Options{})
 	if err != nil {
-		return f, err
+		return lab.Facts{}, err
 	}
-	k, err := sysconf.ParseKernelRelease(string(release))
-	if err != nil {
-		return f, err
+	f := lab.Facts{Kernel: snap.Version(),
+		Host: results.Host{Hostname: snap.Hostname, Kernel: snap.Kernel.Release, CPUs: runtime.NumCPU(), Version: version}}
+	var ok bool
+	if f.HostRmem, ok = snap.Triple("net.ipv4.tcp_rmem"); !ok {
+		return f, fmt.Errorf("no readable net.ipv4.tcp_rmem")
 	}
-	f.Kernel = pathmodel.Version{Major: k.Major, Minor: k.Minor}
-	vals, _, err := sysctl.ReadMany(sysctl.DefaultRoot, planKeys)
-	if err != nil {
-		return f, err
+	if f.HostWmem, ok = snap.Triple("net.ipv4.tcp_wmem"); !ok {
+		return f, fmt.Errorf("no readable net.ipv4.tcp_wmem")
 	}
-	if f.HostRmem, err = sysctl.ParseTriple(vals["net.ipv4.tcp_rmem"]); err != nil {
-		return f, err
-	}
-	if f.HostWmem, err = sysctl.ParseTriple(vals["net.ipv4.tcp_wmem"]); err != nil {
-		return f, err
-	}
-	f.CoreRmemMax, _ = sysctl.ParseInt(vals["net.core.rmem_max"])
-	f.CoreWmemMax, _ = sysctl.ParseInt(vals["net.core.wmem_max"])
-	f.Plan = labPlan(strings.TrimSpace(string(release)), vals)
-	return f, nil
-}
-
-// labPlan runs longhaul's plan (package plan, the same as `longhaul plan
-// --role both`) for the lab's path against this host's settings and
-// returns the values a namespace can hold, for both ends.
-func labPlan(release string, host map[string]string) func(time.Duration, float64, int) ([]topo.Sysctl, []topo.Sysctl, string, error) {
-	return func(rtt time.Duration, rate float64, flows int) ([]topo.Sysctl, []topo.Sysctl, string, error) {
-		p, err := plan.FromSysctls(plan.Request{RTT: rtt, RateBps: rate, Flows: flows, Role: plan.Both}, release, host)
+	f.CoreRmemMax, _ = snap.Int("net.core.rmem_max")
+	f.CoreWmemMax, _ = snap.Int("net.core.wmem_max")
+	f.Plan = func(rtt time.Duration, rate float64, flows int) ([]topo.Sysctl, []topo.Sysctl, string, error) {
+		p, err := plan.Make(snap, plan.Request{RTT: rtt, RateBps: rate, Flows: flows, Role: plan.Both})
 		if err != nil {
 			return nil, nil, "", err
 		}
-		ns := plan.NamespaceSysctls(p)
-		keys := make([]string, 0, len(ns))
-		for k := range ns {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var set []topo.Sysctl
-		var desc []string
-		for _, k := range keys {
-			set = append(set, topo.Sysctl{Key: k, Value: ns[k]})
-			desc = append(desc, strings.TrimPrefix(k, "net.ipv4.")+" "+ns[k])
-		}
+		set, desc := namespaceSysctls(p)
 		if len(desc) == 0 {
-			desc = append(desc, "no change: this host's settings already cover the path")
+			desc = "no change: this host's settings already cover the path"
 		}
-		return set, set, "longhaul plan: " + strings.Join(desc, ", "), nil
+		return set, set, "longhaul plan: " + desc, nil
 	}
+	return f, nil
+}
+
+// namespaceSysctls are a plan's changes a namespace can hold, in key
+// order, and the same as "key=value, ..." text.
+func namespaceSysctls(p plan.Plan) ([]topo.Sysctl, string) {
+	ns := plan.NamespaceSysctls(p)
+	keys := slices.Sorted(maps.Keys(ns))
+	set := make([]topo.Sysctl, 0, len(keys))
+	text := make([]string, 0, len(keys))
+	for _, k := range keys {
+		set = append(set, topo.Sysctl{Key: k, Value: ns[k]})
+		text = append(text, k+"="+ns[k])
+	}
+	return set, strings.Join(text, ", ")
 }
 
 func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Writer) error {
 	p, err := a.params()
 	if err != nil {
 		return err
-	}
-	interval, err := units.ParseDuration(a.interval)
-	if err != nil || interval < time.Millisecond || interval > 10*time.Second {
-		return usagef("--interval %q: give a duration from 1ms to 10s, e.g. 100ms", a.interval)
 	}
 	facts, err := hostFacts()
 	if err != nil {
@@ -240,7 +222,10 @@ func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Write
 // runScenario runs an expanded scenario: results, table, report.
 func runScenario(ctx context.Context, a labArgs, s *lab.Scenario, stdout, stderr io.Writer) error {
 	name := s.Name
-	interval, _ := units.ParseDuration(a.interval)
+	interval, err := units.ParseDuration(a.interval)
+	if err != nil || interval < time.Millisecond || interval > 10*time.Second {
+		return usagef("--interval %q: give a duration from 1ms to 10s, e.g. 100ms", a.interval)
+	}
 	if err := lab.CheckPeers(s); err != nil {
 		return labError(err)
 	}
@@ -308,14 +293,11 @@ func runScenario(ctx context.Context, a labArgs, s *lab.Scenario, stdout, stderr
 
 // labHeader describes the scenario in the results file.
 func labHeader(s *lab.Scenario) results.Header {
-	host, _ := os.Hostname()
-	k, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	return results.Header{
 		Scenario: s.Name, Title: s.Title, Seed: s.Seed, Started: time.Now().UTC(), Quick: s.Quick, Repeat: s.Repeat,
 		Path: results.Path{RTTSeconds: s.RTT.Seconds(), RateBps: s.RateBps, Loss: s.Loss, QueueBytes: s.Queue,
 			BDPBytes: int64(pathmodel.BDP(s.GoodputBps(), s.RTT)), GoodputBps: s.GoodputBps()},
-		Host: results.Host{Hostname: host, Kernel: strings.TrimSpace(string(k)), CPUs: runtime.NumCPU(), Version: version},
-		CC:   s.CC, Charts: s.Charts,
+		Host: s.Facts.Host, CC: s.CC, Charts: s.Charts,
 	}
 }
 

@@ -4,16 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/longhaul/longhaul/internal/lab"
-	"github.com/longhaul/longhaul/internal/plan"
-	"github.com/longhaul/longhaul/internal/topo"
-	"github.com/longhaul/longhaul/internal/units"
 )
 
 func newVerifyCmd() *cobra.Command {
@@ -66,29 +62,15 @@ func runVerify(ctx context.Context, a labArgs, file, baseline string, stdout, st
 	if p.RateBps == 0 {
 		p.RateBps = pl.Path.RateBps
 	}
-	if _, err := units.ParseDuration(a.interval); err != nil {
-		return usagef("--interval %q: give a duration from 1ms to 10s, e.g. 100ms", a.interval)
-	}
 	facts, err := hostFacts()
 	if err != nil {
 		return fmt.Errorf("verify: read this host's settings: %w", err)
 	}
-	ns := plan.NamespaceSysctls(pl)
-	keys := make([]string, 0, len(ns))
-	for k := range ns {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var set []topo.Sysctl
-	var desc []string
-	for _, k := range keys {
-		set = append(set, topo.Sysctl{Key: k, Value: ns[k]})
-		desc = append(desc, k+"="+ns[k])
-	}
+	set, desc := namespaceSysctls(pl)
 	if len(set) == 0 {
 		return usagef("verify: %s changes nothing a namespace can hold (no tcp_rmem/tcp_wmem or other per-namespace sysctl): nothing to prove", file)
 	}
-	s, err := lab.ExpandVerify(p, facts, set, "plan "+file+": "+strings.Join(desc, ", "), baseline)
+	s, err := lab.ExpandVerify(p, facts, set, "plan "+file+": "+desc, baseline)
 	if err != nil {
 		return labError(err)
 	}

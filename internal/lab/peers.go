@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/template"
@@ -29,11 +30,7 @@ func peersFor(s *Scenario) []string {
 	need := []string{"ip"}
 	add := func(names ...string) {
 		for _, n := range names {
-			found := false
-			for _, m := range need {
-				found = found || m == n
-			}
-			if !found {
+			if !slices.Contains(need, n) {
 				need = append(need, n)
 			}
 		}

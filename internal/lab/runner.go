@@ -157,7 +157,7 @@ func (r *runner) one(ctx context.Context, c Case, rep int) (results.Run, error) 
 		Up: up, Down: down, RTT: s.RTT}
 	p, err := Up(ctx, spec, r.opt.Log)
 	if err != nil {
-		if errors.Is(err, sysctl.ErrUnknownKey) || strings.Contains(err.Error(), "sysctl") {
+		if errors.Is(err, topo.ErrSysctlRefused) {
 			return run, fmt.Errorf("%w: case %s: %v", ErrInput, c.ID, err)
 		}
 		return run, fmt.Errorf("lab: case %s: %w", c.ID, err)
@@ -228,11 +228,7 @@ type measurement struct {
 // readSettings reads settingKeys in both namespaces.
 func readSettings(p *Path) (map[string]map[string]string, error) {
 	out := map[string]map[string]string{}
-	for _, e := range []topo.End{p.Topo.Client(), p.Topo.Server()} {
-		name := "client"
-		if e.Netns == p.Topo.Server().Netns {
-			name = "server"
-		}
+	for name, e := range map[string]topo.End{"client": p.Topo.Client(), "server": p.Topo.Server()} {
 		vals := map[string]string{}
 		err := netns.Do(e.Netns, func() error {
 			for _, k := range settingKeys {

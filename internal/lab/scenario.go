@@ -42,6 +42,8 @@ type Facts struct {
 	// CoreRmemMax and CoreWmemMax are the global net.core.rmem_max and
 	// wmem_max, which clamp SO_RCVBUF/SO_SNDBUF (iperf3 -w, nginx rcvbuf=).
 	CoreRmemMax, CoreWmemMax int64
+	// Host is the machine as recorded in results headers.
+	Host results.Host
 	// Plan returns longhaul's plan for a path (wire rate) as namespace
 	// sysctls of each end and a one-line description; nil means "not
 	// available".
@@ -94,7 +96,7 @@ type Scenario struct {
 	// TCPInfoCase names the case whose first run the report draws over
 	// time.
 	TCPInfoCase string
-	Facts       Facts `json:"-"`
+	Facts       Facts
 }
 
 // GoodputBps is the TCP payload rate of the path's wire rate.
@@ -429,12 +431,11 @@ func expandBuffers(s *Scenario, p Params) error {
 		profile("plan", "longhaul plan", cl, sv, x, desc)
 	}
 	bdp := pathmodel.BDP(s.GoodputBps(), s.RTT)
-	sweepSeries := sides
 	s.Charts = []results.Chart{{
 		ID: "throughput", Title: "Throughput vs buffer maximum", Kind: "line",
 		XLabel: "tcp_rmem/tcp_wmem maximum", XLog: true, XUnit: "bytes",
 		YLabel: "throughput (steady state)", YUnit: "bps",
-		Metric: "throughput_bps", Model: "throughput_bps", Series: sweepSeries,
+		Metric: "throughput_bps", Model: "throughput_bps", Series: sides,
 		Marks: []results.Mark{{X: bdp, Label: "BDP " + units.FormatIEC(bdp)}},
 		Note: "Each point is the median of the repeats (bars: min..max); dashed: the path model's ceiling for the settings read back from the kernel. " +
 			"client = only the receiver's buffers set, server = only the sender's, both = both ends.",

@@ -17,7 +17,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/lab"
@@ -358,11 +357,10 @@ func Render(w io.Writer, p *Page) error {
 	// JSON inside <script>: no "</" may close the element early.
 	data = bytes.ReplaceAll(data, []byte("</"), []byte(`<\/`))
 	return pageTmpl.Execute(w, map[string]any{
-		"Page":      p,
-		"UplotJS":   template.JS(uplotJS),
-		"UplotCSS":  template.CSS(uplotCSS),
-		"PageJS":    template.JS(pageJS),
-		"Data":      template.JS(data),
-		"Generated": strings.TrimSpace(p.Started),
+		"Page":     p,
+		"UplotJS":  template.JS(uplotJS),
+		"UplotCSS": template.CSS(uplotCSS),
+		"PageJS":   template.JS(pageJS),
+		"Data":     template.JS(data),
 	})
 }

@@ -47,14 +47,14 @@ func applySysctls(list []Sysctl, hostHas map[string]bool) (map[string]string, er
 	eff := make(map[string]string, len(list))
 	for _, sc := range list {
 		if err := writeSysctl(sc, hostHas[sc.Key]); err != nil {
-			return nil, err
+			return nil, refused{err}
 		}
 		got, err := sysctl.Read(sysctl.DefaultRoot, sc.Key)
 		if err != nil {
 			return nil, fmt.Errorf("sysctl %s: read back: %w", sc.Key, err)
 		}
 		if want := sysctl.Normalize(sc.Value); got != want {
-			return nil, fmt.Errorf("sysctl %s: wrote %q but the kernel stored %q", sc.Key, want, got)
+			return nil, refused{fmt.Errorf("sysctl %s: wrote %q but the kernel stored %q", sc.Key, want, got)}
 		}
 		eff[sc.Key] = got
 	}

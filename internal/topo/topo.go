@@ -18,6 +18,19 @@ const StateDir = "/run/longhaul"
 // namespaces.
 var ErrNotSupported = errors.New("topo: not supported on this system")
 
+// ErrSysctlRefused is matched (errors.Is) by every error of a namespace
+// sysctl the kernel would not take: an unknown or read-only key, a value
+// it rejected, or one it stored differently. The spec was valid; the
+// value is wrong for this kernel.
+var ErrSysctlRefused = errors.New("topo: the kernel refused a sysctl")
+
+// refused marks an error as ErrSysctlRefused without changing its text.
+type refused struct{ err error }
+
+func (r refused) Error() string        { return r.err.Error() }
+func (r refused) Unwrap() error        { return r.err }
+func (r refused) Is(target error) bool { return target == ErrSysctlRefused }
+
 // Topology is a running client/server pair of namespaces joined by two TUN
 // devices. It owns the namespaces, the TUN file descriptors, the run's
 // state file and the commands started through its ends; [Topology.Close]

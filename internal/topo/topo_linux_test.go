@@ -529,6 +529,12 @@ func TestIntegrationUpErrors(t *testing.T) {
 			if tt.wantIs != nil && !errors.Is(err, tt.wantIs) {
 				t.Errorf("errors.Is(err, %v) = false for %q", tt.wantIs, msg)
 			}
+			// Every refusal of a sysctl by the kernel (congestion control
+			// included) is one class to callers (bad input for the lab);
+			// a bad spec is not.
+			if refusedWant := tt.name != "invalid spec"; errors.Is(err, ErrSysctlRefused) != refusedWant {
+				t.Errorf("errors.Is(err, ErrSysctlRefused) = %v for %q", !refusedWant, msg)
+			}
 			checkOneLine(t, err)
 			if names, _ := netns.List(prefix + "-"); len(names) > 0 {
 				t.Errorf("failed Up left namespaces %v", names)

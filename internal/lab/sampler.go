@@ -148,7 +148,7 @@ func toSample(t float64, end, sock string, ti *netlink.TCPInfo) results.Sample {
 		RcvSpace:      int64(ti.Rcv_space),
 		RTT:           float64(ti.Rtt) / 1e6,
 		BytesAcked:    int64(ti.Bytes_acked),
-		Delivered:     int64(ti.Delivered) * mss,
+		Delivered:     int64(ti.Bytes_acked) + int64(ti.Sacked)*mss,
 		BytesReceived: int64(ti.Bytes_received),
 		Retrans:       int64(ti.Total_retrans),
 		DeliveryRate:  float64(ti.Delivery_rate) * 8,

@@ -191,7 +191,16 @@ func endFor(in Input, flowBDP float64, rcv bool) End {
 	}
 	e.WindowBytes = min(float64(e.BufferBytes)*ratio, MaxWindow)
 	if rcv {
-		e.WindowBytes = MSSWindow(min(ReceiveSpace(e.BufferBytes, ratio, in.MSS), MaxWindow), in.MSS)
+		space := min(ReceiveSpace(e.BufferBytes, ratio, in.MSS), MaxWindow)
+		first, wscale := firstSpace(in, e)
+		if e.Autotuning && float64(e.BufferBytes-RcvReserve)*ratio < float64(2*in.MSS) {
+			// Too small a buffer to grow the window past its first
+			// value (tcp_grow_window needs room for another segment's
+			// truesize): a 4 KiB receiver offers 1,408 bytes all along.
+			space = min(space, float64(AlignWindow(first, wscale, false)))
+		}
+		maxWindow := max(space, float64(AlignWindow(first, wscale, true)))
+		e.WindowBytes = MSSWindow(space, SenderSegment(maxWindow, in.MSS))
 	} else {
 		e.WindowBytes = max(e.WindowBytes, MinSendInFlight(in.MSS))
 	}
@@ -202,6 +211,16 @@ func endFor(in Input, flowBDP float64, rcv bool) End {
 	e.CeilingBps = WindowCeiling(e.WindowBytes, in.RTT)
 	e.AggregateCeilingBps = e.CeilingBps * float64(in.Flows)
 	return e
+}
+
+// firstSpace is the receiver's space when its handshake completes
+// (FirstSpace) and its window scale, for an end whose buffer is known.
+func firstSpace(in Input, e End) (int64, int) {
+	initial, maxBuf := in.Rmem.Default, max(in.Rmem.Max, in.CoreRmemMax)
+	if e.SockBuf != nil {
+		initial, maxBuf = e.BufferBytes, e.BufferBytes
+	}
+	return FirstSpace(InitialRwnd(in.Kernel, initial, in.MSS, in.InitRwnd, e.Ratio), in.MSS), WindowScale(maxBuf)
 }
 
 // MSSWindow is what a window of space bytes carries per round trip: whole

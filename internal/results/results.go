@@ -155,9 +155,10 @@ type Sample struct {
 	RTT      float64 `json:"rtt_s"`
 	// Counters, cumulative since the socket opened.
 	BytesAcked int64 `json:"bytes_acked"`
-	// Delivered counts segments delivered, SACKed ones included
-	// (tcpi_delivered), in bytes of snd_mss: unlike bytes_acked it does
-	// not stall behind a hole while loss is repaired.
+	// Delivered is bytes_acked plus the SACKed segments (tcpi_sacked x
+	// snd_mss): unlike bytes_acked it does not stall behind a hole while
+	// loss is repaired, and unlike tcpi_delivered x snd_mss it does not
+	// count a partial segment as a full one.
 	Delivered     int64   `json:"delivered_bytes,omitempty"`
 	BytesReceived int64   `json:"bytes_received"`
 	Retrans       int64   `json:"total_retrans"`

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -27,10 +26,6 @@ const DefaultMaxPendingBytes = 1 << 30
 // frame. A frame may leave up to this much early; the lateness statistics
 // count that as on time.
 const wakeLead = 100 * time.Microsecond
-
-// maxSleep bounds one sleep of a real-time writer, which does not watch
-// the done channel while asleep: Stop waits at most this long.
-const maxSleep = 20 * time.Millisecond
 
 // Config describes both directions.
 type Config struct {
@@ -146,11 +141,6 @@ func Start(cfg Config, client, server tun.Dev) (*Emulator, error) {
 		for h := range p.free {
 			p.free[h] = uint64(len(p.free) - 1 - h)
 		}
-	}
-	// The writers sleep in the kernel holding their Ps (package doc):
-	// keep as many free for the rest as the machine has CPUs.
-	if runtime.GOMAXPROCS(0) < runtime.NumCPU()+2 {
-		runtime.GOMAXPROCS(runtime.NumCPU() + 2)
 	}
 	for _, p := range e.pipes {
 		e.wg.Add(2)
@@ -311,11 +301,6 @@ func (p *pipe) read() {
 
 func (p *pipe) write() {
 	defer p.e.wg.Done()
-	// A real-time thread of its own (package doc, "Timers"). Never
-	// unlocked: the thread ends with the goroutine, so its policy serves
-	// nothing else.
-	runtime.LockOSThread()
-	rt := boostThread()
 	split := make([]byte, 0, tun.MaxFrameLen)
 	for {
 		p.mu.Lock()
@@ -331,18 +316,7 @@ func (p *pipe) write() {
 		}
 		// Due times are monotonic (constant delay, jitter clamped), so
 		// nothing enqueued meanwhile can be due earlier.
-		if rt {
-			select {
-			case <-p.e.done:
-				return
-			default:
-			}
-			// In slices, to notice Stop.
-			if d := due - p.e.now() - wakeLead; d > 0 {
-				nanosleep(min(d, maxSleep))
-				continue
-			}
-		} else if err := p.sleep.sleep(due - p.e.now() - wakeLead); err != nil {
+		if err := p.sleep.sleep(due - p.e.now() - wakeLead); err != nil {
 			return
 		}
 		for {

@@ -312,7 +312,7 @@ func TestBufferChecks(t *testing.T) {
 			s: snap(kWmem, wmem4M), p: longPath,
 			want: idSev{"tcp-wmem-max", Crit},
 			texts: texts{
-				observed: []string{"4 MiB (4194304)", "120.8 Mbit/s", rate(4*mib*0.72, 200*time.Millisecond)},
+				observed: []string{"4 MiB (4194304)", "122.1 Mbit/s", rate(4*mib*0.72+pathmodel.SendOvershoot, 200*time.Millisecond)},
 				expected: []string{"(34722223)", fmt.Sprintf("(%d)", wNeed)},
 				why:      []string{"0.72 of tcp_wmem[2]", "a sender of 4 MiB"},
 				fix:      []string{`net.ipv4.tcp_wmem="4096 16384 35651584"`, "on the sender"},
@@ -320,19 +320,19 @@ func TestBufferChecks(t *testing.T) {
 			fixKey: kWmem, fixNeed: wNeed,
 		},
 		{
-			// 20 MiB x 0.72 x 8 / 0.2 s = 604 Mbit/s.
+			// (20 MiB x 0.72 + 32 KiB) x 8 / 0.2 s = 605.3 Mbit/s.
 			name: "wmem 20 MiB: warn", check: checkWmem,
 			s: snap(kWmem, "4096 16384 20971520"), p: longPath,
 			want:   idSev{"tcp-wmem-max", Warn},
-			texts:  texts{observed: []string{"604 Mbit/s"}},
+			texts:  texts{observed: []string{"605.3 Mbit/s"}},
 			fixKey: kWmem, fixNeed: wNeed,
 		},
 		{
-			// 34 MiB x 0.72 x 8 / 0.2 s = 1.027 Gbit/s: above 95%.
+			// (34 MiB x 0.72 + 32 KiB) x 8 / 0.2 s = 1.028 Gbit/s: above 95%.
 			name: "wmem 34 MiB: info", check: checkWmem,
 			s: snap(kWmem, "4096 16384 35651584"), p: longPath,
 			want:  idSev{"tcp-wmem-max", Info},
-			texts: texts{observed: []string{"1.027 Gbit/s"}, fix: []string{"none needed"}},
+			texts: texts{observed: []string{"1.028 Gbit/s"}, fix: []string{"none needed"}},
 		},
 		{
 			name: "wmem 4 MiB without path: info (no kernel-default rule for the sender)", check: checkWmem,
@@ -344,10 +344,10 @@ func TestBufferChecks(t *testing.T) {
 			},
 		},
 		{
-			name: "wmem 4 MiB, 5 flows: aggregate 604 Mbit/s, warn", check: checkWmem,
+			name: "wmem 4 MiB, 5 flows: aggregate 610.5 Mbit/s, warn", check: checkWmem,
 			s: snap(kWmem, wmem4M), p: withFlows(longPath, 5),
 			want:  idSev{"tcp-wmem-max", Warn},
-			texts: texts{observed: []string{"(5 flows: 604 Mbit/s)"}},
+			texts: texts{observed: []string{"(5 flows: 610.5 Mbit/s)"}},
 		},
 	}
 	for _, tc := range tests {

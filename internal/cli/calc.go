@@ -250,7 +250,14 @@ func printEnd(w io.Writer, title string, e pathmodel.End, r pathmodel.Result, ra
 		line(w, "app buffer", units.FormatIEC(float64(sb.RequestedBytes)), fmt.Sprintf("requested with %s", how))
 	}
 	line(w, "given", units.FormatIEC(float64(e.BufferBytes)), e.Source)
-	line(w, "window", units.FormatBytes(e.WindowBytes), fmt.Sprintf("%.2g x %s", e.Ratio, units.FormatIEC(float64(e.BufferBytes))))
+	how := fmt.Sprintf("%.2g x %s", e.Ratio, units.FormatIEC(float64(e.BufferBytes)))
+	if strings.HasPrefix(title, "Sender") {
+		how += " + 32 KiB (the skb being filled)"
+		if e.WindowBytes > float64(e.BufferBytes)*e.Ratio+pathmodel.SendOvershoot {
+			how = "two 64 KB super-packets: the least a sender keeps"
+		}
+	}
+	line(w, "window", units.FormatBytes(e.WindowBytes), how)
 	ceil := fmt.Sprintf("window / RTT; %.0f%% of the path rate", 100*e.CeilingBps/r.RateBps)
 	if r.Flows > 1 {
 		ceil = fmt.Sprintf("window / RTT per flow; %d flows: %s", r.Flows, units.FormatRate(e.AggregateCeilingBps))

@@ -22,7 +22,13 @@
 // the application is only woken to refill it when a third of the buffer
 // is free (sk_stream_min_wspace), so the queue swings between two thirds
 // and all of tcp_wmem[2]: a sender-bound flow averages about 0.72 of it in
-// flight (SendRatio, measured by `longhaul lab buffers`).
+// flight (SendRatio, measured by `longhaul lab buffers`), plus about half
+// a 64 KB super-packet the application was admitted to build
+// (SendOvershoot), and never less than two super-packets (MinSendInFlight).
+//
+// With tiny receive buffers the kernel's small-window rules decide: the
+// window stays at its first value (FirstSpace, AlignWindow) and the sender
+// cuts segments of half the largest window it has seen (SenderSegment).
 //
 // # Short transfers
 //

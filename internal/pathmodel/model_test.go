@@ -89,7 +89,7 @@ func TestCeilings(t *testing.T) {
 			// The acceptance case: ~167 Mbit/s with the 6.x ratio.
 			name:          "ubuntu-old buffers at 200ms, 6.x ratio",
 			in:            Input{RTT: 200 * time.Millisecond, RateBps: 1e9, Rmem: ubuntuOldRmem, Wmem: ubuntuOldWmem},
-			wantBps:       math.Min(6291456*0.66, 4194304*0.72) * 8 / 0.2,
+			wantBps:       math.Min(6291456*0.66, 4194304*0.72+SendOvershoot) * 8 / 0.2,
 			wantLimitedBy: "sender",
 			wantRcvNeed:   37_878_788,
 		},
@@ -147,9 +147,10 @@ func TestUbuntuOldCeilingNear167Mbit(t *testing.T) {
 		t.Fatal(err)
 	}
 	within(t, "receiver ceiling", r.Receiver.CeilingBps, 167e6, 0.05)
-	// The sender's tcp_wmem max of 4 MiB binds first: 0.72 x 4 MiB per
-	// 200 ms, 120.8 Mbit/s (measured by lab buffers: 122.5 Mbit/s).
-	within(t, "ceiling", r.ExpectedBps, 120.8e6, 0.005)
+	// The sender's tcp_wmem max of 4 MiB binds first: 0.72 x 4 MiB +
+	// 32 KiB per 200 ms, 122.1 Mbit/s (measured by lab buffers: 116.3
+	// Mbit/s, 3 repeats).
+	within(t, "ceiling", r.ExpectedBps, 122.1e6, 0.005)
 	if r.LimitedBy != "sender" {
 		t.Errorf("LimitedBy = %q, want sender", r.LimitedBy)
 	}

@@ -189,7 +189,6 @@ func endFor(in Input, flowBDP float64, rcv bool) End {
 	default:
 		return e
 	}
-	e.WindowBytes = min(float64(e.BufferBytes)*ratio, MaxWindow)
 	if rcv {
 		space := min(ReceiveSpace(e.BufferBytes, ratio, in.MSS), MaxWindow)
 		first, wscale := firstSpace(in, e)

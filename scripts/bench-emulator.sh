@@ -260,13 +260,15 @@ def run_record(d):
             # the drop-ovl column of the stderr table, which has both.
             "overload_drops": max(ovl_json, ovl_from_log(os.path.join(d, "emulate.log"))),
             "late_over_max": sum(st.get(k, {}).get("late_over_max", 0) for k in ("up", "down")),
+            "over_max": sum(st.get(k, {}).get("over_max", 0) for k in ("up", "down")),
         })
         for k in ("up", "down"):
             s = st.get(k, {})
             r[k] = {x: s.get(x) for x in ("packets", "segments", "bytes", "drops_queue", "drops_loss",
                                            "drops_overload", "overload_frames", "queue_peak_bytes",
                                            "delivered", "lateness_p50_s", "lateness_p99_s",
-                                           "lateness_max_s", "late_over_max")}
+                                           "lateness_max_s", "late_over_max", "wait_p50_s", "wait_p99_s",
+                                           "wait_max_s", "slip_over_max", "over_max", "rate_bps")}
     ip = load(os.path.join(d, "iperf.json"))
     if ip is not None:
         end = ip.get("end", {})
@@ -342,11 +344,14 @@ def main(tmp, out, mdpath, meta_path):
              "emu_cpu_pct": agg([100 * r["emu_cpu_frac"] for r in rs if r.get("emu_cpu_frac") is not None]),
              "overload_drops": sum(r.get("overload_drops", 0) for r in rs),
              "late_over_max": sum(r.get("late_over_max", 0) for r in rs),
+             "over_max": sum(r.get("over_max", 0) for r in rs),
              "delivered": sum(r["up"]["delivered"] + r["down"]["delivered"] for r in rs if r.get("down")),
              "queue_drops_down": agg([r["down"]["drops_queue"] for r in rs if r.get("down")]),
              "lateness_down_p50_ms": agg([1e3 * r["down"]["lateness_p50_s"] for r in rs if r.get("down")]),
              "lateness_down_p99_ms": agg([1e3 * r["down"]["lateness_p99_s"] for r in rs if r.get("down")]),
              "lateness_up_p99_ms": agg([1e3 * r["up"]["lateness_p99_s"] for r in rs if r.get("up")]),
+             "wait_down_p50_ms": agg([1e3 * (r["down"]["wait_p50_s"] or 0) for r in rs if r.get("down")]),
+             "wait_down_p99_ms": agg([1e3 * (r["down"]["wait_p99_s"] or 0) for r in rs if r.get("down")]),
              "lateness_max_ms": agg([1e3 * max(r["down"]["lateness_max_s"], r["up"]["lateness_max_s"]) for r in rs if r.get("down")]),
              "queue_peak_down_bytes": agg([r["down"]["queue_peak_bytes"] for r in rs if r.get("down")]),
              "queue_peak_down_ms": agg([8e3 * r["down"]["queue_peak_bytes"] / rate for r in rs if r.get("down")]) if rate else None,
@@ -439,18 +444,22 @@ def render(res):
     L.append("Throughput: iperf3 -R (server sends), 1 flow, %s; goodput = iperf3 sum_received after -O; goodput ceiling = rate x 1448/1538; "
              "queue 1 BDP (1000 packets at 0 ms); endpoint buffers (receiver tcp_rmem max, sender tcp_wmem max) 2 BDP (4 MiB at 0 ms; 256 MiB unlimited); " % m.get("cc")
              + 
-             "CPU = emulator cpu_s/elapsed_s; lateness of the data (down) direction; ping error = RTT - configured RTT, "
-             "measured alongside the download (includes the bottleneck queue's standing delay; at unlimited rate no queue forms). "
-             "Runs flagged overloaded by the emulator are not valid: they are left out of the medians and shown in brackets.")
+             "CPU = emulator cpu_s/elapsed_s; lateness of the data (down) direction, and the part of it spent waiting behind the "
+             "writer's own earlier writes (wait); ping error = RTT - configured RTT, "
+             "measured alongside the download (includes the bottleneck queue's standing delay; at unlimited rate, the wait). "
+             "Validity: frames > 5 ms late count against the run; at unlimited rate only the lateness beyond the wait does "
+             "(without a rate limit a burst leaves at the writer's own speed, the link's real rate). A run with overload drops or "
+             "more than 0.1% of frames counted (at least 50) is flagged overloaded, not valid: left out of the medians and shown in brackets.")
     L.append("")
-    L.append("| RTT | rate | goodput Mbit/s | % of rate | % of goodput ceiling | emulator CPU % of a core | overloaded runs | overload drops / frames > 5 ms late | lateness p50 / p99 ms | queue peak ms | ping under load err mean / p99 ms | queue drops |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    L.append("| RTT | rate | goodput Mbit/s | % of rate | % of goodput ceiling | emulator CPU % of a core | overloaded runs | overload drops / frames > 5 ms late / counted | lateness p50 / p99 ms | wait p50 / p99 ms | queue peak ms | ping under load err mean / p99 ms | queue drops |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for t in res["throughput"]:
-        L.append("| %d ms | %s | %s | %s | %s | %s | %d/%d | %d / %d | %s / %s | %s | %s / %s | %s |" % (
+        L.append("| %d ms | %s | %s | %s | %s | %s | %d/%d | %d / %d / %d | %s / %s | %s / %s | %s | %s / %s | %s |" % (
             t["rtt_ms"], t["rate"], goodput_cell(t), f_rng(t["pct_of_rate"], 1, "%.1f"),
             f_rng(t["pct_of_goodput_ceiling"], 1, "%.1f"), f_rng(t["emu_cpu_pct"]),
-            t["overloaded_runs"], t["runs"], t["overload_drops"], t["late_over_max"],
+            t["overloaded_runs"], t["runs"], t["overload_drops"], t["late_over_max"], t["over_max"],
             f_rng(t["lateness_down_p50_ms"], 1, "%.3f"), f_rng(t["lateness_down_p99_ms"], 1, "%.2f"),
+            f_rng(t["wait_down_p50_ms"], 1, "%.3f"), f_rng(t["wait_down_p99_ms"], 1, "%.2f"),
             f_rng(t["queue_peak_down_ms"], 1, "%.1f") if t["queue_peak_down_ms"] else "-",
             f_rng(t["ping_under_load_err_mean_ms"], 1, "%.2f"), f_rng(t["ping_under_load_err_p99_ms"], 1, "%.2f"),
             f_rng(t["queue_drops_down"])))
@@ -489,7 +498,7 @@ if __name__ == "__main__":
         if r.get("ping"):
             parts.append("ping err mean %.2f ms p99 %.2f ms (%d replies)" % (r["ping"]["err_mean_ms"], r["ping"]["err_p99_ms"], r["ping"]["n"]))
         if r.get("overloaded"):
-            parts.append("OVERLOADED (%d overload drops, %d late)" % (r.get("overload_drops", 0), r.get("late_over_max", 0)))
+            parts.append("OVERLOADED (%d overload drops, %d late, %d counted)" % (r.get("overload_drops", 0), r.get("late_over_max", 0), r.get("over_max", 0)))
         if r.get("iperf_error"):
             parts.append("iperf3 error: " + r["iperf_error"])
         print(", ".join(parts) or "no result")

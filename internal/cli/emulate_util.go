@@ -6,24 +6,35 @@ import (
 	"os"
 
 	"github.com/longhaul/longhaul/internal/emu"
+	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
 func printLinkStats(w io.Writer, s emu.Stats) {
 	fmt.Fprintf(w, "longhaul: link statistics after %s (emulator CPU %.1f s, %.0f%% of a core)\n",
 		units.FormatDuration(secs(s.Elapsed)), s.CPUSeconds, 100*s.CPUSeconds/max(s.Elapsed, 1e-9))
-	fmt.Fprintf(w, "  %-5s %12s %10s %10s %10s %10s %12s %10s %10s\n", "dir", "bytes", "packets", "drop-q", "drop-loss", "drop-ovl", "queue-peak", "late-p50", "late-p99")
-	for _, d := range []struct {
+	fmt.Fprintf(w, "  %-5s %12s %10s %10s %10s %10s %12s %10s %10s %10s\n", "dir", "bytes", "packets", "drop-q", "drop-loss", "drop-ovl", "queue-peak", "late-p50", "late-p99", "wait-p99")
+	dirs := []struct {
 		name string
 		s    emu.DirStats
-	}{{"up", s.Up}, {"down", s.Down}} {
-		fmt.Fprintf(w, "  %-5s %12s %10d %10d %10d %10d %12s %10s %10s\n", d.name,
+	}{{"up", s.Up}, {"down", s.Down}}
+	for _, d := range dirs {
+		fmt.Fprintf(w, "  %-5s %12s %10d %10d %10d %10d %12s %10s %10s %10s\n", d.name,
 			units.FormatBytes(float64(d.s.Bytes)), d.s.Packets, d.s.DropsQueue, d.s.DropsLoss,
 			d.s.DropsOverload+d.s.OverloadFrames, units.FormatBytes(float64(d.s.QueuePeakBytes)),
-			units.FormatDuration(d.s.LatenessP50), units.FormatDuration(d.s.LatenessP99))
+			units.FormatDuration(d.s.LatenessP50), units.FormatDuration(d.s.LatenessP99), units.FormatDuration(d.s.WaitP99))
 	}
 	if s.Overloaded {
 		fmt.Fprintln(w, "longhaul: WARNING: the emulator was overloaded (it dropped or delayed frames itself): results of this run are not valid")
+		return
+	}
+	for _, d := range dirs {
+		// On an unlimited link a burst leaves at the data plane's own
+		// speed; say so when that wait is more than the lateness bound.
+		if d.s.RateBps == 0 && d.s.WaitP99 > linkemu.DefaultMaxLateness {
+			fmt.Fprintf(w, "longhaul: note: %s has no rate limit, so the emulator's writes were its bottleneck: frames waited %s (p99) behind earlier writes, adding that to the RTT; a --rate below the goodput reached emulates a clean link\n",
+				d.name, units.FormatDuration(d.s.WaitP99))
+		}
 	}
 }
 

@@ -122,6 +122,62 @@ func TestOverloadIsBoundedAndFlagged(t *testing.T) {
 	}
 }
 
+// TestWaitBehindWritesIsNotSlip drives an unlimited link whose receiving
+// device takes 2 ms per write (an unbuffered fake: Write returns when the
+// test takes the frame). Frames due together leave one write after
+// another, so the last is ~40 ms late; the writer passes the end of each
+// write to the link, which books that as the data plane's wait, not as
+// the emulator's slip. Frames spread out in time wait for nothing.
+func TestWaitBehindWritesIsNotSlip(t *testing.T) {
+	run := func(t *testing.T, gap time.Duration) linkemu.Stats {
+		client, server := tuntest.New("c"), tuntest.NewSize("s", 0)
+		e, err := Start(Config{Up: linkemu.Config{Delay: 10 * time.Millisecond}}, client, server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Stop()
+		for i := range 20 {
+			if gap > 0 {
+				// Send after the previous frame left: the writer waits.
+				time.Sleep(gap)
+			}
+			if err := client.Inject(udpFrame(byte(i), 100), time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if gap > 0 {
+				if _, err := server.Next(5 * time.Second); err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+			}
+		}
+		if gap == 0 {
+			for i := range 20 {
+				time.Sleep(2 * time.Millisecond)
+				if _, err := server.Next(5 * time.Second); err != nil {
+					t.Fatalf("frame %d: %v", i, err)
+				}
+			}
+		}
+		return e.Stop().Up.Stats
+	}
+	t.Run("burst", func(t *testing.T) {
+		s := run(t, 0)
+		if s.Delivered != 20 || s.LateOverMax < 10 || s.WaitMax < 30*time.Millisecond {
+			t.Fatalf("delivered %d, late over 5 ms %d, wait max %v; want 20, >= 10, >= 30ms", s.Delivered, s.LateOverMax, s.WaitMax)
+		}
+		if s.SlipOverMax != 0 || s.OverMax != 0 || s.Overloaded {
+			t.Errorf("slip over max %d, over max %d, overloaded %v; want 0, 0, false: the lateness is wait behind writes",
+				s.SlipOverMax, s.OverMax, s.Overloaded)
+		}
+	})
+	t.Run("spread", func(t *testing.T) {
+		s := run(t, 15*time.Millisecond)
+		if s.Delivered != 20 || s.WaitMax != 0 {
+			t.Errorf("delivered %d, wait max %v; want 20, 0", s.Delivered, s.WaitMax)
+		}
+	})
+}
+
 func TestStopIsIdempotentAndUnblocks(t *testing.T) {
 	client, server := tuntest.New("c"), tuntest.New("s")
 	e, err := Start(Config{}, client, server)
@@ -164,7 +220,11 @@ func TestStatsJSONKeepsEmulatorFields(t *testing.T) {
 		t.Error("3 late frames of 100000 flagged overloaded")
 	}
 	d.LateOverMax = 101
+	if d.overloaded() {
+		t.Error("101 frames late behind the writer's own writes (OverMax 0) flagged")
+	}
+	d.OverMax = 101
 	if !d.overloaded() {
-		t.Error("101 late frames of 100000 (>0.1%) not flagged")
+		t.Error("101 frames over the rule of 100000 (>0.1%) not flagged")
 	}
 }

@@ -13,8 +13,10 @@
 //	for {
 //		h, v, ok := l.PopDue(now) // oldest accepted packet, once due
 //		if !ok { break }
+//		start := clock()
 //		write(h, v) // whole super-packet, or one surviving run of it
-//		l.Delivered(v.Due, timeOfWrite)
+//		l.Delivered(v.Due, start, prevEnd)
+//		prevEnd = clock()
 //	}
 //	due, ok := l.NextDue() // arm the timer for the next departure
 //
@@ -68,7 +70,14 @@
 //     and a write later than Config.MaxLateness (5 ms by default; lesson 4
 //     measured ~1 ms mean lateness for Go timers) counts as overload too.
 //     Stats.Overloaded then marks the run invalid: its results must be
-//     flagged, not reported.
+//     flagged, not reported. On an unlimited link the data plane itself is
+//     the bottleneck: packets due together leave one write after another,
+//     at its speed, as behind any real link's serializer. That wait is
+//     reported apart (Stats.WaitP50/P99/Max) and only the rest of the
+//     lateness, the slip (a late wake-up, a descheduled writer), counts
+//     there. On a rate-limited link every late write counts: the
+//     serializer already spaced the departures, so waiting behind earlier
+//     writes means the data plane cannot keep the configured rate.
 //
 // Rates are bits per second on the wire, including the per-segment overhead:
 // a 1 Gbit/s link carries 1448-byte TCP payloads at about 1e9 x 1448/1538.

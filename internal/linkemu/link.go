@@ -111,8 +111,9 @@ type Link struct {
 	pending     ring[pendingEntry]
 	pendingPkts int
 
-	st   Stats
-	hist latencyHist
+	st       Stats
+	hist     latencyHist // lateness
+	waitHist latencyHist // the part of it spent behind earlier writes
 }
 
 // New validates c and returns a Link in its initial state (idle link,
@@ -304,14 +305,34 @@ func (l *Link) PopDue(now time.Duration) (handle uint64, v Verdict, ok bool) {
 	return e.handle, v, true
 }
 
-// Delivered records that something due at due was actually written at
-// actual. Lateness (actual - due, 0 if early) feeds the lateness statistics;
-// lateness above Config.MaxLateness marks the run overloaded.
-func (l *Link) Delivered(due, actual time.Duration) {
-	late := max(actual-due, 0)
+// Delivered records that something due at due started its write at start.
+// prevEnd is when the data plane's previous write ended (0 if none).
+// Lateness (start - due, 0 if early) feeds the lateness statistics and
+// splits in two: the wait behind the data plane's own earlier writes
+// (prevEnd - due, when the writer was still busy at the due time; due
+// times are monotonic, so every write since then was for an earlier
+// frame) and the slip, the rest (a late wake-up, a descheduled writer).
+//
+// Which part counts against Config.MaxLateness depends on the link. On a
+// rate-limited link the serializer has already spaced the departures, so
+// any wait means the data plane is slower than the configured rate: the
+// whole lateness counts. On an unlimited link the data plane is the link's
+// rate: frames due together leave at its speed, as behind any real
+// bottleneck, and only the slip counts (Stats.OverMax).
+func (l *Link) Delivered(due, start, prevEnd time.Duration) {
+	late := max(start-due, 0)
+	wait := min(max(prevEnd-due, 0), late)
+	slip := late - wait
 	l.hist.add(late)
-	if l.maxLateness > 0 && late > l.maxLateness {
+	l.waitHist.add(wait)
+	if l.maxLateness <= 0 {
+		return
+	}
+	if late > l.maxLateness {
 		l.st.LateOverMax++
+	}
+	if slip > l.maxLateness {
+		l.st.SlipOverMax++
 	}
 }
 
@@ -322,6 +343,13 @@ func (l *Link) Stats() Stats {
 	s.LatenessP50 = l.hist.quantile(0.50)
 	s.LatenessP99 = l.hist.quantile(0.99)
 	s.LatenessMax = l.hist.max
-	s.Overloaded = s.DropsOverload > 0 || s.LateOverMax > 0
+	s.WaitP50 = l.waitHist.quantile(0.50)
+	s.WaitP99 = l.waitHist.quantile(0.99)
+	s.WaitMax = l.waitHist.max
+	s.OverMax = s.LateOverMax
+	if l.psPerByte == 0 {
+		s.OverMax = s.SlipOverMax
+	}
+	s.Overloaded = s.DropsOverload > 0 || s.OverMax > 0
 	return s
 }

@@ -661,12 +661,88 @@ func TestLateness(t *testing.T) {
 			l := mustNew(t, tt.cfg)
 			due := 10 * time.Second
 			for _, late := range tt.lates {
-				l.Delivered(due, due+late)
+				l.Delivered(due, due+late, 0)
 			}
 			s := l.Stats()
 			got := lateness{s.LatenessP50, s.LatenessP99, s.LatenessMax, s.Delivered, s.LateOverMax, s.Overloaded}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("lateness (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLatenessWaitBehindWrites(t *testing.T) {
+	const ms = time.Millisecond
+	due := 10 * time.Second
+	type write struct{ due, start, prevEnd time.Duration }
+	// Ten frames due at once, each write taking 1 ms, back to back: frame
+	// i starts i ms late, all of it spent behind the writes before it.
+	var burst []write
+	for i := range 10 {
+		start := due + time.Duration(i)*ms
+		busy := time.Duration(0)
+		if i > 0 {
+			busy = start // the previous write ended as this one started
+		}
+		burst = append(burst, write{due, start, busy})
+	}
+	type counts struct {
+		LateOverMax, SlipOverMax, OverMax int64
+		WaitMax                           time.Duration
+		Overloaded                        bool
+	}
+	tests := []struct {
+		name   string
+		rate   float64
+		writes []write
+		want   counts
+	}{
+		{
+			name:   "unlimited: a burst written back to back is the data plane's rate",
+			writes: burst,
+			want:   counts{LateOverMax: 4, WaitMax: 9 * ms}, // 6..9 ms late, none of it slip
+		},
+		{
+			name:   "rate-limited: the same burst means the writer cannot keep the rate",
+			rate:   gbit,
+			writes: burst,
+			want:   counts{LateOverMax: 4, OverMax: 4, WaitMax: 9 * ms, Overloaded: true},
+		},
+		{
+			name:   "unlimited: a late wake-up is slip",
+			writes: []write{{due, due + 6*ms, 0}},
+			want:   counts{LateOverMax: 1, SlipOverMax: 1, OverMax: 1, Overloaded: true},
+		},
+		{
+			name:   "unlimited: a stall between writes is slip beyond the wait",
+			writes: []write{{due, due + 8*ms, due + 1*ms}}, // 1 ms behind a write, then 7 ms idle
+			want:   counts{LateOverMax: 1, SlipOverMax: 1, OverMax: 1, WaitMax: ms, Overloaded: true},
+		},
+		{
+			name:   "unlimited: a write that ended before the due time explains nothing",
+			writes: []write{{due, due + 6*ms, due - ms}},
+			want:   counts{LateOverMax: 1, SlipOverMax: 1, OverMax: 1, Overloaded: true},
+		},
+		{
+			name:   "unlimited: a previous write ending after the start is clamped to the start",
+			writes: []write{{due, due + 6*ms, due + 9*ms}},
+			want:   counts{LateOverMax: 1, WaitMax: 6 * ms},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := mustNew(t, Config{RateBps: tt.rate})
+			for _, w := range tt.writes {
+				l.Delivered(w.due, w.start, w.prevEnd)
+			}
+			s := l.Stats()
+			got := counts{s.LateOverMax, s.SlipOverMax, s.OverMax, s.WaitMax, s.Overloaded}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if s.WaitP99 > s.WaitMax || s.WaitP50 > s.WaitP99 {
+				t.Errorf("wait quantiles out of order: p50 %v p99 %v max %v", s.WaitP50, s.WaitP99, s.WaitMax)
 			}
 		})
 	}
@@ -885,7 +961,8 @@ func TestStatsJSON(t *testing.T) {
 		Packets: 1, Segments: 2, Bytes: 3, DropsQueue: 4, DropsLoss: 5, DropsOverload: 6,
 		QueuePeakBytes: 7, QueuePeakPackets: 8, Delivered: 9,
 		LatenessP50: 1500 * time.Microsecond, LatenessP99: 20 * time.Millisecond, LatenessMax: time.Second,
-		LateOverMax: 10, Overloaded: true,
+		LateOverMax: 10, WaitP50: 250 * time.Microsecond, WaitP99: 3 * time.Millisecond, WaitMax: 4 * time.Millisecond,
+		SlipOverMax: 11, OverMax: 12, Overloaded: true,
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -900,7 +977,8 @@ func TestStatsJSON(t *testing.T) {
 		"drops_queue": 4.0, "drops_loss": 5.0, "drops_overload": 6.0,
 		"queue_peak_bytes": 7.0, "queue_peak_packets": 8.0, "delivered": 9.0,
 		"lateness_p50_s": 0.0015, "lateness_p99_s": 0.02, "lateness_max_s": 1.0,
-		"late_over_max": 10.0, "overloaded": true,
+		"late_over_max": 10.0, "wait_p50_s": 0.00025, "wait_p99_s": 0.003, "wait_max_s": 0.004,
+		"slip_over_max": 11.0, "over_max": 12.0, "overloaded": true,
 	}
 	if diff := cmp.Diff(wantMap, m); diff != "" {
 		t.Errorf("json (-want +got):\n%s", diff)
@@ -926,7 +1004,7 @@ func TestWholePathDoesNotAllocate(t *testing.T) {
 			if !ok {
 				break
 			}
-			l.Delivered(v.Due, now)
+			l.Delivered(v.Due, now, 0)
 			_ = h
 		}
 	}
@@ -956,7 +1034,7 @@ func benchmarkEnqueuePop(b *testing.B, cfg Config, p Packet) {
 				if !ok {
 					break
 				}
-				l.Delivered(v.Due, now)
+				l.Delivered(v.Due, now, 0)
 			}
 		}
 	}

@@ -27,8 +27,17 @@ type Stats struct {
 	LatenessP50, LatenessP99, LatenessMax time.Duration
 	// LateOverMax counts deliveries later than Config.MaxLateness.
 	LateOverMax int64
+	// WaitP50, WaitP99 and WaitMax summarize the part of the lateness
+	// spent waiting behind the data plane's own earlier writes (see
+	// Link.Delivered); SlipOverMax counts deliveries whose lateness less
+	// that wait exceeds MaxLateness.
+	WaitP50, WaitP99, WaitMax time.Duration
+	SlipOverMax               int64
+	// OverMax is what the validity rule counts: LateOverMax on a
+	// rate-limited link, SlipOverMax on an unlimited one.
+	OverMax int64
 	// Overloaded is true when the emulator itself fell behind (overload
-	// drops or deliveries later than MaxLateness): the run is invalid.
+	// drops or any OverMax delivery): the run is invalid.
 	Overloaded bool
 }
 
@@ -46,6 +55,11 @@ type statsJSON struct {
 	LatenessP99      float64 `json:"lateness_p99_s"`
 	LatenessMax      float64 `json:"lateness_max_s"`
 	LateOverMax      int64   `json:"late_over_max"`
+	WaitP50          float64 `json:"wait_p50_s"`
+	WaitP99          float64 `json:"wait_p99_s"`
+	WaitMax          float64 `json:"wait_max_s"`
+	SlipOverMax      int64   `json:"slip_over_max"`
+	OverMax          int64   `json:"over_max"`
 	Overloaded       bool    `json:"overloaded"`
 }
 
@@ -65,6 +79,11 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		LatenessP99:      s.LatenessP99.Seconds(),
 		LatenessMax:      s.LatenessMax.Seconds(),
 		LateOverMax:      s.LateOverMax,
+		WaitP50:          s.WaitP50.Seconds(),
+		WaitP99:          s.WaitP99.Seconds(),
+		WaitMax:          s.WaitMax.Seconds(),
+		SlipOverMax:      s.SlipOverMax,
+		OverMax:          s.OverMax,
 		Overloaded:       s.Overloaded,
 	})
 }
@@ -90,6 +109,11 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 		LatenessP99:      seconds(j.LatenessP99),
 		LatenessMax:      seconds(j.LatenessMax),
 		LateOverMax:      j.LateOverMax,
+		WaitP50:          seconds(j.WaitP50),
+		WaitP99:          seconds(j.WaitP99),
+		WaitMax:          seconds(j.WaitMax),
+		SlipOverMax:      j.SlipOverMax,
+		OverMax:          j.OverMax,
 		Overloaded:       j.Overloaded,
 	}
 	return nil

@@ -179,6 +179,12 @@ func TestBadInput(t *testing.T) {
 		{"snapshot not json", []string{"audit", "--snapshot", "golden_test.go"}, 2, "not an audit --json document"},
 		{"missing snapshot", []string{"audit", "--snapshot", "/nonexistent/snap.json"}, 1, "no such file"},
 		{"fail-on crit finds crit", []string{"audit", "--root", hosts + "broken", "--fail-on", "crit"}, 3, "at or above crit"},
+		{"flows interval too short", []string{"flows", "--interval", "1ms"}, 2, "100ms..1h"},
+		{"flows bad dst", []string{"flows", "--dst", "example.com"}, 2, "neither an address nor a prefix"},
+		{"flows port out of range", []string{"flows", "--port", "70000"}, 2, "--port"},
+		{"flows count without watch", []string{"flows", "--count", "3"}, 2, "--count goes with --watch"},
+		{"flows bad rate", []string{"flows", "--rate", "fast"}, 2, "--rate"},
+		{"flows missing netns", []string{"flows", "--netns", "lh-no-such-ns"}, 1, "does not exist"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

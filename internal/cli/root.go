@@ -77,7 +77,7 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usagef("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newCalcCmd(), newAuditCmd(), newEmulateCmd(), newLabCmd(), newReportCmd())
+	root.AddCommand(newCalcCmd(), newAuditCmd(), newFlowsCmd(), newEmulateCmd(), newLabCmd(), newReportCmd())
 	root.AddCommand(newAnalyzeCmd())
 	root.AddCommand(newPlanCmd(), newApplyCmd(), newRollbackCmd(), newVerifyCmd())
 	err := root.ExecuteContext(ctx)

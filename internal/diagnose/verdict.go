@@ -90,6 +90,9 @@ type Info struct {
 	// RateBps is the path's bottleneck rate when the user knows it; it
 	// sizes the fix and gives the BDP.
 	RateBps float64
+	// Scope is what the shares are of, for the summary: "" means "the
+	// transfer" (a capture); live sockets say "the last 1 s".
+	Scope string
 }
 
 // Verdict is the diagnosis of one flow direction.
@@ -302,10 +305,10 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 	rcv, snd := orWord(in.Receiver, "the receiver"), orWord(in.Sender, "the sender")
 	rtt := dur(in.RTT)
 	achieved := rateWords(v.ThroughputBps)
-	share := pct(v.Share)
+	share := pct(v.Share) + " of " + orWord(in.Scope, "the transfer")
 	switch v.Verdict {
 	case RwndLimited:
-		summary = fmt.Sprintf("%s of the transfer the sender was pinned at the receiver's window of %s", share, bytesIn(v.RwndBytes))
+		summary = fmt.Sprintf("%s the sender was pinned at the receiver's window of %s", share, bytesIn(v.RwndBytes))
 		var b strings.Builder
 		fmt.Fprintf(&b, "the receiver %s advertises at most %s; at %s that caps the flow at %s (achieved %s). ", rcv, bytesIn(v.RwndBytes), rtt, rateWords(v.CeilingBps), achieved)
 		goal, note := target(in, v.CeilingBps)
@@ -330,12 +333,12 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 		}
 		fix = b.String()
 	case ZeroWindow:
-		summary = fmt.Sprintf("%s of the transfer the receiver's window was zero or held down by unread data (%d stall(s), %s in all)", share, in.ZeroWindowStalls, dur(in.ZeroWindowTime))
+		summary = fmt.Sprintf("%s the receiver's window was zero or held down by unread data (%d stall(s), %s in all)", share, in.ZeroWindowStalls, dur(in.ZeroWindowTime))
 		fix = fmt.Sprintf("the receiving application on %s stops reading: its buffer fills and it advertises a zero (or closed, under one segment) window for %s in %d stall(s), "+
 			"and a window that opens only as far as it reads. The network and the TCP buffers are not the limit; look at the reader (CPU, disk writes, a blocked thread, a slow consumer) on %s.",
 			rcv, dur(in.ZeroWindowTime), in.ZeroWindowStalls, rcv)
 	case SndbufLimited:
-		summary = fmt.Sprintf("%s of the transfer the flight stayed flat at %s, below the receiver's window, with no loss", share, bytesIn(tl.MaxInflight))
+		summary = fmt.Sprintf("%s the flight stayed flat at %s, below the receiver's window, with no loss", share, bytesIn(tl.MaxInflight))
 		goal, note := target(in, pathmodel.WindowCeiling(float64(tl.MaxInflight), in.RTT))
 		need := pathmodel.BDP(goal, in.RTT)
 		fix = fmt.Sprintf("the sender %s never had more than %s in flight though %s allowed %s: its send buffer caps it at %s at %s. "+
@@ -343,21 +346,29 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 			snd, bytesIn(tl.MaxInflight), rcv, bytesIn(max(tl.MaxRwnd, 0)), rateWords(pathmodel.WindowCeiling(float64(tl.MaxInflight), in.RTT)), rtt,
 			snd, pathmodel.BufferFor(need, pathmodel.SendRatio), units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
 	case AppLimited:
-		summary = fmt.Sprintf("%s of the transfer the sender had nothing to send (%d idle gap(s), %s)", share, tl.IdleGaps, dur(tl.IdleTime))
+		summary = fmt.Sprintf("%s the sender had nothing to send (%d idle gap(s), %s)", share, tl.IdleGaps, dur(tl.IdleTime))
+		if tl.IdleGaps == 0 { // not counted (live tcp_info)
+			summary = fmt.Sprintf("%s the sender had nothing to send (%s)", share, dur(tl.IdleTime))
+		}
 		fix = fmt.Sprintf("the application on %s is the limit, not TCP: it had nothing to send %s of the time. "+
-			"Buffer and window tuning will not help; make it write more at once, pipeline requests instead of waiting for each answer, or look at what it waits for.", snd, share)
+			"Buffer and window tuning will not help; make it write more at once, pipeline requests instead of waiting for each answer, or look at what it waits for.", snd, pct(v.Share))
 	case SlowStart:
-		summary = fmt.Sprintf("%s of the transfer was spent in slow start (%d round trips of %s)", share, tl.SlowStartRounds, rtt)
+		summary = fmt.Sprintf("%s was spent in slow start (%d round trips of %s)", share, tl.SlowStartRounds, rtt)
 		fix = fmt.Sprintf("the transfer is too short to leave slow start: it took %d round trips at %s, each doubling the flight from the initial window. "+
 			"Reuse connections (keep-alive, HTTP/2), raise the sender's initial window (ip route change ... initcwnd 20) and the receiver's (initrwnd 20), "+
 			"and set net.ipv4.tcp_slow_start_after_idle=0 on %s so reused connections keep their window.", tl.SlowStartRounds, rtt, snd)
 	case LossLimited:
-		summary = fmt.Sprintf("%.2f%% of the data was retransmitted (%d segments: %d fast, %d after a timeout); the sender spent %s of the time recovering or below its window", 100*retransRate(in), in.Retrans, in.RetransFast, in.RetransRTO, share)
+		segs := fmt.Sprintf("%d segments", in.Retrans)
+		if in.RetransFast+in.RetransRTO > 0 {
+			segs += fmt.Sprintf(": %d fast, %d after a timeout", in.RetransFast, in.RetransRTO)
+		}
+		summary = fmt.Sprintf("%.2f%% of the data was retransmitted (%s); the sender spent %s of %s recovering or below its window",
+			100*retransRate(in), segs, pct(v.Share), orWord(in.Scope, "the time"))
 		fix = fmt.Sprintf("the path loses packets: %d segments retransmitted, %.2f%% of the data. Loss-based congestion control (CUBIC, Reno) halves its window at each loss, "+
 			"and at %s it takes long to grow back. Find the loss (interface errors, a policer, Wi-Fi, a full queue), and consider BBR on %s "+
 			"(net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq).", in.Retrans, 100*retransRate(in), rtt, snd)
 	case Bottleneck:
-		summary = fmt.Sprintf("%s of the transfer the sender was bound by its congestion window, not by either host: the path is the limit (achieved %s)", share, achieved)
+		summary = fmt.Sprintf("%s the sender was bound by its congestion window, not by either host: the path is the limit (achieved %s)", share, achieved)
 		fix = "the flow runs at what the path gives; host tuning will not make it faster."
 		if in.Retrans > 0 && queueLosses(in) {
 			fix += fmt.Sprintf(" Its %d retransmissions came while the RTT stood well above its minimum: the bottleneck's queue overflowing, not random loss.", in.Retrans)
@@ -370,7 +381,7 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 		if in.ScaleLowerBound > 0 {
 			lb = int64(in.ScaleLowerBound)
 		}
-		summary = fmt.Sprintf("%s of the transfer the flight sat at the window's lower bound, but the window scale is unknown", share)
+		summary = fmt.Sprintf("%s the flight sat at the window's lower bound, but the window scale is unknown", share)
 		fix = fmt.Sprintf("the capture started after the handshake, so the window scale is unknown (the flight proves a shift of at least %d); "+
 			"the flow may be limited by the receiver's window. Capture from the start of the connection (the SYNs) to judge it.", lb)
 	default:

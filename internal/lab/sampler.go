@@ -2,7 +2,6 @@ package lab
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"sync"
 	"time"
@@ -11,13 +10,10 @@ import (
 	vnetns "github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
+	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/results"
 )
-
-// tcpStates names the kernel's TCP states (include/net/tcp_states.h).
-var tcpStates = [...]string{1: "ESTABLISHED", 2: "SYN_SENT", 3: "SYN_RECV", 4: "FIN_WAIT1", 5: "FIN_WAIT2",
-	6: "TIME_WAIT", 7: "CLOSE", 8: "CLOSE_WAIT", 9: "LAST_ACK", 10: "LISTEN", 11: "CLOSING"}
 
 // sampler reads tcp_info (sock_diag, INET_DIAG_INFO) of the sockets on
 // one port in both namespaces at a fixed interval.
@@ -120,42 +116,30 @@ func (s *sampler) sample() {
 				continue
 			}
 			s.mu.Lock()
-			s.samples = append(s.samples, toSample(t, endNames[i], sockName(m.ID.Source, local, m.ID.Destination, remote), ti))
+			s.samples = append(s.samples, toSample(t, endNames[i], flows.FromTCPInfo(flows.AddrPort(m.ID.Source, local), flows.AddrPort(m.ID.Destination, remote), ti)))
 			s.mu.Unlock()
 		}
 	}
 }
 
-func sockName(src net.IP, sport uint16, dst net.IP, dport uint16) string {
-	a, _ := netip.AddrFromSlice(src.To4())
-	b, _ := netip.AddrFromSlice(dst.To4())
-	return netip.AddrPortFrom(a, sport).String() + "-" + netip.AddrPortFrom(b, dport).String()
-}
-
-// toSample converts struct tcp_info to the results' units.
-func toSample(t float64, end, sock string, ti *netlink.TCPInfo) results.Sample {
-	mss := int64(ti.Snd_mss)
-	state := ""
-	if int(ti.State) < len(tcpStates) {
-		state = tcpStates[ti.State]
-	}
-	inflight := int64(ti.Unacked) - int64(ti.Sacked) - int64(ti.Lost) + int64(ti.Retrans)
+// toSample converts a socket's tcp_info to the results' units.
+func toSample(t float64, end string, k flows.Sock) results.Sample {
 	return results.Sample{
-		T: t, End: end, Sock: sock, State: state,
-		CwndB:         int64(ti.Snd_cwnd) * mss,
-		InFlight:      max(inflight, 0) * mss,
-		SndWnd:        int64(ti.Snd_wnd),
-		RcvSpace:      int64(ti.Rcv_space),
-		RTT:           float64(ti.Rtt) / 1e6,
-		BytesAcked:    int64(ti.Bytes_acked),
-		Delivered:     int64(ti.Bytes_acked) + int64(ti.Sacked)*mss,
-		BytesReceived: int64(ti.Bytes_received),
-		Retrans:       int64(ti.Total_retrans),
-		DeliveryRate:  float64(ti.Delivery_rate) * 8,
-		BusyS:         float64(ti.Busy_time) / 1e6,
-		RwndLimitedS:  float64(ti.Rwnd_limited) / 1e6,
-		SndbufLimS:    float64(ti.Sndbuf_limited) / 1e6,
-		NotSent:       int64(ti.Notsent_bytes),
+		T: t, End: end, Sock: k.Key(), State: k.State,
+		CwndB:         k.Cwnd,
+		InFlight:      k.Inflight,
+		SndWnd:        k.SndWnd,
+		RcvSpace:      k.RcvSpace,
+		RTT:           k.RTT.Seconds(),
+		BytesAcked:    k.BytesAcked,
+		Delivered:     k.BytesAcked + k.SackedBytes,
+		BytesReceived: k.BytesReceived,
+		Retrans:       k.Retrans,
+		DeliveryRate:  k.DeliveryBps,
+		BusyS:         k.Busy.Seconds(),
+		RwndLimitedS:  k.RwndLimited.Seconds(),
+		SndbufLimS:    k.SndbufLimited.Seconds(),
+		NotSent:       k.NotSent,
 	}
 }
 

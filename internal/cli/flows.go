@@ -1,0 +1,224 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/units"
+	"github.com/spf13/cobra"
+)
+
+type flowsArgs struct {
+	netns, dst, interval, rate string
+	port, count, explain       int
+	watch, all, json           bool
+}
+
+func newFlowsCmd() *cobra.Command {
+	var a flowsArgs
+	c := &cobra.Command{
+		Use:   "flows [flags]",
+		Short: "Live TCP sockets (tcp_info): what limits each flow moving data, and the fix",
+		Long: `flows reads every TCP socket's tcp_info (sock_diag, like ss -ti) twice,
+--interval apart, and judges each socket that moved data in between.
+
+The kernel measures a sender's limits itself: of the time the socket had
+data to send (tcpi_busy_time), how long the peer's receive window held it
+(tcpi_rwnd_limited) and how long its own send buffer did
+(tcpi_sndbuf_limited); the rest is the congestion window (slow start,
+loss recovery, or the path), and time not busy is the application having
+nothing to send. The verdicts and fixes are those of longhaul analyze.
+
+A socket that mostly receives is listed, but what limits it is measured at
+the sender: run flows there, or capture and analyze. Sockets that moved
+nothing in the interval are left out unless --all.`,
+		Example: `  # what limits the transfers running now
+  longhaul flows
+
+  # only flows to one network, watched every 2 s until Ctrl-C
+  longhaul flows --dst 203.0.113.0/24 --watch --interval 2s
+
+  # size the fix for a 1 Gbit/s path; machine-readable
+  longhaul flows --port 443 --rate 1Gbit/s --json
+
+  # inside a network namespace (ip netns)
+  sudo longhaul flows --netns lab-client`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runFlows(c.Context(), a, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&a.netns, "netns", "", "read the sockets of this network namespace (a name from ip netns list)")
+	f.StringVar(&a.dst, "dst", "", "only flows whose remote address is in this prefix or is this address, e.g. 203.0.113.0/24")
+	f.IntVar(&a.port, "port", 0, "only flows with this port at either end")
+	f.StringVar(&a.interval, "interval", "1s", "time between the two reads (100ms..1h); each verdict covers it")
+	f.BoolVar(&a.watch, "watch", false, "keep judging, one interval after the other, until interrupted (or --count)")
+	f.IntVar(&a.count, "count", 0, "with --watch: stop after this many intervals (0: until interrupted)")
+	f.BoolVar(&a.all, "all", false, "also list sockets that moved nothing")
+	f.StringVar(&a.rate, "rate", "", "the path's bottleneck rate, if known: sizes the fixes, e.g. 1Gbit/s")
+	f.IntVar(&a.explain, "explain", 5, "verdict paragraphs: the largest flows")
+	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.flows/v1; with --watch one object per line and interval)")
+	return c
+}
+
+type flowsOpts struct {
+	filter   flows.Filter
+	interval time.Duration
+	opt      flows.Options
+}
+
+func (a flowsArgs) parse() (flowsOpts, error) {
+	var o flowsOpts
+	var err error
+	if o.interval, err = units.ParseDuration(a.interval); err != nil {
+		return o, usagef("--interval: %v", err)
+	}
+	if o.interval < 100*time.Millisecond || o.interval > time.Hour {
+		return o, usagef("--interval: %s is out of range: give 100ms..1h (tcp_info's busy times tick in jiffies, 1-10 ms)", a.interval)
+	}
+	if a.dst != "" {
+		if o.filter.Dst, err = netip.ParsePrefix(a.dst); err != nil {
+			addr, aerr := netip.ParseAddr(a.dst)
+			if aerr != nil {
+				return o, usagef("--dst: %q is neither an address nor a prefix; write 203.0.113.7 or 203.0.113.0/24", a.dst)
+			}
+			o.filter.Dst = netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())
+		}
+		o.filter.Dst = o.filter.Dst.Masked()
+	}
+	if a.port < 0 || a.port > 65535 {
+		return o, usagef("--port: %d is not a port (1..65535)", a.port)
+	}
+	o.filter.Port = uint16(a.port)
+	if a.count < 0 {
+		return o, usagef("--count: must not be negative, got %d", a.count)
+	}
+	if a.count > 0 && !a.watch {
+		return o, usagef("--count goes with --watch")
+	}
+	if a.explain < 0 {
+		return o, usagef("--explain: must not be negative, got %d", a.explain)
+	}
+	if a.rate != "" {
+		if o.opt.RateBps, err = units.ParseRate(a.rate); err != nil {
+			return o, usagef("--rate: %v", err)
+		}
+		if o.opt.RateBps <= 0 {
+			return o, usagef("--rate: must be greater than zero, e.g. 1Gbit/s")
+		}
+	}
+	return o, nil
+}
+
+// flowsDoc is one interval's JSON document.
+type flowsDoc struct {
+	Schema   string       `json:"schema"`
+	Time     time.Time    `json:"time"`
+	Netns    string       `json:"netns"`
+	Interval float64      `json:"interval_s"`
+	Sockets  int          `json:"sockets"`
+	Flows    []flows.Flow `json:"flows"`
+}
+
+func runFlows(ctx context.Context, a flowsArgs, stdout, stderr io.Writer) error {
+	o, err := a.parse()
+	if err != nil {
+		return err
+	}
+	d, err := flows.Open(a.netns)
+	if err != nil {
+		return fmt.Errorf("flows: %w", err)
+	}
+	defer d.Close()
+	prev, err := d.Dump()
+	if err != nil {
+		return fmt.Errorf("flows: %w", err)
+	}
+	t0 := time.Now()
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			if n > 1 {
+				return nil // --watch ends with Ctrl-C
+			}
+			return ctx.Err()
+		case <-time.After(o.interval - time.Since(t0)):
+		}
+		cur, err := d.Dump()
+		if err != nil {
+			return fmt.Errorf("flows: %w", err)
+		}
+		t1 := time.Now()
+		doc := flowsDoc{Schema: "longhaul.flows/v1", Time: t1.UTC(), Netns: a.netns, Interval: t1.Sub(t0).Seconds(), Sockets: len(cur),
+			Flows: flows.Compare(prev, cur, t1.Sub(t0), o.filter, a.all, o.opt)}
+		if a.json {
+			if a.watch {
+				b, err := json.Marshal(doc)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "%s\n", b)
+			} else if err := writeJSON(stdout, doc); err != nil {
+				return err
+			}
+		} else {
+			if n > 1 {
+				fmt.Fprintln(stdout)
+			}
+			printFlows(stdout, doc, a.explain)
+		}
+		if !a.watch || (a.count > 0 && n >= a.count) {
+			return nil
+		}
+		prev, t0 = cur, t1
+	}
+}
+
+func printFlows(w io.Writer, doc flowsDoc, explain int) {
+	where := "this host"
+	if doc.Netns != "" {
+		where = "namespace " + doc.Netns
+	}
+	span := units.FormatDuration(time.Duration(doc.Interval * float64(time.Second)))
+	if len(doc.Flows) == 0 {
+		fmt.Fprintf(w, "%s  no TCP flow moved data in the last %s (%s, %d sockets; --all lists idle ones)\n",
+			doc.Time.Local().Format("15:04:05"), span, where, doc.Sockets)
+		return
+	}
+	fmt.Fprintf(w, "%s  %d TCP flow(s) over the last %s (%s)\n", doc.Time.Local().Format("15:04:05"), len(doc.Flows), span, where)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "local\tremote\tdir\trate\trtt\tcwnd\tpeer window\tin flight\tretrans\tverdict")
+	for _, f := range doc.Flows {
+		verdict := f.Verdict.Verdict
+		if f.Direction == flows.DirSend {
+			verdict = fmt.Sprintf("%s (%.0f%%)", verdict, 100*f.Share)
+		} else {
+			verdict = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", f.Local, f.Remote, f.Direction,
+			units.FormatRate(f.ThroughputBps), units.FormatDuration(secs(f.RTT)),
+			units.FormatBytes(float64(f.CwndBytes)), units.FormatBytes(float64(f.SndWndBytes)),
+			units.FormatBytes(float64(f.InflightBytes)), f.Retrans, verdict)
+	}
+	tw.Flush()
+	shown := 0
+	for _, f := range doc.Flows {
+		if shown >= explain {
+			break
+		}
+		if f.Direction == flows.DirIdle {
+			continue
+		}
+		shown++
+		fmt.Fprintf(w, "\n%s -> %s: %s\n  %s\n  fix: %s\n", f.Local, f.Remote, f.Verdict.Verdict,
+			strings.TrimSpace(f.Summary), strings.TrimSpace(f.Fix))
+	}
+}

@@ -1,0 +1,234 @@
+// Package flows judges live TCP sockets from the kernel's tcp_info: what
+// limited each flow that moved data between two dumps (sock_diag,
+// INET_DIAG_INFO), as a verdict with numbers and a fix.
+//
+// The kernel already measures the two host-side limits a capture can only
+// infer: tcpi_busy_time is the time the socket had data to send, and of
+// it tcpi_rwnd_limited the time the peer's receive window stopped it and
+// tcpi_sndbuf_limited the time its own send buffer did (the "chrono"
+// stats, in jiffies, reported in µs). Between two dumps dt apart:
+//
+//	rwnd-limited   = Δrwnd_limited
+//	sndbuf-limited = Δsndbuf_limited
+//	app-limited    = dt - Δbusy_time (nothing to send)
+//	congestion     = Δbusy_time - Δrwnd_limited - Δsndbuf_limited
+//
+// and the congestion window's share is slow start while cwnd is below
+// ssthresh, loss recovery while the socket is in Recovery or Loss, and
+// the path otherwise. That timeline goes to package diagnose, which
+// judges captures too, so a live flow and a captured one get the same
+// verdicts, numbers and fixes.
+//
+// Judge is pure; Dump reads the sockets of a network namespace.
+package flows
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// Sock is one TCP socket's tcp_info, in plain units.
+type Sock struct {
+	Local, Remote netip.AddrPort
+	State         string
+	MSS           int64 // snd_mss, bytes
+	// Cwnd and Ssthresh in bytes; Ssthresh 0 while it is still
+	// "infinite" (the first slow start).
+	Cwnd, Ssthresh int64
+	// SndWnd is the peer's advertised window (bytes, scaled); RcvSpace
+	// the receive buffer space autotuning aims at.
+	SndWnd, RcvSpace int64
+	Inflight         int64 // bytes sent, not acknowledged, not SACKed
+	SackedBytes      int64 // bytes SACKed, not yet cumulatively acknowledged
+	NotSent          int64 // bytes written by the application, not yet sent
+	RTT, MinRTT      time.Duration
+	// Cumulative counters.
+	BytesAcked, BytesReceived, BytesSent, BytesRetrans int64
+	Retrans                                            int64 // segments
+	DataSegsOut                                        int64
+	Busy, RwndLimited, SndbufLimited                   time.Duration
+	// CAState is the congestion-avoidance state: 0 open, 1 disorder, 2
+	// CWR, 3 recovery, 4 loss.
+	CAState uint8
+	// WindowScale: both SYNs carried the window scale option.
+	WindowScale bool
+	DeliveryBps float64 // the kernel's delivery rate estimate, bits/s
+}
+
+// Key identifies a socket across dumps.
+func (s Sock) Key() string { return s.Local.String() + "-" + s.Remote.String() }
+
+// Direction values of Flow.Direction.
+const (
+	DirSend    = "send"    // this host sends: the verdict is about this socket
+	DirReceive = "receive" // this host receives: the sender holds the verdict
+	DirIdle    = "idle"    // nothing moved in the interval
+)
+
+// Flow is the judgement of one socket over an interval.
+type Flow struct {
+	Local     string  `json:"local"`
+	Remote    string  `json:"remote"`
+	State     string  `json:"state"`
+	Direction string  `json:"direction"`
+	Interval  float64 `json:"interval_s"`
+	// Bytes moved in the interval: acknowledged (sent) and received.
+	BytesSent     int64   `json:"bytes_sent"`
+	BytesReceived int64   `json:"bytes_received"`
+	ThroughputBps float64 `json:"throughput_bps"`
+	RTT           float64 `json:"rtt_s"`
+	MinRTT        float64 `json:"min_rtt_s"`
+	CwndBytes     int64   `json:"cwnd_bytes"`
+	SndWndBytes   int64   `json:"peer_window_bytes"`
+	RcvSpaceBytes int64   `json:"rcv_space_bytes"`
+	InflightBytes int64   `json:"inflight_bytes"`
+	Retrans       int64   `json:"retrans_segments"`
+	// The verdict (package diagnose's vocabulary), its share of the
+	// interval, the shares of every state, a summary and the fix. For a
+	// receiving or idle socket Verdict is "unknown" and Summary says why.
+	diagnose.Verdict
+}
+
+// Options tune Judge.
+type Options struct {
+	// RateBps is the path's bottleneck rate if the user knows it: it
+	// sizes the fixes (the buffers for the whole path, not only for the
+	// rate reached).
+	RateBps float64
+}
+
+// Judge compares two dumps of the same socket taken dt apart.
+func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
+	f := Flow{
+		Local: cur.Local.String(), Remote: cur.Remote.String(), State: cur.State,
+		Interval:      dt.Seconds(),
+		BytesSent:     max(cur.BytesAcked-prev.BytesAcked, 0),
+		BytesReceived: max(cur.BytesReceived-prev.BytesReceived, 0),
+		RTT:           cur.RTT.Seconds(), MinRTT: cur.MinRTT.Seconds(),
+		CwndBytes: cur.Cwnd, SndWndBytes: cur.SndWnd, RcvSpaceBytes: cur.RcvSpace,
+		InflightBytes: max(prev.Inflight, cur.Inflight),
+		Retrans:       max(cur.Retrans-prev.Retrans, 0),
+	}
+	if dt <= 0 {
+		dt = time.Nanosecond
+	}
+	switch {
+	case f.BytesSent == 0 && f.BytesReceived == 0:
+		f.Direction = DirIdle
+		f.Verdict = diagnose.Verdict{Verdict: diagnose.Unknown, Flags: []string{}, Shares: map[string]float64{},
+			Summary: "no data moved in this interval", Fix: "nothing to fix: no transfer to judge"}
+		return f
+	case f.BytesSent < f.BytesReceived:
+		f.Direction = DirReceive
+		f.ThroughputBps = float64(f.BytesReceived) * 8 / dt.Seconds()
+		f.Verdict = diagnose.Verdict{Verdict: diagnose.Unknown, Flags: []string{}, Shares: map[string]float64{},
+			ThroughputBps: f.ThroughputBps, RTTSeconds: f.RTT,
+			Summary: fmt.Sprintf("this host receives (receive buffer space %s): what limits the flow is measured at the sender", bytesIn(cur.RcvSpace)),
+			Fix:     "run longhaul flows on the sender " + f.Remote + ", or capture the transfer and run longhaul analyze on it"}
+		return f
+	}
+	f.Direction = DirSend
+	f.ThroughputBps = float64(f.BytesSent) * 8 / dt.Seconds()
+
+	// The chrono stats tick in jiffies: clamp what they say to dt.
+	busy := min(max(cur.Busy-prev.Busy, 0), dt)
+	rwnd := min(max(cur.RwndLimited-prev.RwndLimited, 0), busy)
+	sndbuf := min(max(cur.SndbufLimited-prev.SndbufLimited, 0), busy-rwnd)
+	cwnd := busy - rwnd - sndbuf
+	var tl diagnose.Timeline
+	tl.StateTime[diagnose.StateRwnd] = rwnd
+	tl.StateTime[diagnose.StateSndbuf] = sndbuf
+	tl.StateTime[diagnose.StateApp] = dt - busy
+	switch {
+	case cur.Ssthresh == 0 || cur.Cwnd < cur.Ssthresh:
+		tl.StateTime[diagnose.StateSlowStart] = cwnd
+	case cur.CAState >= 3 || prev.CAState >= 3:
+		tl.StateTime[diagnose.StateLoss] = cwnd
+	default:
+		tl.StateTime[diagnose.StateNetwork] = cwnd
+	}
+	tl.First, tl.Last = 0, dt
+	tl.Samples = 2
+	tl.MaxRwnd = cur.SndWnd
+	tl.MaxInflight = f.InflightBytes
+	tl.IdleTime = tl.StateTime[diagnose.StateApp] // gaps uncounted (0): tcp_info has only the total
+	scale := diagnose.ScaleKnown
+	if !cur.WindowScale {
+		scale = diagnose.ScaleNotNegotiated
+	}
+	in := diagnose.Info{
+		Sender: cur.Local.Addr().String(), Receiver: cur.Remote.Addr().String(),
+		RTT: cur.RTT, MinRTT: cur.MinRTT, HighRTT: cur.RTT, RTTSource: "tcp_info smoothed RTT",
+		MSS: int(cur.MSS), Scale: scale, RwndGrew: true,
+		Bytes: f.BytesSent, Duration: dt,
+		Segments:     max(cur.DataSegsOut-prev.DataSegsOut, 0),
+		Retrans:      f.Retrans,
+		RetransBytes: max(cur.BytesRetrans-prev.BytesRetrans, 0),
+		RateBps:      opt.RateBps,
+		Scope:        "the last " + fmtDur(dt),
+	}
+	if !cur.WindowScale {
+		in.NoScaleSide = "one of the hosts"
+	}
+	f.Verdict = diagnose.Diagnose(&tl, in)
+	if f.Verdict.Verdict == diagnose.SlowStart {
+		// A capture sees the whole transfer and counts its rounds; a
+		// live socket is only known to be in slow start now.
+		f.Summary = fmt.Sprintf("%s of the last %s the sender was in slow start (cwnd %s, below ssthresh)",
+			pct(f.Share), fmtDur(dt), bytesIn(cur.Cwnd))
+		if cur.Ssthresh == 0 {
+			f.Summary = fmt.Sprintf("%s of the last %s the sender was in its first slow start (cwnd %s, no loss yet)",
+				pct(f.Share), fmtDur(dt), bytesIn(cur.Cwnd))
+		}
+		f.Fix = "the flow is still growing its congestion window, one doubling per round trip of " + units.FormatDuration(cur.RTT) +
+			"; watch it longer (--watch). If its transfers are short, reuse connections and raise the initial windows " +
+			"(ip route change ... initcwnd 20 initrwnd 20) and set net.ipv4.tcp_slow_start_after_idle=0 on " + in.Sender + "."
+	}
+	return f
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
+
+func bytesIn(n int64) string {
+	if n < 100_000 {
+		return units.FormatInt(n) + " bytes"
+	}
+	return units.FormatBytes(float64(n))
+}
+
+// fmtDur names an interval: the reads are a few ms apart from the
+// nominal interval, which the text need not show.
+func fmtDur(d time.Duration) string { return units.FormatDuration(d.Round(10 * time.Millisecond)) }
+
+// Compare judges every socket of cur that passes the filter against its
+// state in prev, dt earlier; a socket new since prev is judged against
+// zero counters (it existed for less than dt, so its rate reads low).
+// Sockets that closed in between are gone. The flows come sorted by
+// bytes moved, largest first; idle ones only when all is set.
+func Compare(prev, cur []Sock, dt time.Duration, filter Filter, all bool, opt Options) []Flow {
+	before := make(map[string]Sock, len(prev))
+	for _, s := range prev {
+		before[s.Key()] = s
+	}
+	out := []Flow{}
+	for _, s := range cur {
+		if !filter.Match(s) {
+			continue
+		}
+		f := Judge(before[s.Key()], s, dt, opt)
+		if f.Direction == DirIdle && !all {
+			continue
+		}
+		out = append(out, f)
+	}
+	slices.SortStableFunc(out, func(a, b Flow) int {
+		return cmp.Compare(b.BytesSent+b.BytesReceived, a.BytesSent+a.BytesReceived)
+	})
+	return out
+}

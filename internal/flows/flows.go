@@ -15,7 +15,10 @@
 //
 // and the congestion window's share is slow start while cwnd is below
 // ssthresh, loss recovery while the socket is in Recovery or Loss, and
-// the path otherwise. That timeline goes to package diagnose, which
+// the path otherwise; losses while the smoothed RTT stands well above
+// tcpi_min_rtt are a queue overflowing at the bottleneck (so the verdict
+// is bottleneck, not loss-limited). That timeline goes to package
+// diagnose, which
 // judges captures too, so a live flow and a captured one get the same
 // verdicts, numbers and fixes.
 //
@@ -175,6 +178,15 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	}
 	if !cur.WindowScale {
 		in.NoScaleSide = "one of the hosts"
+	}
+	if in.RetransBytes == 0 && in.Retrans > 0 { // kernels before 4.19 lack tcpi_bytes_retrans
+		in.RetransBytes = in.Retrans * cur.MSS
+	}
+	if cur.MinRTT > 0 && cur.RTT > cur.MinRTT+cur.MinRTT/4+2*time.Millisecond {
+		// The smoothed RTT stands well above the minimum: a queue on the
+		// path, so this interval's losses are most likely its overflow
+		// (how CUBIC/Reno find a drop-tail bottleneck), not random loss.
+		in.RetransQueued = in.RetransBytes
 	}
 	f.Verdict = diagnose.Diagnose(&tl, in)
 	if f.Verdict.Verdict == diagnose.SlowStart {

@@ -100,6 +100,20 @@ func TestJudgeVerdicts(t *testing.T) {
 			fixHas: []string{"loses packets"},
 		},
 		{
+			name: "bottleneck: losses while a queue stands are the bottleneck's overflow",
+			prev: func() (Sock, Sock) {
+				p := sender()
+				c := after(p, 10<<20, sec, 0, 0)
+				c.CAState = 3
+				c.Retrans += 73
+				c.BytesRetrans += 100 << 10
+				c.RTT = 260 * time.Millisecond // min 200 ms: a 60 ms queue
+				return p, c
+			},
+			verdict: diagnose.Bottleneck, share: 1, direction: DirSend,
+			fixHas: []string{"queue overflowing"},
+		},
+		{
 			name: "first slow start",
 			prev: func() (Sock, Sock) {
 				p := sender()

@@ -181,3 +181,21 @@ func TestRetransRateCountsBytes(t *testing.T) {
 		t.Errorf("retransRate by segments %.4f", got)
 	}
 }
+
+func TestQueueStood(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		rtt, min time.Duration
+		want     bool
+	}{
+		{150 * ms, 100 * ms, true},           // 1.5x and 50 ms more
+		{149 * ms, 100 * ms, false},          // under 1.5x
+		{3 * ms, 1 * ms, true},               // 3x and 2 ms more
+		{2500 * time.Microsecond, ms, false}, // 2.5x but only 1.5 ms more
+		{50 * ms, 0, false},                  // no minimum yet
+	} {
+		if got := QueueStood(tc.rtt, tc.min); got != tc.want {
+			t.Errorf("QueueStood(%v, %v) = %v, want %v", tc.rtt, tc.min, got, tc.want)
+		}
+	}
+}

@@ -222,6 +222,18 @@ func network(tl *Timeline, in Info, fl []string) string {
 	return Bottleneck
 }
 
+// QueueStood reports whether an RTT sample shows a queue standing on the
+// path: at least 1.5x the minimum and 2 ms more. A loss then is most
+// likely the queue overflowing, as loss-based congestion control makes a
+// drop-tail bottleneck do, rather than random loss, which strikes at any
+// RTT (the RTT-based loss discrimination of Biaz and Vaidya,
+// "Discriminating congestion losses from wireless losses using
+// inter-arrival times at the receiver", 1999, and of TCP Veno). Producers
+// use it to fill Info.RetransQueued.
+func QueueStood(rtt, minRTT time.Duration) bool {
+	return minRTT > 0 && 2*rtt >= 3*minRTT && rtt-minRTT >= 2*time.Millisecond
+}
+
 // queueLosses: most retransmitted data was lost while a queue stood.
 func queueLosses(in Info) bool {
 	return in.RetransBytes > 0 && 3*in.RetransQueued >= 2*in.RetransBytes

@@ -156,19 +156,13 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	default:
 		tl.StateTime[diagnose.StateNetwork] = cwnd
 	}
-	tl.First, tl.Last = 0, dt
-	tl.Samples = 2
 	tl.MaxRwnd = cur.SndWnd
 	tl.MaxInflight = f.InflightBytes
 	tl.IdleTime = tl.StateTime[diagnose.StateApp] // gaps uncounted (0): tcp_info has only the total
-	scale := diagnose.ScaleKnown
-	if !cur.WindowScale {
-		scale = diagnose.ScaleNotNegotiated
-	}
 	in := diagnose.Info{
 		Sender: cur.Local.Addr().String(), Receiver: cur.Remote.Addr().String(),
 		RTT: cur.RTT, MinRTT: cur.MinRTT, HighRTT: cur.RTT, RTTSource: "tcp_info smoothed RTT",
-		MSS: int(cur.MSS), Scale: scale, RwndGrew: true,
+		MSS: int(cur.MSS), Scale: diagnose.ScaleKnown, RwndGrew: true,
 		Bytes: f.BytesSent, Duration: dt,
 		Segments:     max(cur.DataSegsOut-prev.DataSegsOut, 0),
 		Retrans:      f.Retrans,
@@ -177,15 +171,14 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 		Scope:        "the last " + fmtDur(dt),
 	}
 	if !cur.WindowScale {
-		in.NoScaleSide = "one of the hosts"
+		in.Scale, in.NoScaleSide = diagnose.ScaleNotNegotiated, "one of the hosts"
 	}
 	if in.RetransBytes == 0 && in.Retrans > 0 { // kernels before 4.19 lack tcpi_bytes_retrans
 		in.RetransBytes = in.Retrans * cur.MSS
 	}
-	if cur.MinRTT > 0 && cur.RTT > cur.MinRTT+cur.MinRTT/4+2*time.Millisecond {
-		// The smoothed RTT stands well above the minimum: a queue on the
-		// path, so this interval's losses are most likely its overflow
-		// (how CUBIC/Reno find a drop-tail bottleneck), not random loss.
+	if diagnose.QueueStood(cur.RTT, cur.MinRTT) {
+		// The smoothed RTT stands well above the minimum: this interval's
+		// losses are most likely the queue overflowing, not random loss.
 		in.RetransQueued = in.RetransBytes
 	}
 	f.Verdict = diagnose.Diagnose(&tl, in)

@@ -40,6 +40,18 @@ func after(s Sock, acked int64, busy, rwnd, sndbuf time.Duration) Sock {
 	return s
 }
 
+// lossy is one interval of a sender in recovery that retransmitted 1%
+// of what it sent, its smoothed RTT at rtt (the minimum is 200 ms).
+func lossy(rtt time.Duration) (Sock, Sock) {
+	p := sender()
+	c := after(p, 10<<20, time.Second, 0, 0)
+	c.CAState = 3
+	c.Retrans += 73
+	c.BytesRetrans += 100 << 10
+	c.RTT = rtt
+	return p, c
+}
+
 func TestJudgeVerdicts(t *testing.T) {
 	const sec = time.Second
 	tests := []struct {
@@ -87,29 +99,14 @@ func TestJudgeVerdicts(t *testing.T) {
 			fixHas: []string{"what the path gives"},
 		},
 		{
-			name: "loss-limited: in recovery with 1% retransmitted",
-			prev: func() (Sock, Sock) {
-				p := sender()
-				c := after(p, 10<<20, sec, 0, 0)
-				c.CAState = 3
-				c.Retrans += 73
-				c.BytesRetrans += 100 << 10
-				return p, c
-			},
+			name:    "loss-limited: in recovery with 1% retransmitted",
+			prev:    func() (Sock, Sock) { return lossy(200 * time.Millisecond) },
 			verdict: diagnose.LossLimited, share: 1, direction: DirSend,
 			fixHas: []string{"loses packets"},
 		},
 		{
-			name: "bottleneck: losses while a queue stands are the bottleneck's overflow",
-			prev: func() (Sock, Sock) {
-				p := sender()
-				c := after(p, 10<<20, sec, 0, 0)
-				c.CAState = 3
-				c.Retrans += 73
-				c.BytesRetrans += 100 << 10
-				c.RTT = 260 * time.Millisecond // min 200 ms: a 60 ms queue
-				return p, c
-			},
+			name:    "bottleneck: losses while a queue stands are the bottleneck's overflow",
+			prev:    func() (Sock, Sock) { return lossy(320 * time.Millisecond) }, // min 200 ms: a 120 ms queue
 			verdict: diagnose.Bottleneck, share: 1, direction: DirSend,
 			fixHas: []string{"queue overflowing"},
 		},

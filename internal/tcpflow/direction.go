@@ -200,14 +200,9 @@ func rttBucket(ns int64) int {
 }
 
 // queued reports whether a queue stood on the path at the last RTT
-// sample: it took at least 1.5x the minimum and 2 ms more. A loss then is
-// most likely the queue overflowing, as loss-based congestion control
-// makes a drop-tail bottleneck do, rather than random loss, which strikes
-// at any RTT (the RTT-based loss discrimination of Biaz and Vaidya,
-// "Discriminating congestion losses from wireless losses using
-// inter-arrival times at the receiver", 1999, and of TCP Veno).
+// sample (diagnose.QueueStood), once a few samples give the minimum.
 func (d *direction) queued() bool {
-	return d.rttN >= 4 && 2*d.rttLast >= 3*d.rttMin && d.rttLast-d.rttMin >= int64(2*time.Millisecond)
+	return d.rttN >= 4 && diagnose.QueueStood(time.Duration(d.rttLast), time.Duration(d.rttMin))
 }
 
 // rttQuantile returns the q-quantile of the ACK RTT samples (bucket mid).

@@ -8,33 +8,51 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strings"
+	"slices"
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
+	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/lab"
-	"github.com/longhaul/longhaul/internal/linkemu"
+	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/topo"
 	"github.com/longhaul/longhaul/internal/units"
-	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 )
 
 type emulateArgs struct {
-	rtt, rate, upRate, downRate string
-	loss, upLoss, downLoss      string
-	queue, jitter               string
-	upQueue, downQueue          string
-	upJitter, downJitter        string
-	upDelay, downDelay          string
-	clientSysctls               []string
-	serverSysctls               []string
-	cc                          string
-	server                      string
-	statsJSON                   string
-	prefix                      string
-	check                       bool
-	checkTime                   string
+	rtt                   units.Duration
+	both, up, down        dirFlags
+	upDelay, downDelay    units.Duration
+	clientSysctls         []string
+	serverSysctls         []string
+	cc, server, statsJSON string
+	prefix                string
+	check                 bool
+	checkTime             units.Duration
+}
+
+// dirFlags are the link flags settable for both directions (--rate) and
+// for one (--up-rate, --down-rate).
+type dirFlags struct {
+	rate   units.Rate
+	loss   units.Percent
+	queue  emupath.Queue
+	jitter units.Duration
+}
+
+func newDirFlags() dirFlags {
+	return dirFlags{rate: units.Rate{Min: 1000, Max: 10e12}, jitter: units.Duration{Max: emupath.MaxRTT}}
+}
+
+func (d *dirFlags) register(f *pflag.FlagSet, prefix, what string) {
+	f.Var(&d.rate, prefix+"rate", "bottleneck rate on the wire"+what+", e.g. 1Gbit/s (default unlimited)")
+	f.Var(&d.loss, prefix+"loss", "random loss per segment"+what+", e.g. 0.1%")
+	f.Var(&d.queue, prefix+"queue", "bottleneck queue"+what+": bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp; at least 100 packets)")
+	f.Var(&d.jitter, prefix+"jitter", "extra one-way delay"+what+", uniform in [0, jitter], without reordering")
 }
 
 func newEmulateCmd() *cobra.Command {
@@ -77,175 +95,73 @@ start. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN).`,
 			return runEmulate(c.Context(), a, args, c.ErrOrStderr())
 		},
 	}
-	f := c.Flags()
-	f.StringVar(&a.rtt, "rtt", "", "round-trip time: each direction gets half as one-way delay, e.g. 200ms")
-	f.StringVar(&a.rate, "rate", "", "bottleneck rate on the wire, both directions, e.g. 1Gbit/s (default unlimited)")
-	f.StringVar(&a.upRate, "up-rate", "", "rate client -> server (overrides --rate)")
-	f.StringVar(&a.downRate, "down-rate", "", "rate server -> client (overrides --rate)")
-	f.StringVar(&a.loss, "loss", "", "random loss per segment, both directions, e.g. 0.1%")
-	f.StringVar(&a.upLoss, "up-loss", "", "loss client -> server (overrides --loss)")
-	f.StringVar(&a.downLoss, "down-loss", "", "loss server -> client (overrides --loss)")
-	f.StringVar(&a.queue, "queue", "1bdp", "bottleneck queue: bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp; at least 100 packets)")
-	f.StringVar(&a.jitter, "jitter", "", "extra one-way delay, uniform in [0, jitter], without reordering")
-	f.StringVar(&a.upQueue, "up-queue", "", "queue client -> server (overrides --queue)")
-	f.StringVar(&a.downQueue, "down-queue", "", "queue server -> client (overrides --queue)")
-	f.StringVar(&a.upJitter, "up-jitter", "", "jitter client -> server (overrides --jitter)")
-	f.StringVar(&a.downJitter, "down-jitter", "", "jitter server -> client (overrides --jitter)")
-	f.StringVar(&a.upDelay, "up-delay", "", "one-way delay client -> server (default half of --rtt)")
-	f.StringVar(&a.downDelay, "down-delay", "", "one-way delay server -> client (default --rtt minus the up delay)")
+	a.registerFlags(c.Flags())
+	return c
+}
+
+func (a *emulateArgs) registerFlags(f *pflag.FlagSet) {
+	a.rtt = units.Duration{Max: emupath.MaxRTT}
+	a.both, a.up, a.down = newDirFlags(), newDirFlags(), newDirFlags()
+	a.both.queue = emupath.Queue{BDPs: 1}
+	a.upDelay, a.downDelay = units.Duration{Max: emupath.MaxRTT}, units.Duration{Max: emupath.MaxRTT}
+	a.checkTime = units.Duration{Min: time.Second, Max: time.Hour}
+	f.Var(&a.rtt, "rtt", "round-trip time: each direction gets half as one-way delay, e.g. 200ms")
+	a.both.register(f, "", ", both directions")
+	a.up.register(f, "up-", " client -> server (overrides the both-directions flag)")
+	a.down.register(f, "down-", " server -> client (overrides the both-directions flag)")
+	f.Var(&a.upDelay, "up-delay", "one-way delay client -> server (default half of --rtt)")
+	f.Var(&a.downDelay, "down-delay", "one-way delay server -> client (default --rtt minus the up delay)")
 	f.StringArrayVar(&a.clientSysctls, "client-sysctl", nil, "KEY=VALUE set in the client namespace (repeatable)")
 	f.StringArrayVar(&a.serverSysctls, "server-sysctl", nil, "KEY=VALUE set in the server namespace (repeatable)")
 	f.StringVar(&a.cc, "cc", "", "congestion control of both namespaces (cubic, bbr, reno)")
 	f.StringVar(&a.server, "server", "", "shell command to run in the server namespace first (stopped at the end)")
 	f.StringVar(&a.statsJSON, "stats-json", "", "also write the link statistics as JSON to this file")
 	f.BoolVar(&a.check, "check", false, "self-test: measure RTT and goodput across the path against the configuration, then exit")
-	f.StringVar(&a.checkTime, "check-time", "", "how long --check's transfer runs (default max(5s, 20 RTT))")
+	f.Var(&a.checkTime, "check-time", "how long --check's transfer runs (default max(5s, 20 RTT))")
 	f.StringVar(&a.prefix, "prefix", topo.DefaultPrefix, "name prefix of the namespaces")
 	_ = f.MarkHidden("prefix")
-	return c
 }
 
-// linkConfigs turns the flags into the two directions' link models.
-func (a emulateArgs) linkConfigs() (up, down linkemu.Config, rtt time.Duration, err error) {
-	if a.rtt == "" && (a.upDelay == "" || a.downDelay == "") {
-		return up, down, 0, usagef("emulate needs --rtt, e.g. --rtt 200ms (or both --up-delay and --down-delay)")
+// link turns the flags into the emulated link: a one-direction flag
+// overrides the both-directions one; --up-delay/--down-delay override the
+// halves of --rtt.
+func (a emulateArgs) link() (emupath.Link, error) {
+	if !a.rtt.IsSet() && !(a.upDelay.IsSet() && a.downDelay.IsSet()) {
+		return emupath.Link{}, usagef("emulate needs --rtt, e.g. --rtt 200ms (or both --up-delay and --down-delay)")
 	}
-	if a.rtt == "" {
-		a.rtt = "0s"
+	rtt := a.rtt.D
+	l := emupath.Link{Up: a.up.resolve(a.both), Down: a.down.resolve(a.both), Seed: time.Now().UnixNano()}
+	l.Up.Delay, l.Down.Delay = rtt/2, rtt-rtt/2
+	if a.upDelay.IsSet() || a.downDelay.IsSet() {
+		l.Up.Delay = pick(a.upDelay.IsSet(), a.upDelay.D, rtt-rtt/2)
+		l.Down.Delay = pick(a.downDelay.IsSet(), a.downDelay.D, max(rtt-l.Up.Delay, 0))
 	}
-	if rtt, err = units.ParseDuration(a.rtt); err != nil {
-		return up, down, 0, usagef("--rtt: %v", err)
+	if _, _, err := l.Configs(); err != nil {
+		return l, usagef("%v", err)
 	}
-	if rtt > 10*time.Second {
-		return up, down, 0, usagef("--rtt: %v is longer than the emulator supports (10s)", rtt)
-	}
-	rate := func(flag, v, def string) (float64, error) {
-		if v == "" {
-			v, flag = def, "rate"
-		}
-		if v == "" {
-			return 0, nil
-		}
-		r, err := units.ParseRate(v)
-		if err != nil {
-			return 0, usagef("--%s: %v", flag, err)
-		}
-		return r, nil
-	}
-	loss := func(flag, v, def string) (linkemu.LossModel, error) {
-		if v == "" {
-			v, flag = def, "loss"
-		}
-		if v == "" {
-			return nil, nil
-		}
-		p, err := units.ParsePercent(v)
-		if err != nil {
-			return nil, usagef("--%s: %v", flag, err)
-		}
-		if p == 0 {
-			return nil, nil
-		}
-		return linkemu.Bernoulli{P: p}, nil
-	}
-	if up.RateBps, err = rate("up-rate", a.upRate, a.rate); err != nil {
-		return
-	}
-	if down.RateBps, err = rate("down-rate", a.downRate, a.rate); err != nil {
-		return
-	}
-	if up.Loss, err = loss("up-loss", a.upLoss, a.loss); err != nil {
-		return
-	}
-	if down.Loss, err = loss("down-loss", a.downLoss, a.loss); err != nil {
-		return
-	}
-	dur := func(flag, v, def string) (time.Duration, error) {
-		if v == "" {
-			v, flag = def, strings.SplitN(flag, "-", 2)[1]
-		}
-		if v == "" {
-			return 0, nil
-		}
-		d, err := units.ParseDuration(v)
-		if err != nil {
-			return 0, usagef("--%s: %v", flag, err)
-		}
-		return d, nil
-	}
-	if up.Jitter, err = dur("up-jitter", a.upJitter, a.jitter); err != nil {
-		return
-	}
-	if down.Jitter, err = dur("down-jitter", a.downJitter, a.jitter); err != nil {
-		return
-	}
-	up.Delay, down.Delay = rtt/2, rtt-rtt/2
-	if a.upDelay != "" || a.downDelay != "" {
-		if up.Delay, err = dur("up-delay", a.upDelay, ""); err != nil {
-			return
-		}
-		if a.upDelay == "" {
-			up.Delay = rtt - rtt/2
-		}
-		if down.Delay, err = dur("down-delay", a.downDelay, ""); err != nil {
-			return
-		}
-		if a.downDelay == "" {
-			down.Delay = max(rtt-up.Delay, 0)
-		}
-		rtt = up.Delay + down.Delay
-	}
-	seed := time.Now().UnixNano()
-	up.Seed, down.Seed = seed, seed+1
-	for _, d := range []struct {
-		c    *linkemu.Config
-		flag string
-		q    string
-	}{{&up, "up-queue", a.upQueue}, {&down, "down-queue", a.downQueue}} {
-		q, flag := d.q, d.flag
-		if q == "" {
-			q, flag = a.queue, "queue"
-		}
-		if err := setQueue(d.c, flag, q, rtt); err != nil {
-			return up, down, 0, err
-		}
-		if err := d.c.Validate(); err != nil {
-			return up, down, 0, usagef("link: %v", err)
-		}
-	}
-	return up, down, rtt, nil
+	return l, nil
 }
 
-// setQueue applies a --queue value to one direction; without a rate there
-// is no bottleneck and so no queue.
-func setQueue(c *linkemu.Config, flag, q string, rtt time.Duration) error {
-	q = strings.TrimSpace(q)
-	if c.RateBps == 0 || q == "" {
-		return nil
+// resolve is one direction's link: its own flags where given, else the
+// both-directions flags.
+func (d dirFlags) resolve(both dirFlags) emupath.Direction {
+	q := both.queue
+	if d.queue != (emupath.Queue{}) {
+		q = d.queue
 	}
-	switch {
-	case strings.HasSuffix(q, "bdp"):
-		var n float64
-		if _, err := fmt.Sscanf(strings.TrimSuffix(q, "bdp"), "%g", &n); err != nil || n <= 0 {
-			return usagef("--%s: %q: write BDPs like 1bdp or 0.5bdp, bytes like 25MB, or packets like 1000p", flag, q)
-		}
-		// A BDP-sized queue on a short path would be a packet or two; real
-		// links queue at least what a NIC ring holds.
-		c.QueueBytes = lab.BDPQueue(n, c.RateBps, rtt)
-	case strings.HasSuffix(q, "p"):
-		var n int
-		if _, err := fmt.Sscanf(strings.TrimSuffix(q, "p"), "%d", &n); err != nil || n < 1 {
-			return usagef("--%s: %q: packets must be a whole number >= 1, like 1000p", flag, q)
-		}
-		c.QueuePackets = n
-	default:
-		n, err := units.ParseSize(q)
-		if err != nil {
-			return usagef("--%s: %v; or BDPs like 1bdp, or packets like 1000p", flag, err)
-		}
-		c.QueueBytes = n
+	return emupath.Direction{
+		RateBps: pick(d.rate.IsSet(), d.rate.Bps, both.rate.Bps),
+		Loss:    pick(d.loss.IsSet(), d.loss.F, both.loss.F),
+		Jitter:  pick(d.jitter.IsSet(), d.jitter.D, both.jitter.D),
+		Queue:   q,
 	}
-	return nil
+}
+
+func pick[T any](own bool, v, otherwise T) T {
+	if own {
+		return v
+	}
+	return otherwise
 }
 
 func (a emulateArgs) spec() (topo.Spec, error) {
@@ -271,18 +187,18 @@ func (a emulateArgs) spec() (topo.Spec, error) {
 
 // upPath validates the flags and brings the path up; extra sysctls go
 // before the user's own, so the user's win.
-func upPath(ctx context.Context, a emulateArgs, stderr io.Writer, extraClient, extraServer []topo.Sysctl) (*lab.Path, error) {
-	up, down, rtt, err := a.linkConfigs()
+func upPath(ctx context.Context, a emulateArgs, l emupath.Link, stderr io.Writer, extra []topo.Sysctl) (*emupath.Path, error) {
+	up, down, err := l.Configs()
 	if err != nil {
-		return nil, err
+		return nil, usagef("%v", err)
 	}
 	spec, err := a.spec()
 	if err != nil {
 		return nil, err
 	}
-	spec.ClientSysctls = append(extraClient, spec.ClientSysctls...)
-	spec.ServerSysctls = append(extraServer, spec.ServerSysctls...)
-	p, err := lab.Up(ctx, lab.PathSpec{Topo: spec, Up: up, Down: down, RTT: rtt}, stderr)
+	spec.ClientSysctls = append(slices.Clone(extra), spec.ClientSysctls...)
+	spec.ServerSysctls = append(slices.Clone(extra), spec.ServerSysctls...)
+	p, err := emupath.Up(ctx, emupath.Spec{Topo: spec, Up: up, Down: down, RTT: l.RTT()}, stderr)
 	if err != nil {
 		return nil, labError(err)
 	}
@@ -290,31 +206,33 @@ func upPath(ctx context.Context, a emulateArgs, stderr io.Writer, extraClient, e
 	return p, nil
 }
 
-// labError turns the lab's bad-input errors into usage errors (exit 2).
+// labError turns the emulated path's, the scenarios' and the lab's
+// bad-input errors into usage errors (exit 2).
 func labError(err error) error {
-	if errors.Is(err, lab.ErrInput) {
+	if errors.Is(err, lab.ErrInput) || errors.Is(err, scenario.ErrInput) || errors.Is(err, emupath.ErrInput) {
 		return usagef("%v", err)
 	}
 	return err
 }
 
 func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Writer) error {
+	l, err := a.link()
+	if err != nil {
+		return err
+	}
 	if a.check {
 		if len(argv) > 0 {
 			return usagef("--check runs its own test: give no command")
 		}
-		return runCheck(ctx, a, stderr)
+		return runCheck(ctx, a, l, stderr)
 	}
 	if len(argv) == 0 {
 		return usagef("emulate needs a command to run after --, e.g. longhaul emulate --rtt 200ms -- iperf3 -c 198.18.0.2")
 	}
-	if _, _, _, err := a.linkConfigs(); err != nil {
-		return err
-	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		return usagef("command %q not found in PATH; install it first", argv[0])
 	}
-	p, err := upPath(ctx, a, stderr, nil, nil)
+	p, err := upPath(ctx, a, l, stderr, nil)
 	if err != nil {
 		return err
 	}
@@ -330,7 +248,7 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 			return fmt.Errorf("emulate: start --server: %w", err)
 		}
 		defer func() { _ = srv.Cancel(); _ = srv.Wait() }()
-		if err := lab.WaitListening(ctx, srv, sv.Netns, 0, "emulate: --server command", 10*time.Second); err != nil {
+		if err := emupath.WaitListening(ctx, srv, sv.Netns, 0, "emulate: --server command", 10*time.Second); err != nil {
 			return err
 		}
 	}

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,29 +15,35 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/lab"
-	"github.com/longhaul/longhaul/internal/pathmodel"
-	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/report"
 	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/topo"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
 type labArgs struct {
-	rtt, rate, loss, queue, cc, duration, out, interval string
-	repeat                                              int
-	cases, clientSysctls, serverSysctls                 []string
-	prefix                                              string
-	quick, noReport                                     bool
+	rtt, duration, interval             units.Duration
+	rate                                units.Rate
+	loss                                units.Percent
+	queue                               units.Size
+	cc, out                             string
+	repeat                              int
+	cases, clientSysctls, serverSysctls []string
+	prefix                              string
+	quick, noReport                     bool
+	flags                               *pflag.FlagSet
 }
 
 func newLabCmd() *cobra.Command {
 	var a labArgs
 	var list strings.Builder
-	for _, n := range lab.Names() {
-		t, seed, _ := lab.Describe(n)
+	for _, n := range scenario.Names() {
+		t, seed, _ := scenario.Describe(n)
 		fmt.Fprintf(&list, "  %-9s %s\n            seed: %s\n", n, t, seed)
 	}
 	c := &cobra.Command{
@@ -70,11 +74,11 @@ Scenarios:
   sudo longhaul lab upload`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("lab needs one scenario: %s (see %s --help)", strings.Join(lab.Names(), ", "), c.CommandPath())
+				return usagef("lab needs one scenario: %s (see %s --help)", strings.Join(scenario.Names(), ", "), c.CommandPath())
 			}
 			return nil
 		},
-		ValidArgs: lab.Names(),
+		ValidArgs: scenario.Names(),
 		RunE: func(c *cobra.Command, args []string) error {
 			return runLab(c.Context(), a, args[0], c.OutOrStdout(), c.ErrOrStderr())
 		},
@@ -88,116 +92,68 @@ Scenarios:
 }
 
 // register adds the flags lab and verify share: the path, the runs and
-// the output.
+// the output. Each value is checked against the lab's range as it is
+// parsed; an unset flag keeps the scenario's default.
 func (a *labArgs) register(f *pflag.FlagSet, pathDefault, dirName string) {
-	f.StringVar(&a.rtt, "rtt", "", "round-trip time of the emulated path (default: "+pathDefault+")")
-	f.StringVar(&a.rate, "rate", "", "rate on the wire, e.g. 1Gbit/s (default: "+pathDefault+")")
-	f.StringVar(&a.loss, "loss", "", "random loss per segment, e.g. 0.1%")
-	f.StringVar(&a.queue, "queue", "", "bottleneck queue in bytes (default one BDP)")
+	a.flags = f
+	a.rtt = units.Duration{Min: time.Millisecond, Max: 5 * time.Second}
+	a.rate = units.Rate{Min: 1e5, Max: 10e9}
+	a.loss = units.Percent{Max: 0.49}
+	a.queue = units.Size{Min: linkemu.MTU + linkemu.DefaultOverhead}
+	a.duration = units.Duration{Min: time.Second, Max: time.Hour}
+	a.interval = units.Duration{D: 100 * time.Millisecond, Min: time.Millisecond, Max: 10 * time.Second}
+	f.Var(&a.rtt, "rtt", "round-trip time of the emulated path, 1ms..5s (default: "+pathDefault+")")
+	f.Var(&a.rate, "rate", "rate on the wire, 100kbit/s..10Gbit/s (default: "+pathDefault+")")
+	f.Var(&a.loss, "loss", "random loss per segment, under 50%, e.g. 0.1%")
+	f.Var(&a.queue, "queue", "bottleneck queue in bytes (default one BDP)")
 	f.StringVar(&a.cc, "cc", "cubic", "congestion control of both ends")
-	f.StringVar(&a.duration, "duration", "", "length of each timed run (default 12s, --quick 8s; longrtt 20s/12s)")
-	f.IntVar(&a.repeat, "repeat", 0, "runs per case (default 3, or 1 with --quick; initcwnd 5/3)")
+	f.Var(&a.duration, "duration", "length of each timed run (default 12s, --quick 8s; longrtt 20s/12s)")
+	f.IntVar(&a.repeat, "repeat", 0, "runs per case, 1..100 (default 3, or 1 with --quick; initcwnd 5/3)")
 	f.BoolVar(&a.quick, "quick", false, "fewer cases and shorter runs: a few minutes (CI, make demo)")
 	f.StringVarP(&a.out, "output", "o", "", "output directory (default longhaul-lab/"+dirName+"-TIME)")
-	f.StringVar(&a.interval, "interval", "100ms", "tcp_info sampling interval of timed runs")
+	f.Var(&a.interval, "interval", "tcp_info sampling interval of timed runs, 1ms..10s")
 	f.BoolVar(&a.noReport, "no-report", false, "do not write report.html")
 	f.StringVar(&a.prefix, "prefix", topo.DefaultPrefix, "name prefix of the namespaces")
 	_ = f.MarkHidden("prefix")
 }
 
-func (a labArgs) params() (lab.Params, error) {
-	var p lab.Params
+// params are the scenario parameters the user set.
+func (a labArgs) params() (scenario.Params, error) {
+	p := scenario.Params{RTT: a.rtt.D, RateBps: a.rate.Bps, Loss: a.loss.F, Queue: a.queue.N, Duration: a.duration.D,
+		Repeat: a.repeat, Quick: a.quick, CC: a.cc}
+	if a.flags != nil && a.flags.Changed("repeat") && (a.repeat < 1 || a.repeat > 100) {
+		return p, usagef("--repeat %d: give 1..100 runs per case", a.repeat)
+	}
 	var err error
-	if a.rtt != "" {
-		if p.RTT, err = units.ParseDuration(a.rtt); err != nil {
-			return p, usagef("--rtt: %v", err)
-		}
+	if p.ClientSysctls, err = parseSysctls("client-sysctl", a.clientSysctls); err != nil {
+		return p, err
 	}
-	if a.rate != "" {
-		if p.RateBps, err = units.ParseRate(a.rate); err != nil {
-			return p, usagef("--rate: %v", err)
-		}
-	}
-	if a.loss != "" {
-		if p.Loss, err = units.ParsePercent(a.loss); err != nil {
-			return p, usagef("--loss: %v", err)
-		}
-	}
-	if a.queue != "" {
-		if p.Queue, err = units.ParseSize(a.queue); err != nil {
-			return p, usagef("--queue: %v", err)
-		}
-	}
-	if a.duration != "" {
-		if p.Duration, err = units.ParseDuration(a.duration); err != nil {
-			return p, usagef("--duration: %v", err)
-		}
-	}
-	if a.repeat < 0 {
-		return p, usagef("--repeat %d: must be at least 1", a.repeat)
-	}
-	p.Repeat, p.Quick, p.CC = a.repeat, a.quick, a.cc
-	for _, set := range []struct {
-		flag string
-		in   []string
-		out  *[]topo.Sysctl
-	}{{"client-sysctl", a.clientSysctls, &p.ClientSysctls}, {"server-sysctl", a.serverSysctls, &p.ServerSysctls}} {
-		for _, kv := range set.in {
-			sc, err := topo.ParseSysctl(kv)
-			if err != nil {
-				return p, usagef("--%s: %v", set.flag, err)
-			}
-			*set.out = append(*set.out, sc)
-		}
-	}
-	return p, nil
+	p.ServerSysctls, err = parseSysctls("server-sysctl", a.serverSysctls)
+	return p, err
 }
 
-// hostFacts gathers what scenario expansion needs from this host, with
-// the same snapshot `longhaul plan` uses, so the lab's plan profile is
-// exactly that command's plan.
-func hostFacts() (lab.Facts, error) {
+// parseSysctls reads repeated KEY=VALUE flags.
+func parseSysctls(flag string, in []string) ([]topo.Sysctl, error) {
+	var out []topo.Sysctl
+	for _, kv := range in {
+		sc, err := topo.ParseSysctl(kv)
+		if err != nil {
+			return nil, usagef("--%s: %v", flag, err)
+		}
+		out = append(out, sc)
+	}
+	return out, nil
+}
+
+// hostFacts gathers what scenario expansion needs from this host: the
+// snapshot `longhaul plan` uses, so the lab's plan profile is exactly
+// that command's plan.
+func hostFacts() (scenario.Facts, error) {
 	snap, err := snapshot.Gather(snapshot.Options{})
 	if err != nil {
-		return lab.Facts{}, err
+		return scenario.Facts{}, err
 	}
-	f := lab.Facts{Kernel: snap.Version(),
-		Host: results.Host{Hostname: snap.Hostname, Kernel: snap.Kernel.Release, CPUs: runtime.NumCPU(), Version: version}}
-	var ok bool
-	if f.HostRmem, ok = snap.Triple("net.ipv4.tcp_rmem"); !ok {
-		return f, fmt.Errorf("no readable net.ipv4.tcp_rmem")
-	}
-	if f.HostWmem, ok = snap.Triple("net.ipv4.tcp_wmem"); !ok {
-		return f, fmt.Errorf("no readable net.ipv4.tcp_wmem")
-	}
-	f.CoreRmemMax, _ = snap.Int("net.core.rmem_max")
-	f.CoreWmemMax, _ = snap.Int("net.core.wmem_max")
-	f.Plan = func(rtt time.Duration, rate float64, flows int) ([]topo.Sysctl, []topo.Sysctl, string, error) {
-		p, err := plan.Make(snap, plan.Request{RTT: rtt, RateBps: rate, Flows: flows, Role: plan.Both})
-		if err != nil {
-			return nil, nil, "", err
-		}
-		set, desc := namespaceSysctls(p)
-		if len(desc) == 0 {
-			desc = "no change: this host's settings already cover the path"
-		}
-		return set, set, "longhaul plan: " + desc, nil
-	}
-	return f, nil
-}
-
-// namespaceSysctls are a plan's changes a namespace can hold, in key
-// order, and the same as "key=value, ..." text.
-func namespaceSysctls(p plan.Plan) ([]topo.Sysctl, string) {
-	ns := plan.NamespaceSysctls(p)
-	keys := slices.Sorted(maps.Keys(ns))
-	set := make([]topo.Sysctl, 0, len(keys))
-	text := make([]string, 0, len(keys))
-	for _, k := range keys {
-		set = append(set, topo.Sysctl{Key: k, Value: ns[k]})
-		text = append(text, k+"="+ns[k])
-	}
-	return set, strings.Join(text, ", ")
+	return scenario.FactsFrom(snap, results.Host{Hostname: snap.Hostname, Kernel: snap.Kernel.Release, CPUs: runtime.NumCPU(), Version: version})
 }
 
 func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Writer) error {
@@ -209,28 +165,24 @@ func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("lab: read this host's settings: %w", err)
 	}
-	s, err := lab.Expand(name, p, facts)
+	s, err := scenario.Expand(name, p, facts)
 	if err != nil {
 		return labError(err)
 	}
-	if err := lab.Filter(s, a.cases); err != nil {
+	if err := scenario.Filter(s, a.cases); err != nil {
 		return labError(err)
 	}
 	return runScenario(ctx, a, s, stdout, stderr)
 }
 
 // runScenario runs an expanded scenario: results, table, report.
-func runScenario(ctx context.Context, a labArgs, s *lab.Scenario, stdout, stderr io.Writer) error {
+func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, stderr io.Writer) error {
 	name := s.Name
-	interval, err := units.ParseDuration(a.interval)
-	if err != nil || interval < time.Millisecond || interval > 10*time.Second {
-		return usagef("--interval %q: give a duration from 1ms to 10s, e.g. 100ms", a.interval)
-	}
 	if err := lab.CheckPeers(s); err != nil {
 		return labError(err)
 	}
 	if os.Geteuid() != 0 {
-		return lab.ErrNotRoot
+		return emupath.ErrNotRoot
 	}
 	dir := a.out
 	if dir == "" {
@@ -256,15 +208,14 @@ func runScenario(ctx context.Context, a labArgs, s *lab.Scenario, stdout, stderr
 		return fmt.Errorf("lab: %w", err)
 	}
 	defer f.Close()
-	h := labHeader(s)
 	fmt.Fprintf(stderr, "longhaul: lab %s: %d cases x %d repeats on %s / %s, about %s; results in %s\n",
 		s.Name, len(s.Cases), s.Repeat, units.FormatDuration(s.RTT), units.FormatRate(s.RateBps),
 		units.FormatDuration(s.Estimate().Round(time.Second)), dir)
-	opt := lab.Options{OutDir: dir, Interval: interval, Log: stderr, Prefix: a.prefix}
+	opt := lab.Options{OutDir: dir, Interval: a.interval.D, Log: stderr, Prefix: a.prefix}
 	if isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
 		opt.Progress = progressLine(stderr)
 	}
-	runs, err := lab.Run(ctx, s, h, results.NewWriter(f), opt)
+	runs, err := lab.Run(ctx, s, results.NewWriter(f), opt)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -279,7 +230,7 @@ func runScenario(ctx context.Context, a labArgs, s *lab.Scenario, stdout, stderr
 		}
 		return labError(err)
 	}
-	printLabTable(stdout, s, h, runs)
+	printLabTable(stdout, s, runs)
 	fmt.Fprintf(stdout, "\nresults: %s\n", resPath)
 	if !a.noReport {
 		out := filepath.Join(dir, "report.html")
@@ -289,16 +240,6 @@ func runScenario(ctx context.Context, a labArgs, s *lab.Scenario, stdout, stderr
 		fmt.Fprintf(stdout, "report:  %s\n", out)
 	}
 	return nil
-}
-
-// labHeader describes the scenario in the results file.
-func labHeader(s *lab.Scenario) results.Header {
-	return results.Header{
-		Scenario: s.Name, Title: s.Title, Seed: s.Seed, Started: time.Now().UTC(), Quick: s.Quick, Repeat: s.Repeat,
-		Path: results.Path{RTTSeconds: s.RTT.Seconds(), RateBps: s.RateBps, Loss: s.Loss, QueueBytes: s.Queue,
-			BDPBytes: int64(pathmodel.BDP(s.GoodputBps(), s.RTT)), GoodputBps: s.GoodputBps()},
-		Host: s.Facts.Host, CC: s.CC, Charts: s.Charts,
-	}
 }
 
 // progressLine redraws one status line on a terminal.
@@ -319,7 +260,7 @@ func clock(d time.Duration) string {
 }
 
 // printLabTable prints the median of each case beside the model.
-func printLabTable(w io.Writer, s *lab.Scenario, h results.Header, runs []results.Run) {
+func printLabTable(w io.Writer, s *scenario.Scenario, runs []results.Run) {
 	metric := s.Charts[0].Metric
 	unit := s.Charts[0].YUnit
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -342,7 +283,7 @@ func printLabTable(w io.Writer, s *lab.Scenario, h results.Header, runs []result
 			report.Format(sm.Min[metric], unit), report.Format(sm.Max[metric], unit), model, ratio)
 	}
 	tw.Flush()
-	for _, l := range lab.Headlines(h, results.Summarize(runs)) {
+	for _, l := range scenario.Headlines(s.Header(time.Now()), results.Summarize(runs)) {
 		fmt.Fprintln(w, l)
 	}
 }

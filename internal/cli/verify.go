@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/longhaul/longhaul/internal/lab"
+	"github.com/longhaul/longhaul/internal/scenario"
 )
 
 func newVerifyCmd() *cobra.Command {
@@ -43,7 +43,7 @@ plan's route and application items are not part of the test. Needs root.`,
 	}
 	f := c.Flags()
 	a.register(f, "the plan's", "verify")
-	f.StringVar(&baseline, "baseline", "host", "what the plan is compared with: "+strings.Join(lab.Baselines(), " or "))
+	f.StringVar(&baseline, "baseline", "host", "what the plan is compared with: "+strings.Join(scenario.Baselines(), " or "))
 	return c
 }
 
@@ -56,21 +56,21 @@ func runVerify(ctx context.Context, a labArgs, file, baseline string, stdout, st
 	if err != nil {
 		return err
 	}
-	if p.RTT == 0 {
+	if !a.rtt.IsSet() {
 		p.RTT = pl.Path.RTT()
 	}
-	if p.RateBps == 0 {
+	if !a.rate.IsSet() {
 		p.RateBps = pl.Path.RateBps
 	}
 	facts, err := hostFacts()
 	if err != nil {
 		return fmt.Errorf("verify: read this host's settings: %w", err)
 	}
-	set, desc := namespaceSysctls(pl)
+	set, desc := scenario.NamespaceSysctls(pl)
 	if len(set) == 0 {
 		return usagef("verify: %s changes nothing a namespace can hold (no tcp_rmem/tcp_wmem or other per-namespace sysctl): nothing to prove", file)
 	}
-	s, err := lab.ExpandVerify(p, facts, set, "plan "+file+": "+desc, baseline)
+	s, err := scenario.ExpandVerify(p, facts, set, "plan "+file+": "+desc, baseline)
 	if err != nil {
 		return labError(err)
 	}

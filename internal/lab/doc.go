@@ -1,23 +1,32 @@
 // Package lab runs repeatable experiments over an emulated long path:
-// the field reports' scenarios (buffers, initcwnd, longrtt, upload) with
-// real peers (nginx, curl, iperf3, tcpdump) in throwaway namespaces.
+// the cases a scenario expands to (package scenario), each on a fresh
+// path (package emupath), with real peers (nginx, curl, iperf3, tcpdump)
+// in throwaway namespaces.
 //
-// # Specs and runners
+// # The runner
 //
-// A scenario expands a [Config] into a list of [Case] values (pure, see
-// [Expand]): the settings of each end, the peer to run and the model's
-// prediction. [Run] executes every case Config.Repeat times, each on a
-// fresh [Path] (new namespaces: no cached route metrics, settings read
-// back from the kernel), samples tcp_info from both ends at a fixed
-// interval, and streams one results line per run (package results).
-//
-// [Path] is also what `longhaul emulate` runs on: the topology
-// (package topo) plus the data plane (package emu).
+// [Run] executes every case Repeat times: a fresh [emupath.Path] per run
+// (new namespaces: no cached route metrics), the case's settings read
+// back from the kernel into a [scenario.State], the case's [Workload]
+// (HTTP download, object fetch, upload, iperf3) measuring, tcp_info of
+// both ends sampled at a fixed interval over sock_diag (package flows),
+// the emulator's statistics, and the path model's prediction beside the
+// measurement. It streams the header and one results line per run
+// (package results).
 package lab
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
-// ErrInput marks errors caused by the caller's input (an unknown
-// scenario, a value the kernel refuses, a missing peer binary): the CLI
-// exits 2 on them.
-var ErrInput = errors.New("lab")
+// ErrInput marks errors caused by the caller's input (a value the kernel
+// refuses, a missing peer binary): the CLI exits 2 on them.
+var ErrInput = errors.New("bad lab input")
+
+// inputError is an input error whose text is the problem alone.
+type inputError struct{ error }
+
+func (e inputError) Is(target error) bool { return target == ErrInput }
+
+func inputf(format string, a ...any) error { return inputError{fmt.Errorf(format, a...)} }

@@ -13,6 +13,8 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/emupath"
+	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/topo"
 )
 
@@ -26,7 +28,7 @@ var peerPackages = map[string]string{
 }
 
 // peersFor lists the programs a scenario's cases need.
-func peersFor(s *Scenario) []string {
+func peersFor(s *scenario.Scenario) []string {
 	need := []string{"ip"}
 	add := func(names ...string) {
 		for _, n := range names {
@@ -37,9 +39,9 @@ func peersFor(s *Scenario) []string {
 	}
 	for _, c := range s.Cases {
 		switch c.Kind {
-		case KindDownload, KindObject, KindUpload:
+		case scenario.KindDownload, scenario.KindObject, scenario.KindUpload:
 			add("nginx", "curl")
-		case KindIperf:
+		case scenario.KindIperf:
 			add("iperf3")
 		}
 		if c.Capture {
@@ -51,12 +53,12 @@ func peersFor(s *Scenario) []string {
 
 // CheckPeers fails with an ErrInput naming the package to install when a
 // program the scenario needs is missing.
-func CheckPeers(s *Scenario) error { return checkNames(s, peersFor(s)) }
+func CheckPeers(s *scenario.Scenario) error { return checkNames(s, peersFor(s)) }
 
-func checkNames(s *Scenario, names []string) error {
+func checkNames(s *scenario.Scenario, names []string) error {
 	for _, name := range names {
 		if _, err := lookPath(name); err != nil {
-			return fmt.Errorf("%w: scenario %s needs %s, which is not installed: apt-get install %s", ErrInput, s.Name, name, peerPackages[name])
+			return inputf("scenario %s needs %s, which is not installed: apt-get install %s", s.Name, name, peerPackages[name])
 		}
 	}
 	return nil
@@ -193,7 +195,7 @@ func (s *site) startNginx(ctx context.Context, sv topo.End, rcvbuf int64) (*exec
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start nginx: %w", err)
 	}
-	if err := WaitListening(ctx, cmd, sv.Netns, httpPort, "nginx", 10*time.Second); err != nil {
+	if err := emupath.WaitListening(ctx, cmd, sv.Netns, httpPort, "nginx", 10*time.Second); err != nil {
 		stop(cmd)
 		log, _ := os.ReadFile(filepath.Join(s.dir, "logs", "error.log"))
 		return nil, fmt.Errorf("%w: %s", err, lastLine(stderr.String()+string(log)))

@@ -110,14 +110,19 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// BDPQueueBytes returns a byte queue limit of one bandwidth-delay product
-// for a wire rate in bit/s and a round-trip time (the "1bdp" default),
-// rounded up, and never smaller than one MTU packet with DefaultOverhead (so
-// it validates). It returns 0 (unlimited) when rate is 0 or not finite.
-func BDPQueueBytes(rate float64, rtt time.Duration) int64 {
+// MinBDPQueue floors a BDP-sized queue at 100 full-size packets on the
+// wire: with a near-zero RTT one BDP is a single packet, and a 1 Gbit/s
+// path then carried 2 Mbit/s. Real links queue at least what a NIC ring
+// holds.
+const MinBDPQueue = 100 * (MTU + DefaultOverhead)
+
+// BDPQueue is the byte limit of a drop-tail queue of n bandwidth-delay
+// products for a wire rate in bit/s and a round-trip time (the "1bdp"
+// queue), floored at MinBDPQueue. It is 0 (no queue: no bottleneck) when
+// the rate is 0 or not finite.
+func BDPQueue(n, rate float64, rtt time.Duration) int64 {
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		return 0
 	}
-	bdp := int64(math.Ceil(rate / 8 * rtt.Seconds()))
-	return max(bdp, MTU+DefaultOverhead)
+	return max(int64(n*rate/8*rtt.Seconds()), MinBDPQueue)
 }

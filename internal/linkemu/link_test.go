@@ -887,7 +887,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"zero value", Config{}, ""},
 		{"typical", Config{Delay: 100 * time.Millisecond, Jitter: time.Millisecond, RateBps: gbit,
-			QueueBytes: BDPQueueBytes(gbit, 200*time.Millisecond), Loss: Bernoulli{P: 0.001}}, ""},
+			QueueBytes: BDPQueue(1, gbit, 200*time.Millisecond), Loss: Bernoulli{P: 0.001}}, ""},
 		{"packet queue", Config{RateBps: gbit, QueuePackets: 1000}, ""},
 		{"minimum byte queue", Config{RateBps: gbit, QueueBytes: 1538}, ""},
 		{"minimum byte queue without overhead", Config{RateBps: gbit, QueueBytes: 1500, Overhead: NoOverhead}, ""},
@@ -933,24 +933,25 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestBDPQueueBytes(t *testing.T) {
+func TestBDPQueue(t *testing.T) {
 	tests := []struct {
 		name string
+		n    float64
 		rate float64
 		rtt  time.Duration
 		want int64
 	}{
-		{"1 Gbit/s x 200 ms", gbit, 200 * time.Millisecond, 25_000_000},
-		{"100 Mbit/s x 80 ms", 100e6, 80 * time.Millisecond, 1_000_000},
-		{"rounds up", gbit, 12345 * time.Nanosecond, 1544}, // 1543.125
-		{"at least one packet", 1e6, time.Millisecond, 1538},
-		{"unlimited rate", 0, time.Second, 0},
-		{"zero rtt", gbit, 0, 1538},
+		{"1 Gbit/s x 200 ms", 1, gbit, 200 * time.Millisecond, 25_000_000},
+		{"half a BDP", 0.5, gbit, 200 * time.Millisecond, 12_500_000},
+		{"100 Mbit/s x 80 ms", 1, 100e6, 80 * time.Millisecond, 1_000_000},
+		{"floored at 100 packets", 1, 1e6, time.Millisecond, MinBDPQueue},
+		{"unlimited rate", 1, 0, time.Second, 0},
+		{"zero rtt", 1, gbit, 0, MinBDPQueue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := BDPQueueBytes(tt.rate, tt.rtt); got != tt.want {
-				t.Errorf("BDPQueueBytes(%v, %v) = %d, want %d", tt.rate, tt.rtt, got, tt.want)
+			if got := BDPQueue(tt.n, tt.rate, tt.rtt); got != tt.want {
+				t.Errorf("BDPQueue(%v, %v, %v) = %d, want %d", tt.n, tt.rate, tt.rtt, got, tt.want)
 			}
 		})
 	}
@@ -1050,7 +1051,7 @@ func benchmarkEnqueuePop(b *testing.B, cfg Config, p Packet) {
 
 func BenchmarkEnqueuePop(b *testing.B) {
 	cfg := Config{RateBps: 10 * gbit, Delay: 100 * time.Millisecond, Jitter: 100 * time.Microsecond,
-		QueueBytes: BDPQueueBytes(10*gbit, 200*time.Millisecond), Loss: Bernoulli{P: 0}, Seed: 1,
+		QueueBytes: BDPQueue(1, 10*gbit, 200*time.Millisecond), Loss: Bernoulli{P: 0}, Seed: 1,
 		MaxPending: 1 << 18} // 10 Gbit/s x 100 ms of 1538-byte frames is ~81k packets in flight
 	b.Run("plain", func(b *testing.B) { benchmarkEnqueuePop(b, cfg, plain(1500)) })
 	b.Run("gso44", func(b *testing.B) { benchmarkEnqueuePop(b, cfg, gso(44)) })

@@ -19,8 +19,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/lab"
 	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -90,7 +90,7 @@ func Build(f *results.File) (*Page, error) {
 		Started: h.Started.UTC().Format(time.RFC3339),
 	}
 	sums := results.Summarize(f.Runs)
-	p.Headlines = lab.Headlines(h, sums)
+	p.Headlines = scenario.Headlines(h, sums)
 	for _, r := range f.Runs {
 		if !r.Valid {
 			p.Invalid = append(p.Invalid, fmt.Sprintf("%s, repeat %d: %s", r.Label, r.Repeat, r.Invalid))

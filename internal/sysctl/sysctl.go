@@ -93,6 +93,13 @@ func Write(root, key, value string) error {
 	return nil
 }
 
+// Setting is one kernel parameter assignment, key in dotted form
+// (net.ipv4.tcp_rmem).
+type Setting struct{ Key, Value string }
+
+// String returns "key=value".
+func (s Setting) String() string { return s.Key + "=" + s.Value }
+
 // Normalize collapses runs of white space to one space and trims.
 func Normalize(v string) string { return strings.Join(strings.Fields(v), " ") }
 

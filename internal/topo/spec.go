@@ -2,6 +2,7 @@ package topo
 
 import (
 	"fmt"
+	"github.com/longhaul/longhaul/internal/sysctl"
 	"net/netip"
 	"strings"
 )
@@ -79,12 +80,9 @@ type Spec struct {
 	CC string
 }
 
-// Sysctl is one kernel parameter assignment, key in dotted form
-// (net.ipv4.tcp_rmem).
-type Sysctl struct{ Key, Value string }
-
-// String returns "key=value".
-func (s Sysctl) String() string { return s.Key + "=" + s.Value }
+// Sysctl is one kernel parameter assignment (sysctl.Setting): a spec
+// value that pure packages build without importing topo.
+type Sysctl = sysctl.Setting
 
 // ParseSysctl parses "key=value" as written on a command line or in
 // sysctl.conf. Space around key and value is trimmed; a slashed key
@@ -257,17 +255,17 @@ func plan(user []Sysctl, cc string) []Sysctl {
 	out := []Sysctl{
 		// Cached per-destination metrics (ssthresh, RTT) would carry over
 		// from one experiment to the next (kernel facts).
-		{keyNoMetricsSave, "1"},
+		{Key: keyNoMetricsSave, Value: "1"},
 		// No router solicitations, DAD or MLD on the emulated link: it
 		// carries only the experiment's IPv4 traffic.
-		{keyDisableIPv6, "1"},
+		{Key: keyDisableIPv6, Value: "1"},
 	}
 	if cc != "" {
-		out = append(out, Sysctl{keyCC, cc})
+		out = append(out, Sysctl{Key: keyCC, Value: cc})
 	}
 	for _, sc := range user {
 		key, _ := checkSysctl(sc) // validated before
-		sc = Sysctl{key, strings.TrimSpace(sc.Value)}
+		sc = Sysctl{Key: key, Value: strings.TrimSpace(sc.Value)}
 		replaced := false
 		for i := range out {
 			if out[i].Key == key {

@@ -17,13 +17,13 @@ func TestParseSysctl(t *testing.T) {
 		wantErr string // substring; "" means success
 	}{
 		{name: "dotted", in: "net.ipv4.tcp_rmem=4096 131072 6291456",
-			want: Sysctl{"net.ipv4.tcp_rmem", "4096 131072 6291456"}},
+			want: Sysctl{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 6291456"}},
 		{name: "slashed with spaces", in: " net/ipv4/tcp_rmem = 4096 131072 6291456 ",
-			want: Sysctl{"net.ipv4.tcp_rmem", "4096 131072 6291456"}},
+			want: Sysctl{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 6291456"}},
 		{name: "dash in interface name", in: "net.ipv6.conf.lh-0.disable_ipv6=1",
-			want: Sysctl{"net.ipv6.conf.lh-0.disable_ipv6", "1"}},
+			want: Sysctl{Key: "net.ipv6.conf.lh-0.disable_ipv6", Value: "1"}},
 		{name: "value with equals sign", in: "net.ipv4.tcp_congestion_control=a=b",
-			want: Sysctl{"net.ipv4.tcp_congestion_control", "a=b"}},
+			want: Sysctl{Key: "net.ipv4.tcp_congestion_control", Value: "a=b"}},
 		{name: "no equals", in: "net.ipv4.tcp_rmem", wantErr: `topo: sysctl "net.ipv4.tcp_rmem": missing '=' (want key=value)`},
 		{name: "empty key", in: "=1", wantErr: "empty key"},
 		{name: "empty value", in: "net.ipv4.tcp_rmem=", wantErr: "empty value"},
@@ -58,7 +58,7 @@ func TestValidate(t *testing.T) {
 	a := netip.MustParseAddr
 	sc := func(s string) Sysctl {
 		k, v, _ := strings.Cut(s, "=")
-		return Sysctl{k, v}
+		return Sysctl{Key: k, Value: v}
 	}
 	tests := []struct {
 		name    string
@@ -128,14 +128,14 @@ func TestPlan(t *testing.T) {
 		want []Sysctl
 	}{
 		{name: "defaults only", want: []Sysctl{
-			{"net.ipv4.tcp_no_metrics_save", "1"}, {"net.ipv6.conf.lh0.disable_ipv6", "1"}}},
+			{Key: "net.ipv4.tcp_no_metrics_save", Value: "1"}, {Key: "net.ipv6.conf.lh0.disable_ipv6", Value: "1"}}},
 		{name: "cc and user list in order", cc: "reno",
-			user: []Sysctl{{"net/ipv4/tcp_rmem", " 1 2 3 "}, {"net.ipv4.tcp_sack", "0"}},
-			want: []Sysctl{{"net.ipv4.tcp_no_metrics_save", "1"}, {"net.ipv6.conf.lh0.disable_ipv6", "1"},
-				{"net.ipv4.tcp_congestion_control", "reno"}, {"net.ipv4.tcp_rmem", "1 2 3"}, {"net.ipv4.tcp_sack", "0"}}},
+			user: []Sysctl{{Key: "net/ipv4/tcp_rmem", Value: " 1 2 3 "}, {Key: "net.ipv4.tcp_sack", Value: "0"}},
+			want: []Sysctl{{Key: "net.ipv4.tcp_no_metrics_save", Value: "1"}, {Key: "net.ipv6.conf.lh0.disable_ipv6", Value: "1"},
+				{Key: "net.ipv4.tcp_congestion_control", Value: "reno"}, {Key: "net.ipv4.tcp_rmem", Value: "1 2 3"}, {Key: "net.ipv4.tcp_sack", Value: "0"}}},
 		{name: "user overrides a default in place",
-			user: []Sysctl{{"net.ipv4.tcp_no_metrics_save", "0"}},
-			want: []Sysctl{{"net.ipv4.tcp_no_metrics_save", "0"}, {"net.ipv6.conf.lh0.disable_ipv6", "1"}}},
+			user: []Sysctl{{Key: "net.ipv4.tcp_no_metrics_save", Value: "0"}},
+			want: []Sysctl{{Key: "net.ipv4.tcp_no_metrics_save", Value: "0"}, {Key: "net.ipv6.conf.lh0.disable_ipv6", Value: "1"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -271,8 +271,8 @@ func TestIntegrationUp(t *testing.T) {
 
 	spec := Spec{
 		Prefix: prefix, MTU: 9000, TxQueueLen: 20000,
-		ClientSysctls: []Sysctl{{"net.ipv4.tcp_rmem", "4096 131072 8388608"}},
-		ServerSysctls: []Sysctl{{"net/ipv4/tcp_wmem", "4096\t16384 8388608"}},
+		ClientSysctls: []Sysctl{{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 8388608"}},
+		ServerSysctls: []Sysctl{{Key: "net/ipv4/tcp_wmem", Value: "4096\t16384 8388608"}},
 	}
 	topo := up(t, spec)
 	c, s := topo.Client(), topo.Server()
@@ -491,15 +491,15 @@ func TestIntegrationUpErrors(t *testing.T) {
 	}{
 		{name: "invalid spec", spec: Spec{ClientAddr: netip.MustParseAddr("10.0.0.1")},
 			wantErr: "topo: up: spec: client address 10.0.0.1 is outside 198.18.0.0/15"},
-		{name: "unknown key", spec: Spec{ClientSysctls: []Sysctl{{"net.ipv4.tcp_no_such_key", "1"}}},
+		{name: "unknown key", spec: Spec{ClientSysctls: []Sysctl{{Key: "net.ipv4.tcp_no_such_key", Value: "1"}}},
 			wantErr: "sysctl net.ipv4.tcp_no_such_key: the key does not exist on this kernel", wantIs: sysctl.ErrUnknownKey},
-		{name: "host-only key", spec: Spec{ServerSysctls: []Sysctl{{"net.core.netdev_max_backlog", "5000"}}},
+		{name: "host-only key", spec: Spec{ServerSysctls: []Sysctl{{Key: "net.core.netdev_max_backlog", Value: "5000"}}},
 			wantErr: "sysctl net.core.netdev_max_backlog: the key exists only in the host's namespace", wantIs: sysctl.ErrUnknownKey},
-		{name: "rejected value on the server", spec: Spec{ServerSysctls: []Sysctl{{"net.ipv4.tcp_rmem", "abc"}}},
+		{name: "rejected value on the server", spec: Spec{ServerSysctls: []Sysctl{{Key: "net.ipv4.tcp_rmem", Value: "abc"}}},
 			wantErr: `server namespace %s-s: sysctl net.ipv4.tcp_rmem="abc": the kernel rejected the value: invalid argument`, wantIs: unix.EINVAL},
-		{name: "rewritten value", spec: Spec{ServerSysctls: []Sysctl{{"net.ipv4.tcp_no_metrics_save", "0x1"}}},
+		{name: "rewritten value", spec: Spec{ServerSysctls: []Sysctl{{Key: "net.ipv4.tcp_no_metrics_save", Value: "0x1"}}},
 			wantErr: `sysctl net.ipv4.tcp_no_metrics_save: wrote "0x1" but the kernel stored "1"`},
-		{name: "read-only in a namespace", spec: Spec{ClientSysctls: []Sysctl{{"net.core.rmem_max", "8388608"}}},
+		{name: "read-only in a namespace", spec: Spec{ClientSysctls: []Sysctl{{Key: "net.core.rmem_max", Value: "8388608"}}},
 			wantErr: "sysctl net.core.rmem_max: read-only inside a network namespace on this kernel: permission denied"},
 		{name: "unknown congestion control", spec: Spec{CC: "nosuchcc"},
 			wantErr: `congestion control "nosuchcc" is not available on this kernel`, wantIs: unix.ENOENT},

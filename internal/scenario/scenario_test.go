@@ -1,4 +1,4 @@
-package lab
+package scenario
 
 import (
 	"errors"
@@ -7,23 +7,38 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/results"
-	"github.com/longhaul/longhaul/internal/topo"
+	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/sysconf"
+	"github.com/longhaul/longhaul/internal/sysctl"
 )
 
-// facts is a host like this lab machine, with a plan that sets 48 MiB.
+// facts is a host like this lab machine: tcp_rmem max 32 MiB, tcp_wmem
+// max 4 MiB, so that longhaul's plan raises both for a long fat path.
 func facts() Facts {
-	return Facts{
-		Kernel:      pathmodel.Version{Major: 6, Minor: 18},
-		HostRmem:    pathmodel.Triple{Min: 4096, Default: 131072, Max: 33554432},
-		HostWmem:    pathmodel.Triple{Min: 4096, Default: 16384, Max: 4194304},
-		CoreRmemMax: 4194304, CoreWmemMax: 4194304,
-		Plan: func(rtt time.Duration, goodput float64, flows int) ([]topo.Sysctl, []topo.Sysctl, string, error) {
-			set := []topo.Sysctl{{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 50331648"}, {Key: "net.ipv4.tcp_wmem", Value: "4096 16384 50331648"}}
-			return set, set, "plan", nil
-		},
+	snap := &snapshot.Snapshot{Source: "test", PageSize: 4096, MemTotal: 24 << 30,
+		Kernel: sysconf.Kernel{Release: "6.18.0", Major: 6, Minor: 18},
+		Sysctls: map[string]string{
+			"net.ipv4.tcp_rmem": "4096 131072 33554432", "net.ipv4.tcp_wmem": "4096 16384 4194304",
+			"net.core.rmem_max": "4194304", "net.core.wmem_max": "4194304",
+			"net.ipv4.tcp_slow_start_after_idle": "1", "net.ipv4.tcp_mem": "6174336 8232448 12348672",
+		}}
+	f, err := FactsFrom(snap, results.Host{Hostname: "test"})
+	if err != nil {
+		panic(err)
 	}
+	return f
+}
+
+// planned is longhaul plan's namespace value of key for the path.
+func planned(t *testing.T, f Facts, rtt time.Duration, rate float64, key string) string {
+	t.Helper()
+	set, _, err := f.PlanSysctls(rtt, rate, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return setting(set, key)
 }
 
 func ids(s *Scenario) []string {
@@ -34,7 +49,7 @@ func ids(s *Scenario) []string {
 	return out
 }
 
-func setting(list []topo.Sysctl, key string) string {
+func setting(list []sysctl.Setting, key string) string {
 	for _, s := range list {
 		if s.Key == key {
 			return s.Value
@@ -82,7 +97,9 @@ func TestExpandBuffers(t *testing.T) {
 	if c := byID["host"]; setting(c.Client, "net.ipv4.tcp_rmem") != "4096 131072 33554432" {
 		t.Errorf("host: %+v", c)
 	}
-	if c := byID["plan"]; c.X != 50331648 || setting(c.Server, "net.ipv4.tcp_wmem") != "4096 16384 50331648" {
+	wantR, wantW := planned(t, facts(), 200*time.Millisecond, 1e9, "net.ipv4.tcp_rmem"), planned(t, facts(), 200*time.Millisecond, 1e9, "net.ipv4.tcp_wmem")
+	rmax, _ := sysctl.ParseTriple(wantR)
+	if c := byID["plan"]; wantW == "" || c.X != float64(rmax.Max) || setting(c.Server, "net.ipv4.tcp_wmem") != wantW || setting(c.Client, "net.ipv4.tcp_rmem") != wantR {
 		t.Errorf("plan: %+v", c)
 	}
 	var tcpinfo results.Chart
@@ -112,7 +129,7 @@ func TestExpandBuffers(t *testing.T) {
 	}
 	// Without a plan the profile is left out, not faked.
 	f := facts()
-	f.Plan = nil
+	f.Snapshot = nil
 	np, err := Expand("buffers", Params{Quick: true}, f)
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +220,7 @@ func TestExpandParams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Queue != BDPQueue(1, 1e9, 200*time.Millisecond) {
+	if d.Queue != linkemu.BDPQueue(1, 1e9, 200*time.Millisecond) {
 		t.Errorf("default queue %d, want one BDP", d.Queue)
 	}
 }
@@ -215,10 +232,10 @@ func TestExpandBadInput(t *testing.T) {
 		want     string
 	}{
 		"unknown scenario":     {"speedtest", Params{}, `unknown scenario "speedtest" (have: buffers, initcwnd, longrtt, upload)`},
-		"rtt too long":         {"buffers", Params{RTT: 10 * time.Second}, "--rtt 10s out of range"},
-		"rate too high":        {"buffers", Params{RateBps: 100e9}, "--rate 100 Gbit/s out of range"},
-		"loss 60%":             {"upload", Params{Loss: 0.6}, "--loss 60% out of range"},
-		"repeat 1000":          {"upload", Params{Repeat: 1000}, "--repeat 1000 out of range"},
+		"rtt too long":         {"buffers", Params{RTT: 10 * time.Second}, "rtt 10s out of range"},
+		"rate too high":        {"buffers", Params{RateBps: 100e9}, "rate 100 Gbit/s out of range"},
+		"loss 60%":             {"upload", Params{Loss: 0.6}, "loss 60% out of range"},
+		"repeat 1000":          {"upload", Params{Repeat: 1000}, "repeat 1000 out of range"},
 		"queue below a packet": {"upload", Params{Queue: 1000}, "smaller than one packet"},
 		"duration too short":   {"buffers", Params{Duration: 3 * time.Second}, "too short for a 200ms path"},
 	} {
@@ -254,36 +271,15 @@ func TestFilter(t *testing.T) {
 	}
 }
 
-func TestCheckPeers(t *testing.T) {
-	s, _ := Expand("longrtt", Params{Quick: true}, facts())
-	if got := peersFor(s); !slices.Equal(got, []string{"ip", "iperf3"}) {
-		t.Errorf("longrtt peers %v", got)
-	}
-	u, _ := Expand("upload", Params{Quick: true}, facts())
-	if got := peersFor(u); !slices.Equal(got, []string{"ip", "nginx", "curl", "tcpdump"}) {
-		t.Errorf("upload peers %v", got)
-	}
-	t.Setenv("PATH", t.TempDir())
-	// lookPath also searches the sbin directories; a name no system has
-	// shows the message.
-	peerPackages["longhaul-no-such-peer"] = "longhaul-no-such-package"
-	defer delete(peerPackages, "longhaul-no-such-peer")
-	u.Cases = []Case{{ID: "x", Kind: "none"}}
-	err := checkNames(u, []string{"longhaul-no-such-peer"})
-	if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "apt-get install longhaul-no-such-package") {
-		t.Errorf("missing peer: %v", err)
-	}
-}
-
 func TestOverlay(t *testing.T) {
-	base := []topo.Sysctl{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}
-	got := overlay(base, []topo.Sysctl{{Key: "b", Value: "3"}, {Key: "c", Value: "4"}})
-	want := []topo.Sysctl{{Key: "a", Value: "1"}, {Key: "b", Value: "3"}, {Key: "c", Value: "4"}}
+	base := []sysctl.Setting{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}
+	got := overlay(base, []sysctl.Setting{{Key: "b", Value: "3"}, {Key: "c", Value: "4"}})
+	want := []sysctl.Setting{{Key: "a", Value: "1"}, {Key: "b", Value: "3"}, {Key: "c", Value: "4"}}
 	if !slices.Equal(got, want) || base[1].Value != "2" {
 		t.Errorf("overlay = %v (base %v)", got, base)
 	}
 	// The user's extra sysctls never collide with a case's own.
-	s, err := Expand("buffers", Params{Quick: true, ClientSysctls: []topo.Sysctl{{Key: "net.ipv4.tcp_rmem", Value: "1 2 3"}, {Key: "net.ipv4.tcp_sack", Value: "0"}}}, facts())
+	s, err := Expand("buffers", Params{Quick: true, ClientSysctls: []sysctl.Setting{{Key: "net.ipv4.tcp_rmem", Value: "1 2 3"}, {Key: "net.ipv4.tcp_sack", Value: "0"}}}, facts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +290,7 @@ func TestOverlay(t *testing.T) {
 }
 
 func TestExpandVerify(t *testing.T) {
-	planSet := []topo.Sysctl{{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 48234496"}, {Key: "net.ipv4.tcp_slow_start_after_idle", Value: "0"}}
+	planSet := []sysctl.Setting{{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 48234496"}, {Key: "net.ipv4.tcp_slow_start_after_idle", Value: "0"}}
 	s, err := ExpandVerify(Params{RTT: 200 * time.Millisecond, RateBps: 1e9}, facts(), planSet, "plan", "old-ubuntu")
 	if err != nil {
 		t.Fatal(err)

@@ -1,53 +1,38 @@
-package lab
+//go:build linux
+
+package emupath
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/longhaul/longhaul/internal/emu"
-	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/netns"
-	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/sysctl"
 	"github.com/longhaul/longhaul/internal/topo"
 	"github.com/longhaul/longhaul/internal/tun"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
-// PathSpec describes an emulated path as a plain value: the topology
-// (namespaces, per-namespace sysctls, congestion control) and the link
-// model of each direction.
-type PathSpec struct {
-	Topo     topo.Spec
-	Up, Down linkemu.Config
-	// RTT is the sum of the two one-way delays.
-	RTT time.Duration
-}
-
 // Path is a running emulated path: the topology and the data plane. It
 // owns both; Close releases them.
 type Path struct {
 	Topo *topo.Topology
 	Emu  *emu.Emulator
-	Spec PathSpec
+	Spec Spec
 	// CC is the congestion control the namespaces use, read back.
 	CC     string
 	closer []func()
 }
 
-// ErrNotRoot is returned by Up without the privileges it needs.
-var ErrNotRoot = errors.New("the emulated path needs root: it creates network namespaces and TUN devices (CAP_SYS_ADMIN, CAP_NET_ADMIN); run it with sudo")
-
 // Up brings a path up: it makes Spec.Topo.CC selectable (see AllowCC),
 // creates the namespaces and starts the emulator. Messages for the user
 // (a widened host setting) go to log.
-func Up(ctx context.Context, spec PathSpec, log io.Writer) (*Path, error) {
+func Up(ctx context.Context, spec Spec, log io.Writer) (*Path, error) {
 	if os.Geteuid() != 0 {
 		return nil, ErrNotRoot
 	}
@@ -135,50 +120,4 @@ func AllowCC(cc string, log io.Writer) (restore func(), err error) {
 			fmt.Fprintf(log, "longhaul: could not restore %s=%q: %v; restore it by hand\n", key, allowed, err)
 		}
 	}, nil
-}
-
-// RateText prints a rate pair the way the user wrote it.
-func RateText(up, down float64) string {
-	f := func(r float64) string {
-		if r == 0 {
-			return "unlimited"
-		}
-		return units.FormatRate(r)
-	}
-	if up == down {
-		return f(up)
-	}
-	return fmt.Sprintf("%s up, %s down", f(up), f(down))
-}
-
-// MinBDPQueue floors a BDP-based queue at 100 full-size packets on the
-// wire: with a near-zero RTT one BDP is a single packet, and a 1 Gbit/s
-// path then carried 2 Mbit/s.
-const MinBDPQueue = 100 * (1500 + 38)
-
-// BDPQueue is a drop-tail queue of n bandwidth-delay products, floored at
-// MinBDPQueue: real links queue at least what a NIC ring holds.
-func BDPQueue(n, rateBps float64, rtt time.Duration) int64 {
-	return max(int64(n*pathmodel.BDP(rateBps, rtt)), MinBDPQueue)
-}
-
-// Symmetric returns the link model of both directions of a path with the
-// same rate, loss and queue each way and the RTT split in two halves. A
-// zero queue means one BDP; zero rate means unlimited (and no queue).
-func Symmetric(rtt time.Duration, rateBps, loss float64, queueBytes int64, seed int64) (up, down linkemu.Config) {
-	for i, c := range []*linkemu.Config{&up, &down} {
-		c.RateBps = rateBps
-		c.Seed = seed + int64(i)
-		if loss > 0 {
-			c.Loss = linkemu.Bernoulli{P: loss}
-		}
-		if rateBps > 0 {
-			c.QueueBytes = queueBytes
-			if queueBytes == 0 {
-				c.QueueBytes = BDPQueue(1, rateBps, rtt)
-			}
-		}
-	}
-	up.Delay, down.Delay = rtt/2, rtt-rtt/2
-	return up, down
 }

@@ -1,15 +1,19 @@
-package lab
+package scenario
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/results"
-	"github.com/longhaul/longhaul/internal/topo"
+	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/sysctl"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -26,14 +30,14 @@ type Params struct {
 	Duration time.Duration // length of a timed run (buffers, longrtt)
 	// ClientSysctls and ServerSysctls are set in every run's namespaces
 	// before the case's own settings, which win on the same key.
-	ClientSysctls, ServerSysctls []topo.Sysctl
+	ClientSysctls, ServerSysctls []sysctl.Setting
 
 	// verify holds what ExpandVerify was given.
 	verify *verifyInput
 }
 
 // Facts are what expansion needs to know about the host, gathered by the
-// caller so that [Expand] stays pure.
+// caller so that [Expand] stays pure (see [FactsFrom]).
 type Facts struct {
 	Kernel pathmodel.Version
 	// HostRmem and HostWmem are this host's tcp_rmem/tcp_wmem: new
@@ -44,10 +48,56 @@ type Facts struct {
 	CoreRmemMax, CoreWmemMax int64
 	// Host is the machine as recorded in results headers.
 	Host results.Host
-	// Plan returns longhaul's plan for a path (wire rate) as namespace
-	// sysctls of each end and a one-line description; nil means "not
-	// available".
-	Plan func(rtt time.Duration, rateBps float64, flows int) (client, server []topo.Sysctl, desc string, err error)
+	// Snapshot is the host state longhaul plan judges; the scenarios'
+	// "longhaul plan" profile is plan.Make of it. Nil leaves the profile
+	// out.
+	Snapshot *snapshot.Snapshot
+}
+
+// FactsFrom takes what expansion needs from a host snapshot, the same
+// one `longhaul plan` uses, so the lab's plan profile is that command's
+// plan.
+func FactsFrom(snap *snapshot.Snapshot, host results.Host) (Facts, error) {
+	f := Facts{Kernel: snap.Version(), Host: host, Snapshot: snap}
+	var ok bool
+	if f.HostRmem, ok = snap.Triple("net.ipv4.tcp_rmem"); !ok {
+		return f, inputf("the host snapshot has no readable net.ipv4.tcp_rmem")
+	}
+	if f.HostWmem, ok = snap.Triple("net.ipv4.tcp_wmem"); !ok {
+		return f, inputf("the host snapshot has no readable net.ipv4.tcp_wmem")
+	}
+	f.CoreRmemMax, _ = snap.Int("net.core.rmem_max")
+	f.CoreWmemMax, _ = snap.Int("net.core.wmem_max")
+	return f, nil
+}
+
+// PlanSysctls returns longhaul's plan for a path (wire rate) as the
+// namespace sysctls both ends get, in key order, and a one-line
+// description.
+func (f Facts) PlanSysctls(rtt time.Duration, rateBps float64, flows int) ([]sysctl.Setting, string, error) {
+	p, err := plan.Make(f.Snapshot, plan.Request{RTT: rtt, RateBps: rateBps, Flows: flows, Role: plan.Both})
+	if err != nil {
+		return nil, "", err
+	}
+	set, desc := NamespaceSysctls(p)
+	if desc == "" {
+		desc = "no change: this host's settings already cover the path"
+	}
+	return set, "longhaul plan: " + desc, nil
+}
+
+// NamespaceSysctls are a plan's changes a namespace can hold, in key
+// order, and the same as "key=value, ..." text.
+func NamespaceSysctls(p plan.Plan) ([]sysctl.Setting, string) {
+	ns := plan.NamespaceSysctls(p)
+	keys := slices.Sorted(maps.Keys(ns))
+	set := make([]sysctl.Setting, 0, len(keys))
+	text := make([]string, 0, len(keys))
+	for _, k := range keys {
+		set = append(set, sysctl.Setting{Key: k, Value: ns[k]})
+		text = append(text, k+"="+ns[k])
+	}
+	return set, strings.Join(text, ", ")
 }
 
 // Kinds of run: what the runner does on the path.
@@ -68,7 +118,7 @@ type Case struct {
 	Kind   string
 	// Client and Server are namespace sysctls, set after the topology's
 	// defaults.
-	Client, Server []topo.Sysctl
+	Client, Server []sysctl.Setting
 	// InitCwnd and InitRwnd (segments, 0 = kernel default) go on the
 	// server's and the client's route to the peer.
 	InitCwnd, InitRwnd int
@@ -153,7 +203,7 @@ var verifyDef = scenarioDef{
 
 // verifyInput is a plan's namespace settings and the baseline to beat.
 type verifyInput struct {
-	plan     []topo.Sysctl
+	plan     []sysctl.Setting
 	planDesc string
 	baseline string
 }
@@ -164,9 +214,9 @@ func Baselines() []string { return []string{"host", "old-ubuntu"} }
 // ExpandVerify builds verify's scenario: the baseline ("host" or
 // "old-ubuntu") and the plan's namespace sysctls (both ends), bulk
 // downloads on the plan's path unless p overrides it.
-func ExpandVerify(p Params, f Facts, planSysctls []topo.Sysctl, planDesc, baseline string) (*Scenario, error) {
+func ExpandVerify(p Params, f Facts, planSysctls []sysctl.Setting, planDesc, baseline string) (*Scenario, error) {
 	if !slices.Contains(Baselines(), baseline) {
-		return nil, fmt.Errorf("%w: --baseline %q: want one of %s", ErrInput, baseline, strings.Join(Baselines(), ", "))
+		return nil, inputf("baseline %q: want one of %s", baseline, strings.Join(Baselines(), ", "))
 	}
 	p.verify = &verifyInput{plan: planSysctls, planDesc: planDesc, baseline: baseline}
 	return expand("verify", verifyDef, p, f)
@@ -219,7 +269,7 @@ func Describe(name string) (title, seed string, ok bool) {
 func Expand(name string, p Params, f Facts) (*Scenario, error) {
 	d, ok := scenarios[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: unknown scenario %q (have: %s)", ErrInput, name, strings.Join(Names(), ", "))
+		return nil, inputf("unknown scenario %q (have: %s)", name, strings.Join(Names(), ", "))
 	}
 	return expand(name, d, p, f)
 }
@@ -244,23 +294,23 @@ func expand(name string, d scenarioDef, p Params, f Facts) (*Scenario, error) {
 	}
 	switch {
 	case s.RTT < time.Millisecond || s.RTT > 5*time.Second:
-		return nil, fmt.Errorf("%w: --rtt %v out of range: the lab runs 1ms..5s", ErrInput, s.RTT)
+		return nil, inputf("rtt %v out of range: the lab runs 1ms..5s", s.RTT)
 	case s.RateBps < 1e5 || s.RateBps > 10e9:
-		return nil, fmt.Errorf("%w: --rate %s out of range: the lab runs 100 kbit/s..10 Gbit/s", ErrInput, units.FormatRate(s.RateBps))
+		return nil, inputf("rate %s out of range: the lab runs 100 kbit/s..10 Gbit/s", units.FormatRate(s.RateBps))
 	case s.Loss < 0 || s.Loss >= 0.5:
-		return nil, fmt.Errorf("%w: --loss %g%% out of range: 0 to under 50%%", ErrInput, s.Loss*100)
+		return nil, inputf("loss %g%% out of range: 0 to under 50%%", s.Loss*100)
 	case s.Repeat < 1 || s.Repeat > 100:
-		return nil, fmt.Errorf("%w: --repeat %d out of range 1..100", ErrInput, s.Repeat)
+		return nil, inputf("repeat %d out of range 1..100", s.Repeat)
 	case p.Duration < 0 || p.Duration > time.Hour:
-		return nil, fmt.Errorf("%w: --duration %v out of range: up to 1h", ErrInput, p.Duration)
+		return nil, inputf("run length %v out of range: up to 1h", p.Duration)
 	case p.Queue < 0:
-		return nil, fmt.Errorf("%w: --queue must not be negative", ErrInput)
+		return nil, inputf("queue must not be negative")
 	case p.Queue > 0 && p.Queue < 1538:
-		return nil, fmt.Errorf("%w: --queue %d bytes is smaller than one packet (1538 bytes on the wire)", ErrInput, p.Queue)
+		return nil, inputf("queue of %d bytes is smaller than one packet (1538 bytes on the wire)", p.Queue)
 	}
 	s.Queue = p.Queue
 	if s.Queue == 0 {
-		s.Queue = BDPQueue(1, s.RateBps, s.RTT)
+		s.Queue = linkemu.BDPQueue(1, s.RateBps, s.RTT)
 	}
 	if err := d.expand(s, p); err != nil {
 		return nil, err
@@ -278,7 +328,7 @@ func expand(name string, d scenarioDef, p Params, f Facts) (*Scenario, error) {
 	seen := map[string]bool{}
 	for _, c := range s.Cases {
 		if seen[c.ID] {
-			return nil, fmt.Errorf("lab: scenario %s: duplicate case %q", name, c.ID)
+			return nil, fmt.Errorf("scenario %s: duplicate case %q", name, c.ID)
 		}
 		seen[c.ID] = true
 	}
@@ -340,13 +390,13 @@ var (
 	oldUbuntuWmem = pathmodel.Triple{Min: 4096, Default: 16384, Max: 4194304}
 )
 
-func bufSysctls(rmem, wmem pathmodel.Triple) []topo.Sysctl {
-	var out []topo.Sysctl
+func bufSysctls(rmem, wmem pathmodel.Triple) []sysctl.Setting {
+	var out []sysctl.Setting
 	if !rmem.IsZero() {
-		out = append(out, topo.Sysctl{Key: "net.ipv4.tcp_rmem", Value: triple(rmem)})
+		out = append(out, sysctl.Setting{Key: "net.ipv4.tcp_rmem", Value: triple(rmem)})
 	}
 	if !wmem.IsZero() {
-		out = append(out, topo.Sysctl{Key: "net.ipv4.tcp_wmem", Value: triple(wmem)})
+		out = append(out, sysctl.Setting{Key: "net.ipv4.tcp_wmem", Value: triple(wmem)})
 	}
 	return out
 }
@@ -363,7 +413,7 @@ func runLength(s *Scenario, p Params, full, quick time.Duration) (time.Duration,
 		dur = p.Duration
 	}
 	if min := 12*s.RTT + 2*time.Second; dur < min {
-		return 0, fmt.Errorf("%w: --duration %v is too short for a %v path: at least %v (slow start needs the first half)", ErrInput, dur, s.RTT, min)
+		return 0, inputf("run length %v is too short for a %v path: at least %v (slow start needs the first half)", dur, s.RTT, min)
 	}
 	return dur, nil
 }
@@ -406,7 +456,7 @@ func expandBuffers(s *Scenario, p Params) error {
 			s.Cases = append(s.Cases, c)
 		}
 	}
-	profile := func(id, label string, cl, sv []topo.Sysctl, x int64, notes ...string) {
+	profile := func(id, label string, cl, sv []sysctl.Setting, x int64, notes ...string) {
 		s.Cases = append(s.Cases, Case{ID: id, Series: "profile", Label: label, X: float64(x), Kind: KindDownload,
 			Duration: dur, Client: cl, Server: sv, Notes: notes})
 	}
@@ -415,20 +465,20 @@ func expandBuffers(s *Scenario, p Params) error {
 	host := bufSysctls(s.Facts.HostRmem, s.Facts.HostWmem)
 	profile("host", "this host's settings", host, host, s.Facts.HostRmem.Max,
 		fmt.Sprintf("tcp_rmem %s, tcp_wmem %s", triple(s.Facts.HostRmem), triple(s.Facts.HostWmem)))
-	if s.Facts.Plan != nil {
-		cl, sv, desc, err := s.Facts.Plan(s.RTT, s.RateBps, 1)
+	if s.Facts.Snapshot != nil {
+		set, desc, err := s.Facts.PlanSysctls(s.RTT, s.RateBps, 1)
 		if err != nil {
-			return fmt.Errorf("lab: longhaul's plan for the path: %w", err)
+			return fmt.Errorf("longhaul's plan for the path: %w", err)
 		}
 		x := int64(0)
-		for _, sc := range cl {
+		for _, sc := range set {
 			if sc.Key == "net.ipv4.tcp_rmem" {
-				if t, err := parseTriple(sc.Value); err == nil {
+				if t, err := sysctl.ParseTriple(sc.Value); err == nil {
 					x = t.Max
 				}
 			}
 		}
-		profile("plan", "longhaul plan", cl, sv, x, desc)
+		profile("plan", "longhaul plan", set, set, x, desc)
 	}
 	bdp := pathmodel.BDP(s.GoodputBps(), s.RTT)
 	s.Charts = []results.Chart{{
@@ -445,19 +495,10 @@ func expandBuffers(s *Scenario, p Params) error {
 		Metric: "throughput_bps", Model: "throughput_bps", Series: []string{"profile"},
 	}, tcpinfoChart("tcp_info over time (sender)")}
 	s.TCPInfoCase = "plan"
-	if s.Facts.Plan == nil {
+	if s.Facts.Snapshot == nil {
 		s.TCPInfoCase = "old-ubuntu"
 	}
 	return nil
-}
-
-// parseTriple reads "min default max".
-func parseTriple(v string) (pathmodel.Triple, error) {
-	var t pathmodel.Triple
-	if _, err := fmt.Sscanf(v, "%d %d %d", &t.Min, &t.Default, &t.Max); err != nil {
-		return t, fmt.Errorf("%q is not a min/default/max triple", v)
-	}
-	return t, nil
 }
 
 // sizeID names a byte size for case IDs: 4K, 64M, 1G.
@@ -515,7 +556,7 @@ func expandInitcwnd(s *Scenario, p Params) error {
 // longrttSetting is a buffer setting of the longrtt scenario.
 type longrttSetting struct {
 	id, label      string
-	client, server []topo.Sysctl
+	client, server []sysctl.Setting
 	window         int64
 	note           string
 }
@@ -540,12 +581,12 @@ func expandLongRTT(s *Scenario, p Params) error {
 		{id: "wbig", label: "iperf3 -w " + units.FormatIEC(float64(bigW)) + " (above rmem_max)", window: bigW,
 			note: fmt.Sprintf("asks for more than net.core.rmem_max (%s): the kernel clamps it", units.FormatIEC(float64(s.Facts.CoreRmemMax)))},
 	}
-	if s.Facts.Plan != nil {
-		cl, sv, desc, err := s.Facts.Plan(s.RTT, s.RateBps, 1)
+	if s.Facts.Snapshot != nil {
+		set, desc, err := s.Facts.PlanSysctls(s.RTT, s.RateBps, 1)
 		if err != nil {
-			return fmt.Errorf("lab: longhaul's plan for the path: %w", err)
+			return fmt.Errorf("longhaul's plan for the path: %w", err)
 		}
-		settings = append(settings, longrttSetting{id: "plan", label: "longhaul plan", client: cl, server: sv, note: desc})
+		settings = append(settings, longrttSetting{id: "plan", label: "longhaul plan", client: set, server: set, note: desc})
 	}
 	streams := []int{1, 4, 8}
 	if s.Quick {
@@ -606,7 +647,7 @@ func Filter(s *Scenario, patterns []string) error {
 	}
 	for _, p := range patterns {
 		if _, err := path.Match(p, ""); err != nil {
-			return fmt.Errorf("%w: --case %q: %v", ErrInput, p, err)
+			return inputf("case pattern %q: %v", p, err)
 		}
 	}
 	kept := s.Cases[:0:0]
@@ -623,7 +664,7 @@ func Filter(s *Scenario, patterns []string) error {
 		for i, c := range s.Cases {
 			ids[i] = c.ID
 		}
-		return fmt.Errorf("%w: --case %s matches none of scenario %s's cases (%s)", ErrInput, strings.Join(patterns, ","), s.Name, strings.Join(ids, " "))
+		return inputf("case pattern %s matches none of scenario %s's cases (%s)", strings.Join(patterns, ","), s.Name, strings.Join(ids, " "))
 	}
 	s.Cases = kept
 	return nil
@@ -631,10 +672,10 @@ func Filter(s *Scenario, patterns []string) error {
 
 // overlay returns base with over applied: a key in both takes over's
 // value in base's place; over's other keys follow in order.
-func overlay(base, over []topo.Sysctl) []topo.Sysctl {
+func overlay(base, over []sysctl.Setting) []sysctl.Setting {
 	out := slices.Clone(base)
 	for _, o := range over {
-		i := slices.IndexFunc(out, func(b topo.Sysctl) bool { return b.Key == o.Key })
+		i := slices.IndexFunc(out, func(b sysctl.Setting) bool { return b.Key == o.Key })
 		if i >= 0 {
 			out[i] = o
 		} else {
@@ -642,4 +683,14 @@ func overlay(base, over []topo.Sysctl) []topo.Sysctl {
 		}
 	}
 	return out
+}
+
+// Header describes the scenario at the top of its results file.
+func (s *Scenario) Header(started time.Time) results.Header {
+	return results.Header{
+		Scenario: s.Name, Title: s.Title, Seed: s.Seed, Started: started.UTC(), Quick: s.Quick, Repeat: s.Repeat,
+		Path: results.Path{RTTSeconds: s.RTT.Seconds(), RateBps: s.RateBps, Loss: s.Loss, QueueBytes: s.Queue,
+			BDPBytes: int64(pathmodel.BDP(s.GoodputBps(), s.RTT)), GoodputBps: s.GoodputBps()},
+		Host: s.Facts.Host, CC: s.CC, Charts: s.Charts,
+	}
 }

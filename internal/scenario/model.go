@@ -1,43 +1,26 @@
-package lab
+package scenario
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/units"
 )
-
-// Settings are the values in effect during a run, read back per end
-// ("client", "server"), as stored in results.Run.Settings.
-type Settings map[string]map[string]string
-
-func (st Settings) triple(end, key string) pathmodel.Triple {
-	t, err := parseTriple(st[end][key])
-	if err != nil {
-		return pathmodel.Triple{}
-	}
-	return t
-}
-
-func (st Settings) int(end, key string) int64 {
-	n, _ := strconv.ParseInt(st[end][key], 10, 64)
-	return n
-}
 
 // Model is the path model's prediction for a case, computed from the
 // settings actually in effect (read back from the kernel) and, for sizes
 // the peers add (HTTP headers), from the measured metrics. It returns
 // the predictions under the metric names the runs use, and notes that
 // explain them. It is pure.
-func Model(s *Scenario, c Case, st Settings, measured map[string]float64) (map[string]float64, []string, error) {
-	in := pathmodel.Input{RTT: s.RTT, RateBps: s.GoodputBps(), Kernel: s.Facts.Kernel,
-		CoreRmemMax: st.int("client", "net.core.rmem_max"), CoreWmemMax: st.int("server", "net.core.wmem_max")}
+func Model(s *Scenario, c Case, st State, measured map[string]float64) (map[string]float64, []string, error) {
+	in, err := modelInput(s, c, st)
+	if err != nil {
+		return nil, nil, fmt.Errorf("case %s: settings read back: %w", c.ID, err)
+	}
 	out := map[string]float64{}
 	var notes []string
 	switch c.Kind {
 	case KindDownload, KindIperf:
-		in.Rmem, in.Wmem = st.triple("client", "net.ipv4.tcp_rmem"), st.triple("server", "net.ipv4.tcp_wmem")
 		if c.Kind == KindIperf {
 			in.Flows = c.Streams
 			in.SoRcvbuf, in.SoSndbuf = c.Window, c.Window
@@ -60,9 +43,7 @@ func Model(s *Scenario, c Case, st Settings, measured map[string]float64) (map[s
 				units.FormatIEC(float64(sb.BufferBytes)), units.FormatIEC(sb.WindowBytes)))
 		}
 	case KindObject:
-		in.Rmem, in.Wmem = st.triple("client", "net.ipv4.tcp_rmem"), st.triple("server", "net.ipv4.tcp_wmem")
-		in.InitCwnd = int(st.int("server", "route.initcwnd"))
-		in.InitRwnd = int(st.int("client", "route.initrwnd"))
+		in.InitCwnd, in.InitRwnd = st.Server.InitCwnd, st.Client.InitRwnd
 		in.TransferBytes = c.Bytes + int64(measured["header_bytes"])
 		r, err := pathmodel.Compute(in)
 		if err != nil {
@@ -73,9 +54,6 @@ func Model(s *Scenario, c Case, st Settings, measured map[string]float64) (map[s
 		notes = append(notes, fmt.Sprintf("model: %d segments in %d data round(s) %v, first flight limited by %s",
 			t.Segments, t.DataRounds, t.Flights, t.FirstFlightLimit))
 	case KindUpload:
-		// The client sends: the server is the receiver.
-		in.Rmem, in.Wmem = st.triple("server", "net.ipv4.tcp_rmem"), st.triple("client", "net.ipv4.tcp_wmem")
-		in.CoreRmemMax, in.CoreWmemMax = st.int("server", "net.core.rmem_max"), st.int("client", "net.core.wmem_max")
 		in.SoRcvbuf = c.RcvBuf
 		in.TransferBytes = c.Bytes
 		r, err := pathmodel.Compute(in)
@@ -95,9 +73,35 @@ func Model(s *Scenario, c Case, st Settings, measured map[string]float64) (map[s
 			out["window_time_s"] = float64(c.Bytes) / w * s.RTT.Seconds()
 		}
 	default:
-		return nil, nil, fmt.Errorf("lab: case %s: unknown kind %q", c.ID, c.Kind)
+		return nil, nil, fmt.Errorf("case %s: unknown kind %q", c.ID, c.Kind)
 	}
 	return out, notes, nil
+}
+
+// modelInput is the path model's input for a run: the receiver's
+// tcp_rmem and rmem_max, the sender's tcp_wmem and wmem_max, as read
+// back. The client receives except in uploads.
+func modelInput(s *Scenario, c Case, st State) (pathmodel.Input, error) {
+	in := pathmodel.Input{RTT: s.RTT, RateBps: s.GoodputBps(), Kernel: s.Facts.Kernel}
+	if c.Kind != KindDownload && c.Kind != KindIperf && c.Kind != KindObject && c.Kind != KindUpload {
+		return in, nil // Model says "unknown kind"
+	}
+	recv, send := st.Client, st.Server
+	if c.Kind == KindUpload {
+		recv, send = st.Server, st.Client
+	}
+	var err error
+	if in.Rmem, err = recv.Triple("net.ipv4.tcp_rmem"); err != nil {
+		return in, err
+	}
+	if in.Wmem, err = send.Triple("net.ipv4.tcp_wmem"); err != nil {
+		return in, err
+	}
+	if in.CoreRmemMax, err = recv.Int("net.core.rmem_max"); err != nil {
+		return in, err
+	}
+	in.CoreWmemMax, err = send.Int("net.core.wmem_max")
+	return in, err
 }
 
 // limitNote says what the model expects to limit a bulk transfer.

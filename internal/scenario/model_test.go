@@ -1,19 +1,18 @@
-package lab
+package scenario
 
 import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/results"
 )
 
-func settings(clientRmem, serverWmem string) Settings {
-	return Settings{
-		"client": {"net.ipv4.tcp_rmem": clientRmem, "net.ipv4.tcp_wmem": "4096 16384 4194304", "net.core.rmem_max": "4194304", "net.core.wmem_max": "4194304"},
-		"server": {"net.ipv4.tcp_rmem": "4096 131072 33554432", "net.ipv4.tcp_wmem": serverWmem, "net.core.rmem_max": "4194304", "net.core.wmem_max": "4194304"},
+func settings(clientRmem, serverWmem string) State {
+	return State{
+		Client: EndState{Sysctls: map[string]string{"net.ipv4.tcp_rmem": clientRmem, "net.ipv4.tcp_wmem": "4096 16384 4194304", "net.core.rmem_max": "4194304", "net.core.wmem_max": "4194304"}},
+		Server: EndState{Sysctls: map[string]string{"net.ipv4.tcp_rmem": "4096 131072 33554432", "net.ipv4.tcp_wmem": serverWmem, "net.core.rmem_max": "4194304", "net.core.wmem_max": "4194304"}},
 	}
 }
 
@@ -55,16 +54,16 @@ func TestModelObject(t *testing.T) {
 	s, _ := Expand("initcwnd", Params{Quick: true}, facts())
 	st := settings("4096 131072 33554432", "4096 16384 4194304")
 	for _, tc := range []struct {
-		cwnd, rwnd string
+		cwnd, rwnd int
 		rounds     float64
-	}{{"0", "0", 3}, {"20", "20", 2}} {
-		st["server"]["route.initcwnd"], st["client"]["route.initrwnd"] = tc.cwnd, tc.rwnd
+	}{{0, 0, 3}, {20, 20, 2}} {
+		st.Server.InitCwnd, st.Client.InitRwnd = tc.cwnd, tc.rwnd
 		m, _, err := Model(s, Case{ID: "o", Kind: KindObject, Bytes: 17000}, st, map[string]float64{"header_bytes": 240})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if m["rounds"] != tc.rounds {
-			t.Errorf("initcwnd %s: %g rounds, want %g", tc.cwnd, m["rounds"], tc.rounds)
+			t.Errorf("initcwnd %d: %g rounds, want %g", tc.cwnd, m["rounds"], tc.rounds)
 		}
 		near(t, "ttlb", m["ttlb_s"], tc.rounds*0.05, 0.05)
 	}
@@ -108,72 +107,6 @@ func TestModelIperfClamp(t *testing.T) {
 	}
 }
 
-// samples builds a socket's counter growing at rate bytes/s after a
-// slow start of the first second.
-func samples(end, sock string, rate float64, n int) []results.Sample {
-	var out []results.Sample
-	var acked float64
-	for i := 0; i < n; i++ {
-		t := float64(i) * 0.1
-		r := rate
-		if t < 1 {
-			r = rate / 10
-		}
-		acked += r * 0.1
-		out = append(out, results.Sample{T: t, End: end, Sock: sock, BytesAcked: int64(acked)})
-	}
-	// The socket idles after the transfer: the counter stops.
-	last := out[len(out)-1]
-	for i := 1; i <= 5; i++ {
-		last.T += 0.1
-		out = append(out, last)
-	}
-	return out
-}
-
-func TestSteadyRate(t *testing.T) {
-	var ss []results.Sample
-	ss = append(ss, samples("server", "a", 10e6, 80)...)
-	ss = append(ss, samples("server", "b", 5e6, 80)...)
-	ss = append(ss, samples("client", "c", 99e6, 80)...)
-	got, ok := SteadyRate(ss, "server")
-	if !ok {
-		t.Fatal("no rate")
-	}
-	near(t, "steady rate", got, 15e6*8, 0.01)
-	if _, ok := SteadyRate(ss[:2], "server"); ok {
-		t.Error("two samples gave a rate")
-	}
-}
-
-func TestParseListening(t *testing.T) {
-	table := `  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-   0: 020012C6:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
-   1: 0100007F:1F91 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2 1 0000000000000000 100 0 0 10 0
-   2: 020012C6:1F90 010012C6:A1B2 01 00000000:00000000 00:00000000 00000000     0        0 3 1 0000000000000000 100 0 0 10 0
-`
-	for port, want := range map[int]int{0: 2, 8080: 1, 8081: 1, 5201: 0} {
-		got, err := parseListening(strings.NewReader(table), port)
-		if err != nil || got != want {
-			t.Errorf("port %d: %d, %v; want %d", port, got, err, want)
-		}
-	}
-}
-
-func TestETA(t *testing.T) {
-	if got := eta(0, 10, 0, 100*time.Second); got != 100*time.Second {
-		t.Errorf("start: %v", got)
-	}
-	if got := eta(10, 10, time.Minute, time.Minute); got != 0 {
-		t.Errorf("done: %v", got)
-	}
-	// Half done in 100 s against an estimate of 100 s: the pace says
-	// 100 s more, the estimate 50 s; weighted half and half.
-	if got := eta(5, 10, 100*time.Second, 100*time.Second); got != 75*time.Second {
-		t.Errorf("half: %v", got)
-	}
-}
-
 func TestHeadlines(t *testing.T) {
 	h := results.Header{Scenario: "buffers", Path: results.Path{RTTSeconds: 0.2, GoodputBps: 941.5e6}}
 	sums := []results.Summary{
@@ -189,24 +122,4 @@ func TestHeadlines(t *testing.T) {
 			t.Errorf("headlines:\n%s\nwant %q", got, want)
 		}
 	}
-}
-
-// During loss recovery bytes_acked stalls behind the hole and then jumps;
-// the delivered count (SACKed included) keeps the true rate.
-func TestSteadyRateUsesDelivered(t *testing.T) {
-	var ss []results.Sample
-	for i := 0; i <= 100; i++ {
-		tt := float64(i) * 0.1
-		delivered := int64(1e6 * tt) // 1 MB/s
-		acked := delivered
-		if i >= 45 && i < 60 {
-			acked = int64(1e6 * 4.5) // a hole from t=4.5 s, repaired at 6 s
-		}
-		ss = append(ss, results.Sample{T: tt, End: "server", Sock: "s", BytesAcked: acked, Delivered: delivered})
-	}
-	got, ok := SteadyRate(ss, "server")
-	if !ok {
-		t.Fatal("no rate")
-	}
-	near(t, "steady rate", got, 8e6, 0.01)
 }

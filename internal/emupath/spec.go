@@ -1,0 +1,163 @@
+package emupath
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/linkemu"
+	"github.com/longhaul/longhaul/internal/topo"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// ErrInput marks errors caused by the caller's input (a value the kernel
+// or the link model refuses, an unavailable congestion control): the CLI
+// exits 2 on them.
+var ErrInput = errors.New("bad path input")
+
+// ErrNotRoot is returned by Up without the privileges it needs.
+var ErrNotRoot = errors.New("the emulated path needs root: it creates network namespaces and TUN devices (CAP_SYS_ADMIN, CAP_NET_ADMIN); run it with sudo")
+
+// MaxRTT is the longest round trip the emulator supports.
+const MaxRTT = 10 * time.Second
+
+// Spec describes an emulated path as a plain value: the topology
+// (namespaces, per-namespace sysctls, congestion control) and the link
+// model of each direction.
+type Spec struct {
+	Topo     topo.Spec
+	Up, Down linkemu.Config
+	// RTT is the sum of the two one-way delays.
+	RTT time.Duration
+}
+
+// Direction is one direction of a link as a user describes it.
+type Direction struct {
+	Delay   time.Duration // one-way
+	Jitter  time.Duration // extra delay, uniform in [0, Jitter]
+	RateBps float64       // on the wire; 0 is unlimited
+	Loss    float64       // random loss per segment, a fraction
+	Queue   Queue         // the bottleneck queue; only with a rate
+}
+
+// Link is both directions: Up is client -> server.
+type Link struct {
+	Up, Down Direction
+	// Seed seeds loss and jitter; the down direction uses Seed+1.
+	Seed int64
+}
+
+// RTT is the sum of the one-way delays.
+func (l Link) RTT() time.Duration { return l.Up.Delay + l.Down.Delay }
+
+// Configs turns the link into the two directions' models, checked.
+func (l Link) Configs() (up, down linkemu.Config, err error) {
+	if l.RTT() > MaxRTT {
+		return up, down, fmt.Errorf("%w: rtt %v is longer than the emulator supports (%v)", ErrInput, l.RTT(), MaxRTT)
+	}
+	up, down = l.Up.config(l.RTT(), l.Seed), l.Down.config(l.RTT(), l.Seed+1)
+	for _, c := range []linkemu.Config{up, down} {
+		if err := c.Validate(); err != nil {
+			return up, down, fmt.Errorf("%w: link: %v", ErrInput, err)
+		}
+	}
+	return up, down, nil
+}
+
+func (d Direction) config(rtt time.Duration, seed int64) linkemu.Config {
+	c := linkemu.Config{Delay: d.Delay, Jitter: d.Jitter, RateBps: d.RateBps, Seed: seed}
+	if d.Loss > 0 {
+		c.Loss = linkemu.Bernoulli{P: d.Loss}
+	}
+	if d.RateBps > 0 { // without a rate there is no bottleneck and no queue
+		c.QueueBytes, c.QueuePackets = d.Queue.limits(d.RateBps, rtt)
+	}
+	return c
+}
+
+// Symmetric is a link with the same rate, loss and queue each way and the
+// RTT split in two halves. A zero queue is one BDP.
+func Symmetric(rtt time.Duration, rateBps, loss float64, queueBytes int64, seed int64) Link {
+	q := Queue{Bytes: queueBytes}
+	if queueBytes == 0 {
+		q = Queue{BDPs: 1}
+	}
+	d := Direction{RateBps: rateBps, Loss: loss, Queue: q}
+	up, down := d, d
+	up.Delay, down.Delay = rtt/2, rtt-rtt/2
+	return Link{Up: up, Down: down, Seed: seed}
+}
+
+// Queue is a bottleneck queue: bytes, packets or bandwidth-delay products
+// (at most one is set). It is a pflag.Value: "25MB", "1000p", "1bdp".
+type Queue struct {
+	Bytes   int64
+	Packets int
+	BDPs    float64
+}
+
+// limits resolves the queue for a rate and RTT: a BDP-sized queue is
+// floored at linkemu.MinBDPQueue.
+func (q Queue) limits(rateBps float64, rtt time.Duration) (bytes int64, packets int) {
+	if q.BDPs > 0 {
+		return linkemu.BDPQueue(q.BDPs, rateBps, rtt), 0
+	}
+	return q.Bytes, q.Packets
+}
+
+// Set parses a queue: BDPs (1bdp, 0.5bdp), packets (1000p) or a size.
+func (q *Queue) Set(s string) error {
+	t := strings.TrimSpace(s)
+	switch {
+	case strings.HasSuffix(t, "bdp"):
+		n, err := strconv.ParseFloat(strings.TrimSuffix(t, "bdp"), 64)
+		if err != nil || !(n > 0) || n > 1000 {
+			return fmt.Errorf("%q: write BDPs like 1bdp or 0.5bdp (more than 0, at most 1000), bytes like 25MB, or packets like 1000p", s)
+		}
+		*q = Queue{BDPs: n}
+	case strings.HasSuffix(t, "p"):
+		n, err := strconv.Atoi(strings.TrimSuffix(t, "p"))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q: packets must be a whole number >= 1, like 1000p", s)
+		}
+		*q = Queue{Packets: n}
+	default:
+		n, err := units.ParseSize(t)
+		if err != nil {
+			return fmt.Errorf("%v; or BDPs like 1bdp, or packets like 1000p", err)
+		}
+		*q = Queue{Bytes: n}
+	}
+	return nil
+}
+
+func (q *Queue) String() string {
+	switch {
+	case q.BDPs > 0:
+		return strconv.FormatFloat(q.BDPs, 'f', -1, 64) + "bdp"
+	case q.Packets > 0:
+		return strconv.Itoa(q.Packets) + "p"
+	case q.Bytes > 0:
+		return strconv.FormatInt(q.Bytes, 10)
+	}
+	return ""
+}
+
+// Type names the value in help text.
+func (q *Queue) Type() string { return "queue" }
+
+// RateText prints a rate pair the way the user wrote it.
+func RateText(up, down float64) string {
+	f := func(r float64) string {
+		if r == 0 {
+			return "unlimited"
+		}
+		return units.FormatRate(r)
+	}
+	if up == down {
+		return f(up)
+	}
+	return fmt.Sprintf("%s up, %s down", f(up), f(down))
+}

@@ -1,0 +1,60 @@
+package lab
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/longhaul/longhaul/internal/netns"
+)
+
+// routeWindows sets and reads back the route's initcwnd/initrwnd (0 is
+// the kernel default) and checks the kernel kept what was set.
+func routeWindows(ns string, peer netip.Addr, cwnd, rwnd int) (int, int, error) {
+	c, w, err := setRouteWindows(ns, peer, cwnd, rwnd)
+	if err != nil {
+		return 0, 0, err
+	}
+	if (cwnd > 0 && c != cwnd) || (rwnd > 0 && w != rwnd) {
+		return 0, 0, fmt.Errorf("route initcwnd/initrwnd read back as %d/%d, set %d/%d", c, w, cwnd, rwnd)
+	}
+	return c, w, nil
+}
+
+// setRouteWindows sets initcwnd and initrwnd (segments; 0 leaves the
+// kernel default) on the route to peer inside namespace ns, like
+// `ip route change PEER dev lh0 initcwnd N initrwnd M`, and returns the
+// values read back.
+func setRouteWindows(ns string, peer netip.Addr, cwnd, rwnd int) (gotCwnd, gotRwnd int, err error) {
+	err = netns.Do(ns, func() error {
+		routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+		if err != nil {
+			return err
+		}
+		for _, r := range routes {
+			if r.Dst == nil || !r.Dst.IP.Equal(peer.AsSlice()) {
+				continue
+			}
+			if cwnd > 0 || rwnd > 0 {
+				r.InitCwnd, r.InitRwnd = cwnd, rwnd
+				if err := netlink.RouteReplace(&r); err != nil {
+					return fmt.Errorf("set initcwnd %d initrwnd %d on the route to %v: %w", cwnd, rwnd, peer, err)
+				}
+			}
+			routes, err = netlink.RouteList(nil, netlink.FAMILY_V4)
+			if err != nil {
+				return err
+			}
+			for _, r := range routes {
+				if r.Dst != nil && r.Dst.IP.Equal(peer.AsSlice()) {
+					gotCwnd, gotRwnd = r.InitCwnd, r.InitRwnd
+					return nil
+				}
+			}
+			return fmt.Errorf("the route to %v vanished", peer)
+		}
+		return fmt.Errorf("no route to %v in namespace %s", peer, ns)
+	})
+	return gotCwnd, gotRwnd, err
+}

@@ -20,7 +20,7 @@ type analyzeArgs struct {
 	flow       int
 	json       bool
 	timeline   bool
-	rate       string
+	rate       units.Rate
 	top        int
 	paragraphs int
 	points     int
@@ -80,7 +80,7 @@ or a file that is not a pcap/pcapng capture.`,
 	f.IntVar(&a.flow, "flow", 0, "only this flow (its ID from the table)")
 	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.analyze/v1)")
 	f.BoolVar(&a.timeline, "timeline", false, "include each direction's time-sequence series in the JSON (implies --json)")
-	f.StringVar(&a.rate, "rate", "", "the path's bottleneck rate, e.g. 100Mbit/s: gives the BDP and sizes the fixes")
+	f.Var(&a.rate, "rate", "the path's bottleneck rate, e.g. 100Mbit/s: gives the BDP and sizes the fixes")
 	f.IntVar(&a.top, "top", 20, "table rows: the largest flows")
 	f.IntVar(&a.paragraphs, "explain", 5, "verdict paragraphs: the largest flows")
 	f.IntVar(&a.points, "points", 2000, "with --timeline: at most this many points per direction")
@@ -116,15 +116,8 @@ func AnalyzeFile(path string, opts tcpflow.Options) (*tcpflow.Analysis, error) {
 
 func runAnalyze(a analyzeArgs, path string, w io.Writer) error {
 	opts := tcpflow.Options{SeriesFlow: a.flow}
-	if a.rate != "" {
-		r, err := units.ParseRate(a.rate)
-		if err != nil {
-			return usagef("--rate: %v", err)
-		}
-		if r <= 0 {
-			return usagef("--rate: must be greater than zero, e.g. 100Mbit/s")
-		}
-		opts.RateBps = r
+	if opts.RateBps = a.rate.Bps; a.rate.IsSet() && opts.RateBps <= 0 {
+		return usagef("--rate: must be greater than zero, e.g. 100Mbit/s")
 	}
 	if a.flow < 0 || a.top < 0 || a.paragraphs < 0 {
 		return usagef("--flow, --top and --explain must not be negative")
@@ -171,9 +164,9 @@ func runAnalyze(a analyzeArgs, path string, w io.Writer) error {
 
 func printAnalysis(w io.Writer, path string, an *tcpflow.Analysis, total int, a analyzeArgs) {
 	fmt.Fprintf(w, "Capture %s: %s, %s packets (%s TCP), %d TCP flow(s), %s\n", filepath.Base(path), an.Format,
-		units.FormatInt(an.Stats.Packets), units.FormatInt(an.Stats.TCPPackets), total, units.FormatDuration(secs(an.Duration)))
+		units.FormatInt(an.Stats.Packets), units.FormatInt(an.Stats.TCPPackets), total, units.FormatDuration(units.FromSeconds(an.Duration)))
 	if an.Clock.TickSeconds > 0 {
-		fmt.Fprintf(w, "Clock: timestamps tick every %s (coarse)\n", units.FormatDuration(secs(an.Clock.TickSeconds)))
+		fmt.Fprintf(w, "Clock: timestamps tick every %s (coarse)\n", units.FormatDuration(units.FromSeconds(an.Clock.TickSeconds)))
 	}
 	if an.Clock.Steps > 0 || an.Clock.Backwards > 0 {
 		fmt.Fprintf(w, "Clock: %d jump(s) cut out, %d timestamp(s) going backwards clamped\n", an.Clock.Steps, an.Clock.Backwards)
@@ -193,7 +186,7 @@ func printAnalysis(w io.Writer, path string, an *tcpflow.Analysis, total int, a 
 		}
 		rtt := "-"
 		if f.RTTSeconds > 0 {
-			rtt = units.FormatDuration(secs(f.RTTSeconds))
+			rtt = units.FormatDuration(units.FromSeconds(f.RTTSeconds))
 		}
 		share := "-"
 		if f.Share > 0 {
@@ -204,7 +197,7 @@ func printAnalysis(w io.Writer, path string, an *tcpflow.Analysis, total int, a 
 			snd, rcv = f.Client, f.Server
 		}
 		fmt.Fprintf(tw, "%d\t%s -> %s\t%s\t%s\t%s\t%s\t%s\t%s\n", f.ID, snd, rcv, units.FormatBytes(float64(f.Bytes)),
-			units.FormatDuration(secs(dirDuration(f))), units.FormatRate(f.ThroughputBps), rtt, f.Verdict.Verdict, share)
+			units.FormatDuration(units.FromSeconds(dirDuration(f))), units.FormatRate(f.ThroughputBps), rtt, f.Verdict.Verdict, share)
 	}
 	tw.Flush()
 	if n := len(flows) - a.top; n > 0 && a.flow == 0 {
@@ -232,7 +225,7 @@ func dirDuration(f *tcpflow.FlowReport) float64 {
 
 func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 	fmt.Fprintf(w, "\nFlow %d: %s -> %s, %s in %s (%s)\n", f.ID, f.Sender, f.Receiver, units.FormatBytes(float64(f.Bytes)),
-		units.FormatDuration(secs(dirDuration(f))), units.FormatRate(f.ThroughputBps))
+		units.FormatDuration(units.FromSeconds(dirDuration(f))), units.FormatRate(f.ThroughputBps))
 	fmt.Fprintf(w, "  verdict:  %s", f.Verdict.Verdict)
 	if f.Share > 0 {
 		fmt.Fprintf(w, " (%.0f%% of the time)", 100*f.Share)
@@ -240,7 +233,7 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 	fmt.Fprintf(w, ": %s\n", f.Summary)
 	var nums []string
 	if f.RTTSeconds > 0 {
-		nums = append(nums, "RTT "+units.FormatDuration(secs(f.RTTSeconds)))
+		nums = append(nums, "RTT "+units.FormatDuration(units.FromSeconds(f.RTTSeconds)))
 	}
 	if f.RwndBytes > 0 {
 		nums = append(nums, "window "+units.FormatInt(f.RwndBytes)+" bytes")
@@ -265,7 +258,7 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 	}
 	if h := f.Handshake; h != nil && h.RTT > 0 {
 		fmt.Fprintf(w, "  handshake: SYN->SYN-ACK %s (capture-server-capture), SYN-ACK->ACK %s (capture-client-capture)\n",
-			units.FormatDuration(secs(h.SynToSynAck)), units.FormatDuration(secs(h.SynAckToAck)))
+			units.FormatDuration(units.FromSeconds(h.SynToSynAck)), units.FormatDuration(units.FromSeconds(h.SynAckToAck)))
 	}
 	for _, d := range f.Directions {
 		fmt.Fprintf(w, "  %s -> %s: %s in %d segments (%s sent), MSS %d, window scale %s", d.Sender, d.Receiver,
@@ -278,7 +271,7 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "    retransmissions %d (fast %d, rto %d, spurious %d), hardware dups %d, reordered %d, zero-window stalls %d (%s, %d probes), keep-alives %d\n",
 			d.Retrans.Total, d.Retrans.Fast, d.Retrans.RTO, d.Retrans.Spurious, d.HWDups, d.Reordered,
-			d.ZeroWindow.Stalls, units.FormatDuration(secs(d.ZeroWindow.Seconds)), d.ZeroWindow.Probes, d.KeepAlives)
+			d.ZeroWindow.Stalls, units.FormatDuration(units.FromSeconds(d.ZeroWindow.Seconds)), d.ZeroWindow.Probes, d.KeepAlives)
 		if len(d.Shares) > 0 {
 			keys := make([]string, 0, len(d.Shares))
 			for k := range d.Shares {

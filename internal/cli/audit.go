@@ -111,7 +111,7 @@ func runAudit(a auditArgs, stdout, stderr io.Writer) error {
 	}
 	p := audit.Path{}
 	if given {
-		p = audit.Path{RTT: rtt, RateBps: rate, Flows: a.path.flows}
+		p = audit.Path{RTT: rtt.D, RateBps: rate.Bps, Flows: a.path.flows}
 	}
 	findings := audit.Run(s, p)
 	summary := map[string]int{"crit": 0, "warn": 0, "info": 0}
@@ -124,7 +124,7 @@ func runAudit(a auditArgs, stdout, stderr io.Writer) error {
 			doc.Findings = []audit.Finding{}
 		}
 		if given {
-			doc.Path = &auditPathJSON{RTTSeconds: rtt.Seconds(), RateBps: rate, Flows: p.Flows}
+			doc.Path = &auditPathJSON{RTTSeconds: rtt.D.Seconds(), RateBps: rate.Bps, Flows: p.Flows}
 		}
 		if err := writeJSON(stdout, doc); err != nil {
 			return err

@@ -16,11 +16,12 @@ import (
 
 type calcArgs struct {
 	path                     pathFlags
-	size                     string
-	rmem, wmem               string
-	coreRmemMax, coreWmemMax string
-	soRcvbuf, soSndbuf       string
-	tcpMem, ram              string
+	size                     units.Size
+	rmem, wmem               bufferFlag
+	coreRmemMax, coreWmemMax units.Size
+	soRcvbuf, soSndbuf       units.Size
+	ram                      units.Size
+	tcpMem                   string
 	kernel                   string
 	ratio                    float64
 	mss, initcwnd, initrwnd  int
@@ -62,15 +63,16 @@ Buffers may be given as the sysctl triple or as one size (the maximum);
 	}
 	f := c.Flags()
 	a.path.register(f, "parallel flows sharing the path")
-	f.StringVar(&a.size, "size", "", "a transfer to time on a new connection, e.g. 17kB, 605KB, 1GB")
-	f.StringVar(&a.rmem, "rmem", "", `receiver's net.ipv4.tcp_rmem: "min default max" or one size for the max`)
-	f.StringVar(&a.wmem, "wmem", "", `sender's net.ipv4.tcp_wmem: "min default max" or one size for the max`)
-	f.StringVar(&a.coreRmemMax, "core-rmem-max", "", "net.core.rmem_max (clamps SO_RCVBUF)")
-	f.StringVar(&a.coreWmemMax, "core-wmem-max", "", "net.core.wmem_max (clamps SO_SNDBUF)")
-	f.StringVar(&a.soRcvbuf, "so-rcvbuf", "", "the receiving application sets SO_RCVBUF to this (turns autotuning off)")
-	f.StringVar(&a.soSndbuf, "so-sndbuf", "", "the sending application sets SO_SNDBUF to this")
+	a.rmem.def, a.wmem.def = pathmodel.Triple{Min: 4096, Default: 131072}, pathmodel.Triple{Min: 4096, Default: 16384}
+	f.Var(&a.size, "size", "a transfer to time on a new connection, e.g. 17kB, 605KB, 1GB")
+	f.Var(&a.rmem, "rmem", `receiver's net.ipv4.tcp_rmem: "min default max" or one size for the max`)
+	f.Var(&a.wmem, "wmem", `sender's net.ipv4.tcp_wmem: "min default max" or one size for the max`)
+	f.Var(&a.coreRmemMax, "core-rmem-max", "net.core.rmem_max (clamps SO_RCVBUF)")
+	f.Var(&a.coreWmemMax, "core-wmem-max", "net.core.wmem_max (clamps SO_SNDBUF)")
+	f.Var(&a.soRcvbuf, "so-rcvbuf", "the receiving application sets SO_RCVBUF to this (turns autotuning off)")
+	f.Var(&a.soSndbuf, "so-sndbuf", "the sending application sets SO_SNDBUF to this")
 	f.StringVar(&a.tcpMem, "tcp-mem", "", `net.ipv4.tcp_mem in pages: "min pressure max"`)
-	f.StringVar(&a.ram, "ram", "", "RAM of the host, e.g. 16GiB")
+	f.Var(&a.ram, "ram", "RAM of the host, e.g. 16GiB")
 	f.StringVar(&a.kernel, "kernel", "", "kernel version of the receiver, e.g. 6.1 (picks the window/buffer ratio); default current")
 	f.Float64Var(&a.ratio, "ratio", 0, "override the receive window/buffer ratio (0..1)")
 	f.IntVar(&a.mss, "mss", 0, "maximum segment size in bytes (default 1448)")
@@ -97,34 +99,20 @@ func (a calcArgs) input() (pathmodel.Input, error) {
 		}
 		in = s.ModelInput()
 	}
-	in.RTT, in.RateBps, in.Flows = rtt, rate, a.path.flows
-	defRmem, defWmem := pathmodel.Triple{Min: 4096, Default: 131072}, pathmodel.Triple{Min: 4096, Default: 16384}
-	if a.rmem != "" {
-		if in.Rmem, err = parseBuffer("rmem", a.rmem, defRmem); err != nil {
-			return in, err
-		}
+	in.RTT, in.RateBps, in.Flows = rtt.D, rate.Bps, a.path.flows
+	if a.rmem.set {
+		in.Rmem = a.rmem.t
 	}
-	if a.wmem != "" {
-		if in.Wmem, err = parseBuffer("wmem", a.wmem, defWmem); err != nil {
-			return in, err
-		}
+	if a.wmem.set {
+		in.Wmem = a.wmem.t
 	}
 	for _, s := range []struct {
-		flag, v string
-		dst     *int64
-	}{
-		{"size", a.size, &in.TransferBytes},
-		{"core-rmem-max", a.coreRmemMax, &in.CoreRmemMax},
-		{"core-wmem-max", a.coreWmemMax, &in.CoreWmemMax},
-		{"so-rcvbuf", a.soRcvbuf, &in.SoRcvbuf},
-		{"so-sndbuf", a.soSndbuf, &in.SoSndbuf},
-		{"ram", a.ram, &in.RAMBytes},
-	} {
-		if s.v == "" {
-			continue
-		}
-		if *s.dst, err = parseSizeFlag(s.flag, s.v); err != nil {
-			return in, err
+		v   units.Size
+		dst *int64
+	}{{a.size, &in.TransferBytes}, {a.coreRmemMax, &in.CoreRmemMax}, {a.coreWmemMax, &in.CoreWmemMax},
+		{a.soRcvbuf, &in.SoRcvbuf}, {a.soSndbuf, &in.SoSndbuf}, {a.ram, &in.RAMBytes}} {
+		if s.v.IsSet() {
+			*s.dst = s.v.N
 		}
 	}
 	if a.tcpMem != "" {
@@ -190,7 +178,7 @@ func line(w io.Writer, label, value, why string) {
 }
 
 func printCalc(w io.Writer, r pathmodel.Result) {
-	rtt := units.FormatDuration(secs(r.RTTSeconds))
+	rtt := units.FormatDuration(units.FromSeconds(r.RTTSeconds))
 	flows := "1 flow"
 	if r.Flows > 1 {
 		flows = strconv.Itoa(r.Flows) + " flows"
@@ -231,8 +219,8 @@ func printCalc(w io.Writer, r pathmodel.Result) {
 		fmt.Fprintf(w, "Transfer of %s (%d segments of %d bytes)\n", units.FormatBytes(float64(t.Bytes)), t.Segments, t.MSS)
 		line(w, "first flight", units.FormatBytes(float64(t.Flights[0])), fmt.Sprintf("min(initcwnd %d x MSS, initial rwnd %s): bound by %s", t.InitCwnd, units.FormatBytes(float64(t.InitRwndBytes)), t.FirstFlightLimit))
 		line(w, "round trips", strconv.Itoa(t.RoundTrips), fmt.Sprintf("1 for the handshake + %d data round(s): %s", t.DataRounds, flightList(t.Flights)))
-		line(w, "SYN to last", units.FormatDuration(secs(t.Seconds)), fmt.Sprintf("%d x RTT + serialization at the rate", t.RoundTrips))
-		line(w, "first to last", units.FormatDuration(secs(t.FirstToLastSeconds)), "from the first data byte to the last")
+		line(w, "SYN to last", units.FormatDuration(units.FromSeconds(t.Seconds)), fmt.Sprintf("%d x RTT + serialization at the rate", t.RoundTrips))
+		line(w, "first to last", units.FormatDuration(units.FromSeconds(t.FirstToLastSeconds)), "from the first data byte to the last")
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 
 func printLinkStats(w io.Writer, s emu.Stats) {
 	fmt.Fprintf(w, "longhaul: link statistics after %s (emulator CPU %.1f s, %.0f%% of a core)\n",
-		units.FormatDuration(secs(s.Elapsed)), s.CPUSeconds, 100*s.CPUSeconds/max(s.Elapsed, 1e-9))
+		units.FormatDuration(units.FromSeconds(s.Elapsed)), s.CPUSeconds, 100*s.CPUSeconds/max(s.Elapsed, 1e-9))
 	fmt.Fprintf(w, "  %-5s %12s %10s %10s %10s %10s %12s %10s %10s %10s\n", "dir", "bytes", "packets", "drop-q", "drop-loss", "drop-ovl", "queue-peak", "late-p50", "late-p99", "wait-p99")
 	dirs := []struct {
 		name string

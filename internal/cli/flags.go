@@ -1,85 +1,94 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"strings"
-	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/sysctl"
 	"github.com/longhaul/longhaul/internal/units"
-	"github.com/spf13/pflag"
 )
 
 // pathFlags are the flags that describe a path: --rtt, --rate, --flows.
 type pathFlags struct {
-	rtt, rate string
-	flows     int
+	rtt   units.Duration
+	rate  units.Rate
+	flows int
 }
 
 func (p *pathFlags) register(fs *pflag.FlagSet, flowsHelp string) {
-	fs.StringVar(&p.rtt, "rtt", "", "round-trip time of the path, e.g. 200ms, 0.2s")
-	fs.StringVar(&p.rate, "rate", "", "bottleneck rate of the path, e.g. 1Gbit/s, 100Mbps, 125MB/s")
+	fs.Var(&p.rtt, "rtt", "round-trip time of the path, e.g. 200ms, 0.2s")
+	fs.Var(&p.rate, "rate", "bottleneck rate of the path, e.g. 1Gbit/s, 100Mbps, 125MB/s")
 	fs.IntVar(&p.flows, "flows", 1, flowsHelp)
 }
 
 // parse returns the RTT and rate; given is false when neither was set.
-func (p *pathFlags) parse() (rtt time.Duration, rate float64, given bool, err error) {
-	if p.rtt == "" && p.rate == "" {
-		return 0, 0, false, nil
+func (p *pathFlags) parse() (rtt units.Duration, rate units.Rate, given bool, err error) {
+	if !p.rtt.IsSet() && !p.rate.IsSet() {
+		return p.rtt, p.rate, false, nil
 	}
-	if p.rtt == "" || p.rate == "" {
-		return 0, 0, false, usagef("--rtt and --rate go together: give both, e.g. --rtt 200ms --rate 1Gbit/s")
+	switch {
+	case !p.rtt.IsSet() || !p.rate.IsSet():
+		err = usagef("--rtt and --rate go together: give both, e.g. --rtt 200ms --rate 1Gbit/s")
+	case p.rtt.D <= 0:
+		err = usagef("--rtt: must be greater than zero, e.g. 200ms")
+	case p.rate.Bps <= 0:
+		err = usagef("--rate: must be greater than zero, e.g. 1Gbit/s")
+	case p.flows < 1:
+		err = usagef("--flows: must be at least 1, got %d", p.flows)
 	}
-	if rtt, err = units.ParseDuration(p.rtt); err != nil {
-		return 0, 0, false, usagef("--rtt: %v", err)
-	}
-	if rtt <= 0 {
-		return 0, 0, false, usagef("--rtt: must be greater than zero, e.g. 200ms")
-	}
-	if rate, err = units.ParseRate(p.rate); err != nil {
-		return 0, 0, false, usagef("--rate: %v", err)
-	}
-	if rate <= 0 {
-		return 0, 0, false, usagef("--rate: must be greater than zero, e.g. 1Gbit/s")
-	}
-	if p.flows < 1 {
-		return 0, 0, false, usagef("--flows: must be at least 1, got %d", p.flows)
-	}
-	return rtt, rate, true, nil
+	return p.rtt, p.rate, err == nil, err
 }
 
-// parseBuffer reads --rmem/--wmem: a "min default max" triple as in the
+// bufferFlag is --rmem/--wmem: a "min default max" triple as in the
 // sysctl, or one size meaning the maximum (min and default then take the
 // kernel's defaults, capped by the maximum).
-func parseBuffer(flag, s string, def pathmodel.Triple) (pathmodel.Triple, error) {
+type bufferFlag struct {
+	t   pathmodel.Triple
+	def pathmodel.Triple
+	set bool
+}
+
+func (b *bufferFlag) Set(s string) error {
 	if strings.ContainsAny(strings.TrimSpace(s), " \t") {
 		t, err := sysctl.ParseTriple(s)
 		if err != nil {
-			return t, usagef("--%s: %v; write it like the sysctl: \"4096 131072 6291456\", or one size for the maximum: 64MiB", flag, err)
+			return fmt.Errorf("%v; write it like the sysctl: \"4096 131072 6291456\", or one size for the maximum: 64MiB", err)
 		}
-		return t, nil
+		b.t, b.set = t, true
+		return nil
 	}
 	n, err := units.ParseSize(s)
 	if err != nil {
-		return pathmodel.Triple{}, usagef("--%s: %v", flag, err)
+		return err
 	}
-	t := pathmodel.Triple{Min: min(def.Min, n), Default: min(def.Default, n), Max: n}
+	t := pathmodel.Triple{Min: min(b.def.Min, n), Default: min(b.def.Default, n), Max: n}
 	if err := t.Validate(); err != nil {
-		return t, usagef("--%s: %v", flag, err)
+		return err
 	}
-	return t, nil
+	b.t, b.set = t, true
+	return nil
 }
 
-// parseSizeFlag parses an optional size flag ("" means 0).
-func parseSizeFlag(flag, s string) (int64, error) {
-	if s == "" {
-		return 0, nil
+func (b *bufferFlag) String() string {
+	if !b.set {
+		return ""
 	}
-	n, err := units.ParseSize(s)
-	if err != nil {
-		return 0, usagef("--%s: %v", flag, err)
-	}
-	return n, nil
+	return fmt.Sprintf("%d %d %d", b.t.Min, b.t.Default, b.t.Max)
 }
 
-func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+func (b *bufferFlag) Type() string { return "buffer" }
+
+// flagError rewrites pflag's "invalid argument" errors into the one-line
+// form every other error has: "--rtt: "200": no unit; write a duration
+// like 200ms ...".
+func flagError(err error) error {
+	var iv *pflag.InvalidValueError
+	if errors.As(err, &iv) && iv.GetFlag() != nil {
+		return usagef("--%s: %v", iv.GetFlag().Name, iv.Unwrap())
+	}
+	return nil
+}

@@ -16,8 +16,10 @@ import (
 )
 
 type flowsArgs struct {
-	netns, dst, interval, rate string
-	port, count, explain       int
+	netns, dst           string
+	interval             units.Duration
+	rate                 units.Rate
+	port, count, explain int
 	watch, all, json           bool
 }
 
@@ -59,11 +61,12 @@ nothing in the interval are left out unless --all.`,
 	f.StringVar(&a.netns, "netns", "", "read the sockets of this network namespace (a name from ip netns list)")
 	f.StringVar(&a.dst, "dst", "", "only flows whose remote address is in this prefix or is this address, e.g. 203.0.113.0/24")
 	f.IntVar(&a.port, "port", 0, "only flows with this port at either end")
-	f.StringVar(&a.interval, "interval", "1s", "time between the two reads (100ms..1h); each verdict covers it")
+	a.interval = units.Duration{D: time.Second}
+	f.Var(&a.interval, "interval", "time between the two reads (100ms..1h); each verdict covers it")
 	f.BoolVar(&a.watch, "watch", false, "keep judging, one interval after the other, until interrupted (or --count)")
 	f.IntVar(&a.count, "count", 0, "with --watch: stop after this many intervals (0: until interrupted)")
 	f.BoolVar(&a.all, "all", false, "also list sockets that moved nothing")
-	f.StringVar(&a.rate, "rate", "", "the path's bottleneck rate, if known: sizes the fixes, e.g. 1Gbit/s")
+	f.Var(&a.rate, "rate", "the path's bottleneck rate, if known: sizes the fixes, e.g. 1Gbit/s")
 	f.IntVar(&a.explain, "explain", 5, "verdict paragraphs: the largest flows")
 	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.flows/v1; with --watch one object per line and interval)")
 	return c
@@ -78,11 +81,8 @@ type flowsOpts struct {
 func (a flowsArgs) parse() (flowsOpts, error) {
 	var o flowsOpts
 	var err error
-	if o.interval, err = units.ParseDuration(a.interval); err != nil {
-		return o, usagef("--interval: %v", err)
-	}
-	if o.interval < 100*time.Millisecond || o.interval > time.Hour {
-		return o, usagef("--interval: %s is out of range: give 100ms..1h (tcp_info's busy times tick in jiffies, 1-10 ms)", a.interval)
+	if o.interval = a.interval.D; o.interval < 100*time.Millisecond || o.interval > time.Hour {
+		return o, usagef("--interval: %s is out of range: give 100ms..1h (tcp_info's busy times tick in jiffies, 1-10 ms)", units.FormatDuration(o.interval))
 	}
 	if a.dst != "" {
 		if o.filter.Dst, err = netip.ParsePrefix(a.dst); err != nil {
@@ -107,13 +107,8 @@ func (a flowsArgs) parse() (flowsOpts, error) {
 	if a.explain < 0 {
 		return o, usagef("--explain: must not be negative, got %d", a.explain)
 	}
-	if a.rate != "" {
-		if o.opt.RateBps, err = units.ParseRate(a.rate); err != nil {
-			return o, usagef("--rate: %v", err)
-		}
-		if o.opt.RateBps <= 0 {
-			return o, usagef("--rate: must be greater than zero, e.g. 1Gbit/s")
-		}
+	if o.opt.RateBps = a.rate.Bps; a.rate.IsSet() && o.opt.RateBps <= 0 {
+		return o, usagef("--rate: must be greater than zero, e.g. 1Gbit/s")
 	}
 	return o, nil
 }
@@ -204,7 +199,7 @@ func printFlows(w io.Writer, doc flowsDoc, explain int) {
 			verdict = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", f.Local, f.Remote, f.Direction,
-			units.FormatRate(f.ThroughputBps), units.FormatDuration(secs(f.RTT)),
+			units.FormatRate(f.ThroughputBps), units.FormatDuration(units.FromSeconds(f.RTT)),
 			units.FormatBytes(float64(f.CwndBytes)), units.FormatBytes(float64(f.SndWndBytes)),
 			units.FormatBytes(float64(f.InflightBytes)), f.Retrans, verdict)
 	}

@@ -21,7 +21,7 @@ type planArgs struct {
 	role       string
 	budget     string
 	dst        string
-	size       string
+	size       units.Size
 	appBuffers bool
 	netns      string
 	root       string
@@ -75,7 +75,7 @@ Save the plan with -o (or --json) and apply it with longhaul apply.`,
 	f.StringVar(&a.role, "role", "both", "this host's end of the transfers: client (receives the data), server (sends it) or both")
 	f.StringVar(&a.budget, "memory-budget", "", "most memory the flows' buffers may take: a size (4GiB) or a share of RAM (25%); default 25% of RAM")
 	f.StringVar(&a.dst, "dst", "", "destination prefix to plan initial windows for (203.0.113.0/24), or default for the default route")
-	f.StringVar(&a.size, "size", "", "typical short response the initial window is judged for (default 64kB)")
+	f.Var(&a.size, "size", "typical short response the initial window is judged for (default 64kB)")
 	f.BoolVar(&a.appBuffers, "app-buffers", false, "applications set SO_RCVBUF/SO_SNDBUF themselves: plan net.core.rmem_max/wmem_max and their values")
 	f.StringVar(&a.netns, "netns", "", "plan for the named network namespace (ip netns)")
 	f.StringVar(&a.root, "root", "", "read proc/sys, proc and etc under this directory instead of / (routes are then not read)")
@@ -94,7 +94,7 @@ func (a planArgs) request() (plan.Request, error) {
 	if !given {
 		return plan.Request{}, usagef("plan needs the path: --rtt and --rate, e.g. --rtt 200ms --rate 1Gbit/s")
 	}
-	req := plan.Request{RTT: rtt, RateBps: rate, Flows: a.path.flows, AppBuffers: a.appBuffers}
+	req := plan.Request{RTT: rtt.D, RateBps: rate.Bps, Flows: a.path.flows, AppBuffers: a.appBuffers}
 	if req.Role, err = plan.ParseRole(a.role); err != nil {
 		return req, usagef("--role: %q is not a role; use client (receives the data), server (sends it) or both", a.role)
 	}
@@ -131,11 +131,8 @@ func (a planArgs) request() (plan.Request, error) {
 		}
 		req.Dst = p
 	}
-	if a.size != "" {
-		if req.ResponseBytes, err = parseSizeFlag("size", a.size); err != nil {
-			return req, err
-		}
-		if req.ResponseBytes <= 0 {
+	if a.size.IsSet() {
+		if req.ResponseBytes = a.size.N; req.ResponseBytes <= 0 {
 			return req, usagef("--size: must be greater than zero, e.g. 64kB")
 		}
 	}

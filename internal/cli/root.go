@@ -75,6 +75,9 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if fe := flagError(err); fe != nil {
+			return fe
+		}
 		return usagef("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(newCalcCmd(), newAuditCmd(), newFlowsCmd(), newEmulateCmd(), newLabCmd(), newReportCmd())

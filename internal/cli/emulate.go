@@ -1,3 +1,5 @@
+//go:build linux && !longhaul_portable
+
 package cli
 
 import (
@@ -269,10 +271,6 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	return nil
 }
 
-// exitStatus passes the command's exit status through.
-type exitStatus int
-
-func (e exitStatus) Error() string { return fmt.Sprintf("command exited with status %d", int(e)) }
 
 // runClient runs CMD in the client namespace. On a terminal it becomes
 // the foreground process group, so that an interactive shell gets the

@@ -1,3 +1,5 @@
+//go:build linux && !longhaul_portable
+
 package cli
 
 import (
@@ -20,7 +22,7 @@ type flowsArgs struct {
 	interval             units.Duration
 	rate                 units.Rate
 	port, count, explain int
-	watch, all, json           bool
+	watch, all, json     bool
 }
 
 func newFlowsCmd() *cobra.Command {

@@ -1,3 +1,5 @@
+//go:build linux && !longhaul_portable
+
 package cli
 
 import (

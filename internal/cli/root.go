@@ -80,15 +80,21 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 		}
 		return usagef("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newCalcCmd(), newAuditCmd(), newFlowsCmd(), newEmulateCmd(), newLabCmd(), newReportCmd())
+	root.AddCommand(newCalcCmd(), newAuditCmd(), newReportCmd())
 	root.AddCommand(newAnalyzeCmd())
-	root.AddCommand(newPlanCmd(), newApplyCmd(), newRollbackCmd(), newVerifyCmd())
+	root.AddCommand(newPlanCmd(), newApplyCmd(), newRollbackCmd())
+	root.AddCommand(platformCommands()...)
 	err := root.ExecuteContext(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		return usageError{err}
 	}
 	return err
 }
+
+// exitStatus passes the command's exit status through.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("command exited with status %d", int(e)) }
 
 // writeJSON prints v as indented JSON.
 func writeJSON(w io.Writer, v any) error {

@@ -73,20 +73,17 @@ const lateFloor = 50
 // promoted and drop the emulator's fields. "overloaded" follows the
 // emulator's validity rule.
 func (d DirStats) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(d.Stats)
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]any{}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	m["rate_bps"] = d.RateBps
-	m["frames_in"], m["bytes_in"] = d.FramesIn, d.BytesIn
-	m["overload_frames"], m["unparsed_frames"] = d.OverloadFrames, d.Unparsed
-	m["read_errors"], m["write_errors"] = d.ReadErrors, d.WriteErrors
-	m["overloaded"] = d.overloaded()
-	return json.Marshal(m)
+	return json.Marshal(struct {
+		linkemu.StatsJSON
+		RateBps        float64 `json:"rate_bps"`
+		FramesIn       int64   `json:"frames_in"`
+		BytesIn        int64   `json:"bytes_in"`
+		OverloadFrames int64   `json:"overload_frames"`
+		Unparsed       int64   `json:"unparsed_frames"`
+		ReadErrors     int64   `json:"read_errors"`
+		WriteErrors    int64   `json:"write_errors"`
+		Overloaded     bool    `json:"overloaded"`
+	}{d.Stats.JSON(), d.RateBps, d.FramesIn, d.BytesIn, d.OverloadFrames, d.Unparsed, d.ReadErrors, d.WriteErrors, d.overloaded()})
 }
 
 // Stats are the emulator's counters.

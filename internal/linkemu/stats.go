@@ -2,7 +2,7 @@ package linkemu
 
 import (
 	"encoding/json"
-	"math"
+	"github.com/longhaul/longhaul/internal/units"
 	"time"
 )
 
@@ -41,84 +41,61 @@ type Stats struct {
 	Overloaded bool
 }
 
-type statsJSON struct {
-	Packets          int64   `json:"packets"`
-	Segments         int64   `json:"segments"`
-	Bytes            int64   `json:"bytes"`
-	DropsQueue       int64   `json:"drops_queue"`
-	DropsLoss        int64   `json:"drops_loss"`
-	DropsOverload    int64   `json:"drops_overload"`
-	QueuePeakBytes   int64   `json:"queue_peak_bytes"`
-	QueuePeakPackets int     `json:"queue_peak_packets"`
-	Delivered        int64   `json:"delivered"`
-	LatenessP50      float64 `json:"lateness_p50_s"`
-	LatenessP99      float64 `json:"lateness_p99_s"`
-	LatenessMax      float64 `json:"lateness_max_s"`
-	LateOverMax      int64   `json:"late_over_max"`
-	WaitP50          float64 `json:"wait_p50_s"`
-	WaitP99          float64 `json:"wait_p99_s"`
-	WaitMax          float64 `json:"wait_max_s"`
-	SlipOverMax      int64   `json:"slip_over_max"`
-	OverMax          int64   `json:"over_max"`
-	Overloaded       bool    `json:"overloaded"`
+// StatsJSON is Stats as JSON carries it: snake_case names, durations in
+// seconds.
+type StatsJSON struct {
+	Packets          int64         `json:"packets"`
+	Segments         int64         `json:"segments"`
+	Bytes            int64         `json:"bytes"`
+	DropsQueue       int64         `json:"drops_queue"`
+	DropsLoss        int64         `json:"drops_loss"`
+	DropsOverload    int64         `json:"drops_overload"`
+	QueuePeakBytes   int64         `json:"queue_peak_bytes"`
+	QueuePeakPackets int           `json:"queue_peak_packets"`
+	Delivered        int64         `json:"delivered"`
+	LatenessP50      units.Seconds `json:"lateness_p50_s"`
+	LatenessP99      units.Seconds `json:"lateness_p99_s"`
+	LatenessMax      units.Seconds `json:"lateness_max_s"`
+	LateOverMax      int64         `json:"late_over_max"`
+	WaitP50          units.Seconds `json:"wait_p50_s"`
+	WaitP99          units.Seconds `json:"wait_p99_s"`
+	WaitMax          units.Seconds `json:"wait_max_s"`
+	SlipOverMax      int64         `json:"slip_over_max"`
+	OverMax          int64         `json:"over_max"`
+	Overloaded       bool          `json:"overloaded"`
+}
+
+// JSON is s in its JSON form.
+func (s Stats) JSON() StatsJSON {
+	return StatsJSON{
+		Packets: s.Packets, Segments: s.Segments, Bytes: s.Bytes,
+		DropsQueue: s.DropsQueue, DropsLoss: s.DropsLoss, DropsOverload: s.DropsOverload,
+		QueuePeakBytes: s.QueuePeakBytes, QueuePeakPackets: s.QueuePeakPackets, Delivered: s.Delivered,
+		LatenessP50: units.Seconds(s.LatenessP50), LatenessP99: units.Seconds(s.LatenessP99), LatenessMax: units.Seconds(s.LatenessMax),
+		LateOverMax: s.LateOverMax,
+		WaitP50:     units.Seconds(s.WaitP50), WaitP99: units.Seconds(s.WaitP99), WaitMax: units.Seconds(s.WaitMax),
+		SlipOverMax: s.SlipOverMax, OverMax: s.OverMax, Overloaded: s.Overloaded,
+	}
 }
 
 // MarshalJSON encodes s with snake_case names and durations in seconds.
-func (s Stats) MarshalJSON() ([]byte, error) {
-	return json.Marshal(statsJSON{
-		Packets:          s.Packets,
-		Segments:         s.Segments,
-		Bytes:            s.Bytes,
-		DropsQueue:       s.DropsQueue,
-		DropsLoss:        s.DropsLoss,
-		DropsOverload:    s.DropsOverload,
-		QueuePeakBytes:   s.QueuePeakBytes,
-		QueuePeakPackets: s.QueuePeakPackets,
-		Delivered:        s.Delivered,
-		LatenessP50:      s.LatenessP50.Seconds(),
-		LatenessP99:      s.LatenessP99.Seconds(),
-		LatenessMax:      s.LatenessMax.Seconds(),
-		LateOverMax:      s.LateOverMax,
-		WaitP50:          s.WaitP50.Seconds(),
-		WaitP99:          s.WaitP99.Seconds(),
-		WaitMax:          s.WaitMax.Seconds(),
-		SlipOverMax:      s.SlipOverMax,
-		OverMax:          s.OverMax,
-		Overloaded:       s.Overloaded,
-	})
-}
+func (s Stats) MarshalJSON() ([]byte, error) { return json.Marshal(s.JSON()) }
 
 // UnmarshalJSON decodes what MarshalJSON encodes (durations rounded to the
 // nanosecond).
 func (s *Stats) UnmarshalJSON(b []byte) error {
-	var j statsJSON
+	var j StatsJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
 	*s = Stats{
-		Packets:          j.Packets,
-		Segments:         j.Segments,
-		Bytes:            j.Bytes,
-		DropsQueue:       j.DropsQueue,
-		DropsLoss:        j.DropsLoss,
-		DropsOverload:    j.DropsOverload,
-		QueuePeakBytes:   j.QueuePeakBytes,
-		QueuePeakPackets: j.QueuePeakPackets,
-		Delivered:        j.Delivered,
-		LatenessP50:      seconds(j.LatenessP50),
-		LatenessP99:      seconds(j.LatenessP99),
-		LatenessMax:      seconds(j.LatenessMax),
-		LateOverMax:      j.LateOverMax,
-		WaitP50:          seconds(j.WaitP50),
-		WaitP99:          seconds(j.WaitP99),
-		WaitMax:          seconds(j.WaitMax),
-		SlipOverMax:      j.SlipOverMax,
-		OverMax:          j.OverMax,
-		Overloaded:       j.Overloaded,
+		Packets: j.Packets, Segments: j.Segments, Bytes: j.Bytes,
+		DropsQueue: j.DropsQueue, DropsLoss: j.DropsLoss, DropsOverload: j.DropsOverload,
+		QueuePeakBytes: j.QueuePeakBytes, QueuePeakPackets: j.QueuePeakPackets, Delivered: j.Delivered,
+		LatenessP50: time.Duration(j.LatenessP50), LatenessP99: time.Duration(j.LatenessP99), LatenessMax: time.Duration(j.LatenessMax),
+		LateOverMax: j.LateOverMax,
+		WaitP50:     time.Duration(j.WaitP50), WaitP99: time.Duration(j.WaitP99), WaitMax: time.Duration(j.WaitMax),
+		SlipOverMax: j.SlipOverMax, OverMax: j.OverMax, Overloaded: j.Overloaded,
 	}
 	return nil
-}
-
-func seconds(f float64) time.Duration {
-	return time.Duration(math.Round(f * float64(time.Second)))
 }

@@ -1,6 +1,7 @@
 package units
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -26,7 +27,7 @@ func (d *Duration) Set(s string) error {
 		return err
 	}
 	if (d.Min > 0 && v < d.Min) || (d.Max > 0 && v > d.Max) {
-		return fmt.Errorf("%q is out of range %s", s, rangeText(FormatDuration(d.Min), FormatDuration(d.Max), d.Min > 0, d.Max > 0))
+		return fmt.Errorf("%q is out of range: %s", s, rangeText(FormatDuration(d.Min), FormatDuration(d.Max), d.Min > 0, d.Max > 0))
 	}
 	d.D, d.set = v, true
 	return nil
@@ -59,7 +60,7 @@ func (r *Rate) Set(s string) error {
 		return err
 	}
 	if (r.Min > 0 && v < r.Min) || (r.Max > 0 && v > r.Max) {
-		return fmt.Errorf("%q is out of range %s", s, rangeText(FormatRate(r.Min), FormatRate(r.Max), r.Min > 0, r.Max > 0))
+		return fmt.Errorf("%q is out of range: %s", s, rangeText(FormatRate(r.Min), FormatRate(r.Max), r.Min > 0, r.Max > 0))
 	}
 	r.Bps, r.set = v, true
 	return nil
@@ -92,7 +93,7 @@ func (z *Size) Set(s string) error {
 		return err
 	}
 	if (z.Min > 0 && v < z.Min) || (z.Max > 0 && v > z.Max) {
-		return fmt.Errorf("%q is out of range %s", s, rangeText(strconv.FormatInt(z.Min, 10), strconv.FormatInt(z.Max, 10)+" bytes", z.Min > 0, z.Max > 0))
+		return fmt.Errorf("%q is out of range: %s", s, rangeText(strconv.FormatInt(z.Min, 10)+" bytes", strconv.FormatInt(z.Max, 10)+" bytes", z.Min > 0, z.Max > 0))
 	}
 	z.N, z.set = v, true
 	return nil
@@ -161,9 +162,7 @@ func rangeText(lo, hi string, hasLo, hasHi bool) string {
 type Seconds time.Duration
 
 // MarshalJSON writes the duration in seconds.
-func (s Seconds) MarshalJSON() ([]byte, error) {
-	return strconv.AppendFloat(nil, time.Duration(s).Seconds(), 'g', -1, 64), nil
-}
+func (s Seconds) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(s).Seconds()) }
 
 // UnmarshalJSON reads seconds.
 func (s *Seconds) UnmarshalJSON(b []byte) error {

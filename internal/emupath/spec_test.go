@@ -1,0 +1,74 @@
+package emupath
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/linkemu"
+)
+
+func TestQueueSet(t *testing.T) {
+	for in, want := range map[string]Queue{
+		"1bdp": {BDPs: 1}, "0.5bdp": {BDPs: 0.5}, "1000p": {Packets: 1000}, "25MB": {Bytes: 25_000_000}, "64KiB": {Bytes: 65536},
+	} {
+		var q Queue
+		if err := q.Set(in); err != nil || q != want {
+			t.Errorf("%q: %+v, %v; want %+v", in, q, err, want)
+		}
+	}
+	for _, in := range []string{"-1bdp", "0bdp", "xbdp", "0p", "1.5p", "-3", "lots"} {
+		var q Queue
+		if err := q.Set(in); err == nil {
+			t.Errorf("%q accepted as %+v", in, q)
+		}
+	}
+}
+
+func TestLinkConfigs(t *testing.T) {
+	l := Symmetric(200*time.Millisecond, 1e9, 0.001, 0, 7)
+	up, down, err := l.Configs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up.Delay != 100*time.Millisecond || down.Delay != 100*time.Millisecond || l.RTT() != 200*time.Millisecond {
+		t.Errorf("delays %v %v", up.Delay, down.Delay)
+	}
+	if up.QueueBytes != 25_000_000 || up.Loss == nil || up.Seed != 7 || down.Seed != 8 {
+		t.Errorf("up %+v down seed %d", up, down.Seed)
+	}
+	// No rate: no bottleneck and so no queue, whatever was asked.
+	l.Up.RateBps, l.Up.Queue = 0, Queue{Packets: 10}
+	if up, _, _ := l.Configs(); up.QueueBytes != 0 || up.QueuePackets != 0 {
+		t.Errorf("unlimited link with a queue: %+v", up)
+	}
+	// A BDP queue on a short path is floored.
+	if up, _, _ := Symmetric(0, 1e9, 0, 0, 1).Configs(); up.QueueBytes != linkemu.MinBDPQueue {
+		t.Errorf("0 ms queue %d", up.QueueBytes)
+	}
+	long := Symmetric(11*time.Second, 1e9, 0, 0, 1)
+	if _, _, err := long.Configs(); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "longer than the emulator supports") {
+		t.Errorf("11 s path: %v", err)
+	}
+	bad := Symmetric(time.Second, 10, 0, 0, 1)
+	if _, _, err := bad.Configs(); !errors.Is(err, ErrInput) {
+		t.Errorf("10 bit/s accepted: %v", err)
+	}
+}
+
+func TestCheckJudge(t *testing.T) {
+	r := CheckResult{RTTs: []time.Duration{200300 * time.Microsecond, 200500 * time.Microsecond}, Goodput: 930e6}
+	v := r.Judge(200*time.Millisecond, 1e9)
+	if !v.OK() || v.MeanRTT != 200400*time.Microsecond || v.CeilingBps < 940e6 || v.CeilingBps > 942e6 {
+		t.Errorf("good path judged %+v", v)
+	}
+	r.Goodput = 500e6
+	if v := r.Judge(200*time.Millisecond, 1e9); v.GoodputOK || v.OK() {
+		t.Errorf("half the goodput passed: %+v", v)
+	}
+	r.RTTs = []time.Duration{203 * time.Millisecond}
+	if v := r.Judge(200*time.Millisecond, 0); v.RTTOK || !v.GoodputOK {
+		t.Errorf("3 ms RTT error passed, or unlimited goodput judged: %+v", v)
+	}
+}

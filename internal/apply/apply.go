@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path"
@@ -357,7 +358,7 @@ func writeFile(root string, f FileStep) error {
 			return fmt.Errorf("create %s: %w", d, bare(err))
 		}
 	}
-	if err := writeAtomic(hostPath(root, f.Path), f.After, fs.FileMode(f.Mode).Perm()); err != nil {
+	if err := atomicfile.WriteFile(hostPath(root, f.Path), f.After, fs.FileMode(f.Mode).Perm()); err != nil {
 		return fmt.Errorf("write %s: %w", f.Path, bare(err))
 	}
 	return nil
@@ -518,7 +519,7 @@ func restoreFile(root string, f FileStep, dry bool) (Change, error) {
 		}
 		c.Status = "restored"
 	case f.Existed && (!exists || !slices.Equal(cur, f.Before) || mode != fs.FileMode(f.Mode).Perm()):
-		if err := writeAtomic(name, f.Before, fs.FileMode(f.Mode).Perm()); err != nil {
+		if err := atomicfile.WriteFile(name, f.Before, fs.FileMode(f.Mode).Perm()); err != nil {
 			return c, fmt.Errorf("restore %s: %w", f.Path, bare(err))
 		}
 		c.Status = "restored"

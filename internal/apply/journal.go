@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -208,7 +209,7 @@ func (s store) save(j *Journal) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("create journal directory: %w", err)
 	}
-	return writeAtomic(s.path(j.ID), data, 0o600)
+	return atomicfile.WriteFile(s.path(j.ID), data, 0o600)
 }
 
 // nextID is one past the highest id in the directory.
@@ -243,51 +244,4 @@ func (s store) lock() (unlock func(), err error) {
 		return nil, fmt.Errorf("lock journal directory: %w", err)
 	}
 	return func() { f.Close() }, nil
-}
-
-// writeAtomic replaces name with data: a synced temporary file in the same
-// directory renamed over it, then the directory synced, so that a crash
-// leaves either the old or the new content, never a mix.
-func writeAtomic(name string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(name)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		return err
-	}
-	ok = true
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

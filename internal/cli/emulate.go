@@ -271,7 +271,6 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	return nil
 }
 
-
 // runClient runs CMD in the client namespace. On a terminal it becomes
 // the foreground process group, so that an interactive shell gets the
 // terminal's signals; otherwise SIGINT/SIGTERM to longhaul are passed on.

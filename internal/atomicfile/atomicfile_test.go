@@ -1,0 +1,31 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "f")
+	if err := os.WriteFile(name, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(name, []byte("new content"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(name)
+	st, _ := os.Stat(name)
+	if err != nil || string(b) != "new content" || st.Mode().Perm() != 0o644 {
+		t.Errorf("content %q mode %v err %v", b, st.Mode().Perm(), err)
+	}
+	// A failed write leaves the old file and no temporary file behind.
+	if err := WriteFile(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
+		t.Error("write into a missing directory succeeded")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+}

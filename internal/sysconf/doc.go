@@ -46,6 +46,6 @@
 //
 // FindDaemons scans a proc root for daemons such as tuned and bpftune (which
 // rewrite sysctls at run time) and NetworkManager or systemd-networkd (which
-// own routes and their persistence). ParseMeminfo reads /proc/meminfo in
+// own routes and their persistence). ReadMemTotal reads /proc/meminfo's MemTotal in
 // bytes, and ParseKernelRelease reads "uname -r" strings.
 package sysconf

@@ -67,7 +67,7 @@ func FuzzParseSysctlFile(f *testing.F) {
 
 func FuzzParseMeminfo(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data string) {
-		m, err := ParseMeminfo(strings.NewReader(data))
+		m, err := parseMeminfo(strings.NewReader(data))
 		if err != nil {
 			if m != nil {
 				t.Fatalf("non-nil map with error %v", err)
@@ -85,7 +85,7 @@ func FuzzParseMeminfo(f *testing.F) {
 			}
 			fmt.Fprintf(&b, "%s: %d\n", k, v)
 		}
-		again, err := ParseMeminfo(strings.NewReader(b.String()))
+		again, err := parseMeminfo(strings.NewReader(b.String()))
 		if err != nil {
 			t.Fatalf("re-parse of %q: %v", b.String(), err)
 		}

@@ -12,17 +12,6 @@ import (
 	"strings"
 )
 
-// ParseMeminfo parses /proc/meminfo. Values are in bytes: fields in "kB"
-// (which the kernel means as KiB) are multiplied by 1024, fields without a
-// unit (HugePages_Total) are kept as they are.
-func ParseMeminfo(r io.Reader) (map[string]int64, error) {
-	m, err := parseMeminfo(r)
-	if err != nil {
-		return nil, fmt.Errorf("sysconf: parse meminfo: %w", err)
-	}
-	return m, nil
-}
-
 // ReadMemTotal returns MemTotal, in bytes, from procRoot/meminfo.
 func ReadMemTotal(procRoot string) (int64, error) {
 	name := filepath.Join(procRoot, "meminfo")
@@ -42,6 +31,9 @@ func ReadMemTotal(procRoot string) (int64, error) {
 	return total, nil
 }
 
+// parseMeminfo parses /proc/meminfo. Values are in bytes: fields in "kB"
+// (which the kernel means as KiB) are multiplied by 1024, fields without a
+// unit (HugePages_Total) are kept as they are.
 func parseMeminfo(r io.Reader) (map[string]int64, error) {
 	m := make(map[string]int64)
 	sc := bufio.NewScanner(r)

@@ -80,7 +80,7 @@ func TestParseMeminfo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseMeminfo(strings.NewReader(tt.input))
+			got, err := parseMeminfo(strings.NewReader(tt.input))
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr {
 					t.Fatalf("ParseMeminfo error = %v, want %q", err, tt.wantErr)

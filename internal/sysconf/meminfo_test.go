@@ -55,27 +55,27 @@ func TestParseMeminfo(t *testing.T) {
 		{
 			name:    "missing colon",
 			input:   "MemTotal 16318240 kB\n",
-			wantErr: `sysconf: parse meminfo: line 1: want "Key: value [kB]", got "MemTotal 16318240 kB"`,
+			wantErr: `line 1: want "Key: value [kB]", got "MemTotal 16318240 kB"`,
 		},
 		{
 			name:    "missing value",
 			input:   "MemTotal: 1 kB\nMemFree:\n",
-			wantErr: `sysconf: parse meminfo: line 2: want "Key: value [kB]", got "MemFree:"`,
+			wantErr: `line 2: want "Key: value [kB]", got "MemFree:"`,
 		},
 		{
 			name:    "not a number",
 			input:   "MemTotal: lots kB\n",
-			wantErr: `sysconf: parse meminfo: line 1: MemTotal value "lots": invalid syntax`,
+			wantErr: `line 1: MemTotal value "lots": invalid syntax`,
 		},
 		{
 			name:    "unknown unit",
 			input:   "MemTotal: 16 MB\n",
-			wantErr: `sysconf: parse meminfo: line 1: MemTotal: unknown unit "MB"`,
+			wantErr: `line 1: MemTotal: unknown unit "MB"`,
 		},
 		{
 			name:    "kB overflow",
 			input:   "MemTotal: 9223372036854775807 kB\n",
-			wantErr: `sysconf: parse meminfo: line 1: MemTotal value 9223372036854775807 kB: value out of range`,
+			wantErr: `line 1: MemTotal value 9223372036854775807 kB: value out of range`,
 		},
 	}
 	for _, tt := range tests {

@@ -138,7 +138,20 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	}
 	f.Direction = DirSend
 	f.ThroughputBps = float64(f.BytesSent) * 8 / dt.Seconds()
+	tl := senderTimeline(prev, cur, dt, f.InflightBytes)
+	in := senderInfo(prev, cur, dt, f, opt)
+	f.Verdict = diagnose.Diagnose(&tl, in)
+	if f.Verdict.Verdict == diagnose.SlowStart {
+		f.Summary, f.Fix = slowStartText(cur, dt, f.Share, in.Sender)
+	}
+	return f
+}
 
+// senderTimeline turns the kernel's chrono stats over dt into time per
+// state: rwnd- and sndbuf-limited as the kernel counted them, the rest of
+// the busy time to the congestion window (slow start, loss recovery or
+// the path), and time not busy to the application.
+func senderTimeline(prev, cur Sock, dt time.Duration, inflight int64) diagnose.Timeline {
 	// The chrono stats tick in jiffies: clamp what they say to dt.
 	busy := min(max(cur.Busy-prev.Busy, 0), dt)
 	rwnd := min(max(cur.RwndLimited-prev.RwndLimited, 0), busy)
@@ -157,8 +170,13 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 		tl.StateTime[diagnose.StateNetwork] = cwnd
 	}
 	tl.MaxRwnd = cur.SndWnd
-	tl.MaxInflight = f.InflightBytes
+	tl.MaxInflight = inflight
 	tl.IdleTime = tl.StateTime[diagnose.StateApp] // gaps uncounted (0): tcp_info has only the total
+	return tl
+}
+
+// senderInfo is what diagnose needs besides the timeline.
+func senderInfo(prev, cur Sock, dt time.Duration, f Flow, opt Options) diagnose.Info {
 	in := diagnose.Info{
 		Sender: cur.Local.Addr().String(), Receiver: cur.Remote.Addr().String(),
 		RTT: cur.RTT, MinRTT: cur.MinRTT, HighRTT: cur.RTT, RTTSource: "tcp_info smoothed RTT",
@@ -181,21 +199,23 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 		// losses are most likely the queue overflowing, not random loss.
 		in.RetransQueued = in.RetransBytes
 	}
-	f.Verdict = diagnose.Diagnose(&tl, in)
-	if f.Verdict.Verdict == diagnose.SlowStart {
-		// A capture sees the whole transfer and counts its rounds; a
-		// live socket is only known to be in slow start now.
-		f.Summary = fmt.Sprintf("%s of the last %s the sender was in slow start (cwnd %s, below ssthresh)",
-			pct(f.Share), fmtDur(dt), bytesIn(cur.Cwnd))
-		if cur.Ssthresh == 0 {
-			f.Summary = fmt.Sprintf("%s of the last %s the sender was in its first slow start (cwnd %s, no loss yet)",
-				pct(f.Share), fmtDur(dt), bytesIn(cur.Cwnd))
-		}
-		f.Fix = "the flow is still growing its congestion window, one doubling per round trip of " + units.FormatDuration(cur.RTT) +
-			"; watch it longer (--watch). If its transfers are short, reuse connections and raise the initial windows " +
-			"(ip route change ... initcwnd 20 initrwnd 20) and set net.ipv4.tcp_slow_start_after_idle=0 on " + in.Sender + "."
+	return in
+}
+
+// slowStartText is the summary and fix of a live socket in slow start: a
+// capture sees the whole transfer and counts its rounds; a live socket is
+// only known to be in slow start now.
+func slowStartText(cur Sock, dt time.Duration, share float64, sender string) (summary, fix string) {
+	summary = fmt.Sprintf("%s of the last %s the sender was in slow start (cwnd %s, below ssthresh)",
+		pct(share), fmtDur(dt), bytesIn(cur.Cwnd))
+	if cur.Ssthresh == 0 {
+		summary = fmt.Sprintf("%s of the last %s the sender was in its first slow start (cwnd %s, no loss yet)",
+			pct(share), fmtDur(dt), bytesIn(cur.Cwnd))
 	}
-	return f
+	fix = "the flow is still growing its congestion window, one doubling per round trip of " + units.FormatDuration(cur.RTT) +
+		"; watch it longer (--watch). If its transfers are short, reuse connections and raise the initial windows " +
+		"(ip route change ... initcwnd 20 initrwnd 20) and set net.ipv4.tcp_slow_start_after_idle=0 on " + sender + "."
+	return summary, fix
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }

@@ -20,8 +20,15 @@ build:
 	@command -v $(GO) >/dev/null || { echo "make: go not found; install Go >= 1.23 (https://go.dev/dl)" >&2; exit 1; }
 	$(GO) build -trimpath -ldflags "-s -w -X github.com/longhaul/longhaul/internal/cli.version=$(VERSION)" -o $(BIN) ./cmd/longhaul
 
+# vet also proves the portability promise (the commands that need no Linux
+# build for macOS and Windows, and every package vets there) and that no
+# unreachable code is left unexplained (scripts/deadcode.allow).
 vet:
 	$(GO) vet ./...
+	GOOS=darwin $(GO) vet ./...
+	GOOS=darwin $(GO) build -o /dev/null ./cmd/longhaul
+	GOOS=windows $(GO) build -o /dev/null ./cmd/longhaul
+	@scripts/deadcode.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt: not formatted: $$out" >&2; exit 1; fi
 

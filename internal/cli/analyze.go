@@ -1,16 +1,17 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/longhaul/longhaul/internal/capture"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/tcpflow"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
@@ -73,13 +74,14 @@ or a file that is not a pcap/pcapng capture.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			return runAnalyze(a, args[0], c.OutOrStdout())
+			return runAnalyze(c.Context(), a, args[0], c.OutOrStdout())
 		},
 	}
 	f := c.Flags()
 	f.IntVar(&a.flow, "flow", 0, "only this flow (its ID from the table)")
 	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.analyze/v1)")
 	f.BoolVar(&a.timeline, "timeline", false, "include each direction's time-sequence series in the JSON (implies --json)")
+	a.rate = units.Rate{Min: 1e3, Max: pathmodel.MaxRate}
 	f.Var(&a.rate, "rate", "the path's bottleneck rate, e.g. 100Mbit/s: gives the BDP and sizes the fixes")
 	f.IntVar(&a.top, "top", 20, "table rows: the largest flows")
 	f.IntVar(&a.paragraphs, "explain", 5, "verdict paragraphs: the largest flows")
@@ -97,13 +99,16 @@ type analyzeJSON struct {
 // AnalyzeFile analyzes the capture at path: the hook the lab and tests
 // use. On a truncated or corrupt file it returns the analysis so far and
 // the error.
-func AnalyzeFile(path string, opts tcpflow.Options) (*tcpflow.Analysis, error) {
-	fh, err := os.Open(path)
+func AnalyzeFile(ctx context.Context, path string, opts tcpflow.Options) (*tcpflow.Analysis, error) {
+	fh, err := openRegular("analyze:", path, "a pcap or pcapng capture")
 	if err != nil {
-		return nil, fmt.Errorf("analyze: %w", err)
+		return nil, err
 	}
 	defer fh.Close()
-	an, err := tcpflow.Analyze(fh, opts)
+	an, err := tcpflow.Analyze(ctxReader{ctx, fh}, opts)
+	if errInterrupted(err) {
+		return an, fmt.Errorf("analyze: %s: interrupted", path)
+	}
 	if err != nil {
 		var fe *capture.FormatError
 		if errors.As(err, &fe) {
@@ -114,7 +119,7 @@ func AnalyzeFile(path string, opts tcpflow.Options) (*tcpflow.Analysis, error) {
 	return an, nil
 }
 
-func runAnalyze(a analyzeArgs, path string, w io.Writer) error {
+func runAnalyze(ctx context.Context, a analyzeArgs, path string, w io.Writer) error {
 	opts := tcpflow.Options{SeriesFlow: a.flow}
 	if opts.RateBps = a.rate.Bps; a.rate.IsSet() && opts.RateBps <= 0 {
 		return usagef("--rate: must be greater than zero, e.g. 100Mbit/s")
@@ -129,7 +134,7 @@ func runAnalyze(a analyzeArgs, path string, w io.Writer) error {
 		}
 		opts.MaxPoints = a.points
 	}
-	an, err := AnalyzeFile(path, opts)
+	an, err := AnalyzeFile(ctx, path, opts)
 	if an == nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/apply"
@@ -79,9 +78,9 @@ func exactlyOnePlan(c *cobra.Command, args []string) error {
 // readPlan loads a plan file, strictly: a typo in a hand-edited plan must
 // not be silently ignored.
 func readPlan(name string) (plan.Plan, error) {
-	b, err := os.ReadFile(name)
+	b, err := readDocument("", name, "a plan file written by longhaul plan -o plan.json")
 	if err != nil {
-		return plan.Plan{}, fmt.Errorf("apply: read plan: %w", err)
+		return plan.Plan{}, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

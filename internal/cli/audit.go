@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/audit"
@@ -145,9 +144,9 @@ func runAudit(a auditArgs, stdout, stderr io.Writer) error {
 }
 
 func loadSnapshot(path string) (*snapshot.Snapshot, error) {
-	b, err := os.ReadFile(path)
+	b, err := readDocument("--snapshot", path, "a snapshot written by longhaul audit --json")
 	if err != nil {
-		return nil, fmt.Errorf("audit: read snapshot: %w", err)
+		return nil, err
 	}
 	var doc struct {
 		Host *snapshot.Snapshot `json:"host"`

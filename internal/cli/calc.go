@@ -131,7 +131,7 @@ func (a calcArgs) input() (pathmodel.Input, error) {
 		in.RecvRatio = pathmodel.ReceiveRatio(in.Kernel, 0, false)
 	}
 	if a.ratio != 0 {
-		if a.ratio < 0 || a.ratio > 1 {
+		if !(a.ratio > 0 && a.ratio <= 1) { // NaN too
 			return in, usagef("--ratio: %g is out of range; the window is a share of the buffer between 0 and 1 (0.66 on Linux 6.6+)", a.ratio)
 		}
 		in.RecvRatio = pathmodel.Ratio{Value: a.ratio, Basis: "given with --ratio"}

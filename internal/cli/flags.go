@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -20,6 +21,8 @@ type pathFlags struct {
 }
 
 func (p *pathFlags) register(fs *pflag.FlagSet, flowsHelp string) {
+	p.rtt = units.Duration{Min: time.Microsecond}
+	p.rate = units.Rate{Min: 1e3, Max: pathmodel.MaxRate}
 	fs.Var(&p.rtt, "rtt", "round-trip time of the path, e.g. 200ms, 0.2s")
 	fs.Var(&p.rate, "rate", "bottleneck rate of the path, e.g. 1Gbit/s, 100Mbps, 125MB/s")
 	fs.IntVar(&p.flows, "flows", 1, flowsHelp)

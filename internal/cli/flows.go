@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -68,6 +69,7 @@ nothing in the interval are left out unless --all.`,
 	f.BoolVar(&a.watch, "watch", false, "keep judging, one interval after the other, until interrupted (or --count)")
 	f.IntVar(&a.count, "count", 0, "with --watch: stop after this many intervals (0: until interrupted)")
 	f.BoolVar(&a.all, "all", false, "also list sockets that moved nothing")
+	a.rate = units.Rate{Min: 1e3, Max: pathmodel.MaxRate}
 	f.Var(&a.rate, "rate", "the path's bottleneck rate, if known: sizes the fixes, e.g. 1Gbit/s")
 	f.IntVar(&a.explain, "explain", 5, "verdict paragraphs: the largest flows")
 	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.flows/v1; with --watch one object per line and interval)")

@@ -3,10 +3,10 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"github.com/longhaul/longhaul/internal/atomicfile"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -40,7 +40,7 @@ window. The file embeds its charting library and data and works offline.`,
 			if out == "" {
 				out = filepath.Join(filepath.Dir(args[0]), "report.html")
 			}
-			if err := writeReport(args[0], out); err != nil {
+			if err := writeReport(c.Context(), args[0], out); err != nil {
 				return err
 			}
 			fmt.Fprintln(c.OutOrStdout(), out)
@@ -53,13 +53,13 @@ window. The file embeds its charting library and data and works offline.`,
 
 // writeReport renders a results file as HTML; the file is replaced only
 // once the page is complete.
-func writeReport(in, out string) error {
-	f, err := os.Open(in)
+func writeReport(ctx context.Context, in, out string) error {
+	f, err := openRegular("report:", in, "a results.jsonl written by longhaul lab or a longhaul analyze --json document")
 	if err != nil {
-		return usagef("report: %v", err)
+		return err
 	}
 	defer f.Close()
-	br := bufio.NewReader(f)
+	br := bufio.NewReader(ctxReader{ctx, f})
 	head, _ := br.Peek(512)
 	var page *report.Page
 	if report.IsAnalysis(head) {

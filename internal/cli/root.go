@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"syscall"
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/spf13/cobra"
@@ -23,6 +25,16 @@ const (
 	exitUsage    = 2 // bad flags or input values
 	exitFindings = 3 // audit --fail-on: findings at or above the level
 )
+
+// SignalStatus is the exit status of a command ended by signal s, as
+// shells report it: 128 + the signal number (130 for SIGINT, 143 for
+// SIGTERM).
+func SignalStatus(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 128 + int(syscall.SIGINT)
+}
 
 // usageError marks bad input: the user must change the command line.
 type usageError struct{ err error }

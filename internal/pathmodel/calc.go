@@ -72,6 +72,8 @@ func (in Input) Validate() error {
 		return inputErr("rtt %v is longer than any real path (max 10m)", in.RTT)
 	case in.RateBps <= 0 || math.IsInf(in.RateBps, 0) || math.IsNaN(in.RateBps):
 		return inputErr("rate must be greater than zero")
+	case in.RateBps > MaxRate:
+		return inputErr("rate %g bit/s is faster than any real path (max 10 Tbit/s)", in.RateBps)
 	case in.Flows < 0 || in.Flows > 1_000_000:
 		return inputErr("flows must be between 1 and 1000000")
 	case in.TransferBytes < 0:

@@ -23,6 +23,9 @@ const (
 	// DefaultInitCwnd is the Linux initial congestion window since 3.0
 	// (RFC 6928, IW10), in segments.
 	DefaultInitCwnd = 10
+	// MaxRate bounds a path's rate (10 Tbit/s), so that every product of
+	// a rate and an RTT up to 10 minutes fits an int64 of bytes.
+	MaxRate = 10e12
 	// MaxBuffer is the largest value tcp_rmem/tcp_wmem/rmem_max can hold:
 	// the fields are C ints (bpftune #36 overflowed past it).
 	MaxBuffer = math.MaxInt32

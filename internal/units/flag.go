@@ -26,6 +26,9 @@ func (d *Duration) Set(s string) error {
 	if err != nil {
 		return err
 	}
+	if v == 0 && d.Min > 0 {
+		return fmt.Errorf("%q: must be greater than zero", s)
+	}
 	if (d.Min > 0 && v < d.Min) || (d.Max > 0 && v > d.Max) {
 		return fmt.Errorf("%q is out of range: %s", s, rangeText(FormatDuration(d.Min), FormatDuration(d.Max), d.Min > 0, d.Max > 0))
 	}
@@ -58,6 +61,9 @@ func (r *Rate) Set(s string) error {
 	v, err := ParseRate(s)
 	if err != nil {
 		return err
+	}
+	if v == 0 && r.Min > 0 {
+		return fmt.Errorf("%q: must be greater than zero", s)
 	}
 	if (r.Min > 0 && v < r.Min) || (r.Max > 0 && v > r.Max) {
 		return fmt.Errorf("%q is out of range: %s", s, rangeText(FormatRate(r.Min), FormatRate(r.Max), r.Min > 0, r.Max > 0))

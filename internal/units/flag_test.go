@@ -34,11 +34,12 @@ func TestFlagTypes(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--rtt", "0ms"}, `"0ms" is out of range: 1 ms..5 s`},
+		{[]string{"--rtt", "0ms"}, `"0ms": must be greater than zero`},
+		{[]string{"--rtt", "100us"}, `"100us" is out of range: 1 ms..5 s`},
 		{[]string{"--rtt", "200"}, "no unit"},
 		{[]string{"--rtt", "-5ms"}, "must not be negative"},
 		{[]string{"--rate", "1e30bit/s"}, "out of range: 1 kbit/s..10 Tbit/s"},
-		{[]string{"--rate", "0bit/s"}, "out of range"},
+		{[]string{"--rate", "0bit/s"}, "must be greater than zero"},
 		{[]string{"--queue", "1000"}, "out of range: at least 1538"},
 		{[]string{"--loss", "60%"}, "at most 49%"},
 	} {

@@ -94,3 +94,19 @@ func (c ctxReader) Read(p []byte) (int, error) {
 func errInterrupted(err error) bool {
 	return errors.Is(err, context.Canceled)
 }
+
+// checkDir refuses a directory flag that names nothing: a --state-dir or
+// --root that does not exist would read as "nothing there" and mislead.
+func checkDir(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return usagef("%s %s: %v", flag, path, errors.Unwrap(err))
+	}
+	if !st.IsDir() {
+		return usagef("%s %s is not a directory", flag, path)
+	}
+	return nil
+}

@@ -64,6 +64,12 @@ type txListJSON struct {
 }
 
 func runRollback(a rollbackArgs, id string, stdout, stderr io.Writer) error {
+	if err := checkDir("--root", a.root); err != nil {
+		return err
+	}
+	if err := checkDir("--state-dir", a.stateDir); err != nil {
+		return err
+	}
 	o := apply.Options{Root: a.root, StateDir: a.stateDir, DryRun: a.dryRun}
 	if a.list {
 		if id != "" {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/spf13/cobra"
 )
 
@@ -62,7 +63,7 @@ func ExitCode(err error, stderr io.Writer) int {
 	var u usageError
 	var f findingsError
 	switch {
-	case errors.As(err, &u), errors.Is(err, pathmodel.ErrInput):
+	case errors.As(err, &u), errors.Is(err, pathmodel.ErrInput), errors.Is(err, snapshot.ErrNoHost):
 		return exitUsage
 	case errors.As(err, &f):
 		return exitFindings

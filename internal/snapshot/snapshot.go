@@ -72,6 +72,11 @@ type Snapshot struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
+// ErrNoHost means there was no host state to gather (a --root without
+// proc/sys, nothing readable): an empty snapshot would pass every check
+// and read as an all-clear.
+var ErrNoHost = errors.New("no host state")
+
 // Options says where to gather from.
 type Options struct {
 	// Root is the file system root holding proc/ and etc/; "" means "/".
@@ -95,6 +100,9 @@ func Gather(opt Options) (*Snapshot, error) {
 	}
 	sysRoot := filepath.Join(root, "proc", "sys")
 	procRoot := filepath.Join(root, "proc")
+	if st, err := os.Stat(filepath.Join(sysRoot, "net")); !live && (err != nil || !st.IsDir()) {
+		return nil, fmt.Errorf("%w: %s has no proc/sys/net to read: give the root of a copied tree (proc/sys, proc, etc; scripts/mkfixture.sh makes one)", ErrNoHost, root)
+	}
 
 	gatherNet := func() error {
 		vals, missing, err := sysctl.ReadMany(sysRoot, Keys)
@@ -102,6 +110,9 @@ func Gather(opt Options) (*Snapshot, error) {
 			return err
 		}
 		s.Sysctls, s.MissingKeys = vals, missing
+		if len(vals) == 0 {
+			return fmt.Errorf("%w: none of the TCP sysctls is readable under %s", ErrNoHost, sysRoot)
+		}
 		if !live {
 			return nil
 		}

@@ -211,7 +211,7 @@ func upPath(ctx context.Context, a emulateArgs, l emupath.Link, stderr io.Writer
 // labError turns the emulated path's, the scenarios' and the lab's
 // bad-input errors into usage errors (exit 2).
 func labError(err error) error {
-	if errors.Is(err, lab.ErrInput) || errors.Is(err, scenario.ErrInput) || errors.Is(err, emupath.ErrInput) {
+	if errors.Is(err, lab.ErrInput) || errors.Is(err, scenario.ErrInput) || errors.Is(err, emupath.ErrInput) || errors.Is(err, topo.ErrSysctlRefused) {
 		return usagef("%v", err)
 	}
 	return err

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/longhaul/longhaul/internal/emu"
 	"github.com/longhaul/longhaul/internal/netns"
@@ -29,7 +27,7 @@ type Path struct {
 	closer []func()
 }
 
-// Up brings a path up: it makes Spec.Topo.CC selectable (see AllowCC),
+// Up brings a path up: it makes Spec.Topo.CC selectable (topo.AllowCC),
 // creates the namespaces and starts the emulator. Messages for the user
 // (a widened host setting) go to log.
 func Up(ctx context.Context, spec Spec, log io.Writer) (*Path, error) {
@@ -37,7 +35,7 @@ func Up(ctx context.Context, spec Spec, log io.Writer) (*Path, error) {
 		return nil, ErrNotRoot
 	}
 	p := &Path{Spec: spec}
-	restoreCC, err := AllowCC(spec.Topo.CC, log)
+	restoreCC, err := topo.AllowCC(spec.Topo.CC, log)
 	if err != nil {
 		return nil, err
 	}
@@ -88,36 +86,4 @@ func (p *Path) Close() {
 		p.closer[i]()
 	}
 	p.closer = nil
-}
-
-// AllowCC makes a congestion control selectable in the namespaces: a
-// non-initial namespace may only use algorithms in the host's
-// net.ipv4.tcp_allowed_congestion_control. When cc is missing from it,
-// the list is widened (said on log) and restore puts it back.
-func AllowCC(cc string, log io.Writer) (restore func(), err error) {
-	restore = func() {}
-	if cc == "" {
-		return restore, nil
-	}
-	const key = "net.ipv4.tcp_allowed_congestion_control"
-	avail, err := sysctl.Read(sysctl.DefaultRoot, "net.ipv4.tcp_available_congestion_control")
-	if err != nil {
-		return restore, err
-	}
-	if !slices.Contains(strings.Fields(avail), cc) {
-		return restore, fmt.Errorf("%w: congestion control %q is not available on this kernel (available: %s); load its module first, e.g. modprobe tcp_%s", ErrInput, cc, avail, cc)
-	}
-	allowed, err := sysctl.Read(sysctl.DefaultRoot, key)
-	if err != nil || slices.Contains(strings.Fields(allowed), cc) {
-		return restore, err
-	}
-	if err := sysctl.Write(sysctl.DefaultRoot, key, allowed+" "+cc); err != nil {
-		return restore, fmt.Errorf("allow %s in the namespaces: %w", cc, err)
-	}
-	fmt.Fprintf(log, "longhaul: added %s to the host's %s for this run (was %q; restored at exit)\n", cc, key, allowed)
-	return func() {
-		if err := sysctl.Write(sysctl.DefaultRoot, key, allowed); err != nil {
-			fmt.Fprintf(log, "longhaul: could not restore %s=%q: %v; restore it by hand\n", key, allowed, err)
-		}
-	}, nil
 }

@@ -65,7 +65,7 @@ func Run(ctx context.Context, s *scenario.Scenario, w *results.Writer, opt Optio
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	restoreCC, err := emupath.AllowCC(s.CC, opt.Log)
+	restoreCC, err := topo.AllowCC(s.CC, opt.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -234,6 +234,11 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		return usagef("command %q not found in PATH; install it first", argv[0])
 	}
+	stats, err := openStatsFile(a.statsJSON)
+	if err != nil {
+		return err
+	}
+	defer stats.Close()
 	p, err := upPath(ctx, a, l, stderr, nil)
 	if err != nil {
 		return err
@@ -257,10 +262,8 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	code, err := runClient(ctx, cl, argv, env)
 	st := e.Stop()
 	printLinkStats(stderr, st)
-	if a.statsJSON != "" {
-		if werr := writeStatsFile(a.statsJSON, st); werr != nil && err == nil {
-			err = werr
-		}
+	if werr := stats.write(st); werr != nil && err == nil {
+		err = werr
 	}
 	if err != nil {
 		return err

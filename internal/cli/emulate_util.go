@@ -40,14 +40,33 @@ func printLinkStats(w io.Writer, s emu.Stats) {
 	}
 }
 
-func writeStatsFile(path string, s emu.Stats) error {
+// statsFile is --stats-json, opened before the run so that a path that
+// cannot be written is refused before the command runs, not after.
+type statsFile struct{ f *os.File }
+
+func openStatsFile(path string) (statsFile, error) {
+	if path == "" {
+		return statsFile{}, nil
+	}
 	f, err := os.Create(path)
 	if err != nil {
+		return statsFile{}, usagef("--stats-json: %v", err)
+	}
+	return statsFile{f}, nil
+}
+
+func (s statsFile) write(st emu.Stats) error {
+	if s.f == nil {
+		return nil
+	}
+	if err := writeJSON(s.f, st); err != nil {
 		return fmt.Errorf("emulate: --stats-json: %w", err)
 	}
-	if err := writeJSON(f, s); err != nil {
-		f.Close()
-		return fmt.Errorf("emulate: --stats-json: %w", err)
+	return nil
+}
+
+func (s statsFile) Close() {
+	if s.f != nil {
+		s.f.Close()
 	}
-	return f.Close()
 }

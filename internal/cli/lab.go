@@ -236,7 +236,7 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 	fmt.Fprintf(stdout, "\nresults: %s\n", resPath)
 	if !a.noReport {
 		out := filepath.Join(dir, "report.html")
-		if err := writeReport(ctx, resPath, out); err != nil {
+		if err := writeReport(ctx, resPath, out, stderr); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "report:  %s\n", out)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/longhaul/longhaul/internal/atomicfile"
+	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -40,7 +41,7 @@ window. The file embeds its charting library and data and works offline.`,
 			if out == "" {
 				out = filepath.Join(filepath.Dir(args[0]), "report.html")
 			}
-			if err := writeReport(c.Context(), args[0], out); err != nil {
+			if err := writeReport(c.Context(), args[0], out, c.ErrOrStderr()); err != nil {
 				return err
 			}
 			fmt.Fprintln(c.OutOrStdout(), out)
@@ -53,7 +54,7 @@ window. The file embeds its charting library and data and works offline.`,
 
 // writeReport renders a results file as HTML; the file is replaced only
 // once the page is complete.
-func writeReport(ctx context.Context, in, out string) error {
+func writeReport(ctx context.Context, in, out string, warn io.Writer) error {
 	f, err := openRegular("report:", in, "a results.jsonl written by longhaul lab or a longhaul analyze --json document")
 	if err != nil {
 		return err
@@ -73,6 +74,9 @@ func writeReport(ctx context.Context, in, out string) error {
 				return usagef("%v: %s was not written by longhaul lab or longhaul analyze --json", err, in)
 			}
 			return usagef("report: %s: %v", in, err)
+		}
+		if res.Dropped != "" {
+			fmt.Fprintf(warn, "longhaul: report: %s: left out a damaged last line (%s): a run killed while writing?\n", in, res.Dropped)
 		}
 		if page, err = report.Build(res); err != nil {
 			return err

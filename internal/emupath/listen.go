@@ -3,10 +3,12 @@
 package emupath
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -23,7 +25,9 @@ func WaitListening(ctx context.Context, proc *exec.Cmd, ns string, port int, wha
 	go func() {
 		// Only observe: the caller waits for the process.
 		for {
-			if err := proc.Process.Signal(syscall.Signal(0)); err != nil {
+			// An exited child stays a zombie until its parent waits, and a
+			// zombie still takes signal 0: read its state instead.
+			if err := proc.Process.Signal(syscall.Signal(0)); err != nil || isZombie(proc.Process.Pid) {
 				close(exited)
 				return
 			}
@@ -82,4 +86,14 @@ func countListening(port int) (int, error) {
 		n += c
 	}
 	return n, nil
+}
+
+// isZombie reports whether pid is a zombie (exited, not yet waited for).
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z' || b[i+2] == 'X'
 }

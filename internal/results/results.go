@@ -173,6 +173,9 @@ type Sample struct {
 type File struct {
 	Header Header
 	Runs   []Run
+	// Dropped describes a truncated last line that was left out (a run
+	// killed while writing), for the reader to say so; "" when none.
+	Dropped string
 }
 
 // Writer appends lines to a results stream.
@@ -251,6 +254,9 @@ func Read(r io.Reader) (*File, error) {
 	}
 	if f.Header.Schema == "" {
 		return nil, fmt.Errorf("results: no header line: %w", ErrSchema)
+	}
+	if pendingErr != nil {
+		f.Dropped = pendingErr.Error()
 	}
 	return &f, nil
 }

@@ -73,8 +73,11 @@ func TestReadTolerance(t *testing.T) {
 	if err != nil {
 		t.Fatalf("truncated last line: %v", err)
 	}
-	if len(f.Runs) != 1 {
-		t.Errorf("truncated file: %d runs, want 1", len(f.Runs))
+	if len(f.Runs) != 1 || !strings.Contains(f.Dropped, "line 3") {
+		t.Errorf("truncated file: %d runs, want 1; dropped %q, want line 3 named", len(f.Runs), f.Dropped)
+	}
+	if f, _ := Read(bytes.NewReader(good)); f.Dropped != "" {
+		t.Errorf("whole file: dropped %q", f.Dropped)
 	}
 	for name, tc := range map[string]struct {
 		in   string

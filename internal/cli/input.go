@@ -21,6 +21,10 @@ const MaxDocument = 16 << 20
 // or mean something else. A missing or unreadable file is an error (exit
 // 1); the wrong kind of file is a usage error (exit 2).
 func openRegular(flag, path, want string) (*os.File, error) {
+	// Stat first: opening a FIFO blocks until a writer comes.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, usagef("%s%s is %s, not a file: give %s", flagPrefix(flag), path, kindOf(st.Mode()), want)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s%w", flagPrefix(flag), err)

@@ -7,13 +7,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // WriteFile replaces name with data: a synced temporary file in the same
 // directory renamed over it, then the directory synced, so that a crash
 // leaves either the old or the new content, never a mix.
+//
+// Temporary files a killed writer left beside name (older than a minute,
+// so never a live writer's) are removed first.
 func WriteFile(name string, data []byte, mode fs.FileMode) error {
 	dir := filepath.Dir(name)
+	removeStale(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return err
@@ -54,4 +60,23 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// staleAge is how old a temporary file must be to count as a dead
+// writer's: a write takes milliseconds.
+const staleAge = time.Minute
+
+// removeStale removes name's temporary files older than staleAge.
+func removeStale(name string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(name), "."+globEscape(filepath.Base(name))+".tmp*"))
+	for _, m := range matches {
+		if st, err := os.Lstat(m); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) > staleAge {
+			os.Remove(m)
+		}
+	}
+}
+
+func globEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`)
+	return r.Replace(s)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestWriteFile(t *testing.T) {
@@ -27,5 +28,26 @@ func TestWriteFile(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("left behind: %v", entries)
+	}
+	// A killed writer's temporary file is swept by the next write; a
+	// fresh one (a live writer's) is not.
+	stale, fresh := filepath.Join(dir, ".f.tmp111"), filepath.Join(dir, ".f.tmp222")
+	for _, p := range []string{stale, fresh} {
+		if err := os.WriteFile(p, []byte("half"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleAge)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(name, []byte("again"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale temporary file kept: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a live writer's temporary file removed: %v", err)
 	}
 }

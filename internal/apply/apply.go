@@ -425,10 +425,10 @@ func restoreRoute(r RouteStep, o Options, rep *Report) error {
 		return err
 	}
 	if found {
-		c.Before = cur.String() + " " + cur.metricsText()
+		c.Before = cur.String() + " " + cur.MetricsText()
 	}
 	if r.Existed {
-		c.After = r.Before.String() + " " + r.Before.metricsText()
+		c.After = r.Before.String() + " " + r.Before.MetricsText()
 	}
 	switch {
 	case !r.Existed && !found, r.Existed && found && cur.InitCwnd == r.Before.InitCwnd && cur.InitRwnd == r.Before.InitRwnd:
@@ -548,9 +548,9 @@ func journalChanges(j *Journal, status string) []Change {
 	for _, r := range j.Routes {
 		before := "absent"
 		if r.Existed {
-			before = r.Before.String() + " " + r.Before.metricsText()
+			before = r.Before.String() + " " + r.Before.MetricsText()
 		}
-		out = append(out, Change{Kind: "route", Key: r.After.Dst, Before: before, After: r.After.String() + " " + r.After.metricsText(), Status: status})
+		out = append(out, Change{Kind: "route", Key: r.After.Dst, Before: before, After: r.After.String() + " " + r.After.MetricsText(), Status: status})
 	}
 	for _, f := range j.Files {
 		out = append(out, Change{Kind: "file", Key: f.Path, Before: describe(f.Existed, f.Before), After: describe(true, f.After), Status: status})

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/rtnl"
 )
 
 // JournalSchema names the journal format.
@@ -65,8 +67,8 @@ type SysctlStep struct {
 // apply adds it), After the route with the planned metrics.
 type RouteStep struct {
 	Existed bool       `json:"existed"`
-	Before  RouteState `json:"before"`
-	After   RouteState `json:"after"`
+	Before  rtnl.Route `json:"before"`
+	After   rtnl.Route `json:"after"`
 }
 
 // FileStep is one file below Root: its prior bytes and mode (Existed false:

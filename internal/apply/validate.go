@@ -12,6 +12,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/rtnl"
 	"github.com/longhaul/longhaul/internal/sysconf"
 	"github.com/longhaul/longhaul/internal/sysctl"
 	"github.com/longhaul/longhaul/internal/units"
@@ -99,7 +100,7 @@ type sysctlNow struct {
 }
 
 type routeNow struct {
-	exact, cover     RouteState
+	exact, cover     rtnl.Route
 	exists, covered  bool
 	lookupErr        error
 	dev              string // the device the route uses or would use
@@ -291,7 +292,7 @@ func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
 	seen := map[string]bool{}
 	set := map[string]string{} // sysctls the host ends up with, for conflicts
 	var persistSysctls []sysctlEntry
-	dropIns := map[string][]RouteState{}
+	dropIns := map[string][]rtnl.Route{}
 	dhcp := map[string]map[string]bool{}
 	var dropInOrder []string
 	for i, it := range p.Items {
@@ -344,7 +345,7 @@ func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
 			if r.Family != "inet" && r.Family != "inet6" {
 				return nil, nil, refuse("route %s: family %q, want inet or inet6", r.Dst, r.Family)
 			}
-			if _, err := (RouteState{Family: r.Family, Dst: r.Dst}).prefix(); err != nil {
+			if _, err := r.Target().Prefix(); err != nil {
 				return nil, nil, refuse("%v", err)
 			}
 			for _, m := range []struct {
@@ -364,9 +365,9 @@ func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
 			}
 			seen[id] = true
 			rn := e.routes[i]
-			after := RouteState{Family: r.Family, Dst: r.Dst, Gateway: r.Gateway, Dev: r.Dev, Table: r.Table, InitCwnd: r.InitCwnd, InitRwnd: r.InitRwnd}
+			after := r.Target()
 			if o.Router == nil {
-				rep.Changes = append(rep.Changes, Change{Kind: "route", Key: r.Dst, Before: it.Current, After: after.String() + " " + after.metricsText(), Status: "skipped",
+				rep.Changes = append(rep.Changes, Change{Kind: "route", Key: r.Dst, Before: it.Current, After: after.String() + " " + after.MetricsText(), Status: "skipped",
 					Note: "routes are live kernel state: none under --root"})
 			} else {
 				if rn.lookupErr != nil {
@@ -382,7 +383,7 @@ func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
 					if r.InitRwnd > 0 {
 						after.InitRwnd = r.InitRwnd
 					}
-					c := Change{Kind: "route", Key: r.Dst, Before: before.String() + " " + before.metricsText(), After: after.String() + " " + after.metricsText(), Status: "unchanged"}
+					c := Change{Kind: "route", Key: r.Dst, Before: before.String() + " " + before.MetricsText(), After: after.String() + " " + after.MetricsText(), Status: "unchanged"}
 					if after != before {
 						c.Status = "change"
 						j.Routes = append(j.Routes, RouteStep{Existed: true, Before: before, After: after})
@@ -394,11 +395,11 @@ func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
 					return nil, nil, refuse("no route covers %s: there is no gateway and device to add it with", r.Dst)
 				default:
 					if r.Dev != "" && (rn.cover.Dev != r.Dev || rn.cover.Gateway != r.Gateway) {
-						return nil, nil, refuse("traffic to %s now follows %s, but the plan was made when it went%s: make the plan again", r.Dst, rn.cover, via(r.Gateway, r.Dev))
+						return nil, nil, refuse("traffic to %s now follows %s, but the plan was made when it went%s: make the plan again", r.Dst, rn.cover, r.Target().Via())
 					}
 					after.Gateway, after.Dev, after.Table = rn.cover.Gateway, rn.cover.Dev, rn.cover.Table
-					j.Routes = append(j.Routes, RouteStep{Existed: false, Before: RouteState{Family: r.Family, Dst: r.Dst, Table: rn.cover.Table}, After: after})
-					rep.Changes = append(rep.Changes, Change{Kind: "route", Key: r.Dst, Before: "absent: follows " + rn.cover.String(), After: after.String() + " " + after.metricsText(), Status: "change"})
+					j.Routes = append(j.Routes, RouteStep{Existed: false, Before: rtnl.Route{Family: r.Family, Dst: r.Dst, Table: rn.cover.Table}, After: after})
+					rep.Changes = append(rep.Changes, Change{Kind: "route", Key: r.Dst, Before: "absent: follows " + rn.cover.String(), After: after.String() + " " + after.MetricsText(), Status: "change"})
 				}
 			}
 			switch {
@@ -420,7 +421,7 @@ func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
 				rep.note("route %s: %s", r.Dst, nmHint(after))
 			default:
 				rep.note("route %s: neither systemd-networkd (no .network file matches %s) nor NetworkManager manages %s: the route lasts until reboot; add \"ip route replace %s %s\" to your network configuration",
-					r.Dst, after.Dev, after.Dev, after.String(), after.metricsText())
+					r.Dst, after.Dev, after.Dev, after.String(), after.MetricsText())
 			}
 		case plan.KindApp:
 			rep.Apps = append(rep.Apps, it)
@@ -471,17 +472,6 @@ func kindRank(k string) int {
 		return 1
 	}
 	return 2
-}
-
-func via(gw, dev string) string {
-	s := ""
-	if gw != "" {
-		s += " via " + gw
-	}
-	if dev != "" {
-		s += " dev " + dev
-	}
-	return s
 }
 
 // addFile adds a file step unless the file already says the same below

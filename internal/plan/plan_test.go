@@ -327,34 +327,6 @@ func TestRouteItems(t *testing.T) {
 	}
 }
 
-func TestCoveringRoute(t *testing.T) {
-	routes := []rtnl.Route{
-		{Family: "inet", Dst: "default", Gateway: "10.0.0.1", Table: 254},
-		{Family: "inet", Dst: "203.0.0.0/8", Gateway: "10.0.0.2", Table: 254},
-		{Family: "inet", Dst: "203.0.113.0/24", Gateway: "10.0.0.3", Table: 100},
-		{Family: "inet6", Dst: "default", Gateway: "fe80::1", Table: 254},
-		{Family: "inet", Dst: "198.51.100.9", Gateway: "10.0.0.4", Table: 254},
-	}
-	tests := []struct {
-		family, dst, want string
-	}{
-		{"inet", "203.0.113.0/24", "10.0.0.2"}, // table 100 is not main
-		{"inet", "192.0.2.0/24", "10.0.0.1"},
-		{"inet", "203.0.0.0/7", "10.0.0.1"}, // wider than 203/8
-		{"inet", "198.51.100.9/32", "10.0.0.4"},
-		{"inet6", "2001:db8::/32", "fe80::1"},
-	}
-	for _, tc := range tests {
-		r, ok := CoveringRoute(routes, tc.family, netip.MustParsePrefix(tc.dst))
-		if !ok || r.Gateway != tc.want {
-			t.Errorf("CoveringRoute(%s) = %+v, %v; want via %s", tc.dst, r, ok, tc.want)
-		}
-	}
-	if r, ok := FindRoute(routes, "inet", "198.51.100.9/32"); !ok || r.Gateway != "10.0.0.4" {
-		t.Errorf("FindRoute host route: %+v %v", r, ok)
-	}
-}
-
 func TestNamespaceSysctls(t *testing.T) {
 	p, err := FromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9, AppBuffers: true}, "6.12.0", ubuntuOld())
 	if err != nil {

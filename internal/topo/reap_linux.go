@@ -20,7 +20,7 @@ import (
 	"github.com/longhaul/longhaul/internal/netns"
 )
 
-// Reap removes the leftovers of runs with this prefix whose owning
+// reap removes the leftovers of runs with this prefix whose owning
 // process is gone: for each such run it SIGKILLs, by PID, every process
 // whose network namespace is one of the run's (found through
 // /proc/PID/ns/net), deletes the namespaces and removes the state file.
@@ -31,24 +31,10 @@ import (
 // a live process, including the caller, are left alone; so is anything
 // not named exactly "<prefix>-<10 hex digits>-c|s".
 //
-// Owners are identified by PID, so Reap must run in the same PID
+// Owners are identified by PID, so reap must run in the same PID
 // namespace as the processes that called Up.
 //
 // It returns the namespace names and state file paths it removed, sorted.
-func Reap(prefix string) ([]string, error) {
-	if prefix == "" {
-		return nil, fmt.Errorf("topo: reap: empty prefix")
-	}
-	if err := checkPrefix(prefix); err != nil {
-		return nil, fmt.Errorf("topo: reap: %w", err)
-	}
-	removed, err := reap(prefix)
-	if err != nil {
-		return removed, fmt.Errorf("topo: reap %s: %w", prefix, err)
-	}
-	return removed, nil
-}
-
 func reap(prefix string) ([]string, error) {
 	rn := namesFor(prefix)
 	type run struct {

@@ -2,8 +2,6 @@ package tun
 
 import (
 	"encoding/binary"
-
-	"github.com/longhaul/longhaul/internal/linkemu"
 )
 
 // AppendRun appends to dst a frame carrying only segments first ..
@@ -110,33 +108,4 @@ func (i Info) AppendRun(dst, frame []byte, first, count int) ([]byte, error) {
 		binary.BigEndian.PutUint16(l4[6:], adjustLen(binary.BigEndian.Uint16(l4[6:]), oldLen, l4Len))
 	}
 	return dst, nil
-}
-
-// Split cuts frame into one frame per run (linkemu.Run.First and Count;
-// Due is ignored) and returns them in out[:len(runs)]. The byte slices
-// already in out, up to its capacity, are reused as buffers (truncated to
-// zero length first), so a caller that passes the previous result back in
-// does not allocate once the buffers have grown. frame is not modified.
-func Split(frame []byte, runs []linkemu.Run, out [][]byte) ([][]byte, error) {
-	info, err := Inspect(frame)
-	if err != nil {
-		return out[:0], err
-	}
-	out = out[:cap(out)]
-	for k, r := range runs {
-		var buf []byte
-		if k < len(out) {
-			buf = out[k][:0]
-		}
-		buf, err = info.AppendRun(buf, frame, r.First, r.Count)
-		if err != nil {
-			return out[:0], err
-		}
-		if k < len(out) {
-			out[k] = buf
-		} else {
-			out = append(out, buf)
-		}
-	}
-	return out[:len(runs)], nil
 }

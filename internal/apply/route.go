@@ -24,5 +24,13 @@ type Router interface {
 }
 
 // ErrNotSupported is returned for live routes on systems without
-// rtnetlink.
-var ErrNotSupported = errors.New("apply: routes are not supported on this system")
+// rtnetlink, and for the journal lock on systems without flock.
+var ErrNotSupported = errors.New("apply: not supported on this system")
+
+// journaled keeps what apply reads, changes and journals of a route: its
+// identity and the two metrics. Journals (longhaul.journal/v1) are
+// decoded with unknown fields refused, by older longhaul binaries too, so
+// a route's other metrics and protocol stay out of them.
+func journaled(r rtnl.Route) rtnl.Route {
+	return rtnl.Route{Family: r.Family, Dst: r.Dst, Gateway: r.Gateway, Dev: r.Dev, Table: r.Table, InitCwnd: r.InitCwnd, InitRwnd: r.InitRwnd}
+}

@@ -42,14 +42,6 @@ func mainIfZero(t int) int {
 	return t
 }
 
-// journaled keeps what apply reads, changes and journals of a route: its
-// identity and the two metrics. Journals (longhaul.journal/v1) are
-// decoded with unknown fields refused, by older longhaul binaries too, so
-// a route's other metrics and protocol stay out of them.
-func journaled(r rtnl.Route) rtnl.Route {
-	return rtnl.Route{Family: r.Family, Dst: r.Dst, Gateway: r.Gateway, Dev: r.Dev, Table: r.Table, InitCwnd: r.InitCwnd, InitRwnd: r.InitRwnd}
-}
-
 // find returns the index of the route to dst in the listed routes.
 func find(st []rtnl.Route, family, dst string) int {
 	want, err := rtnl.Route{Family: family, Dst: dst}.Prefix()

@@ -189,18 +189,7 @@ func Apply(p plan.Plan, o Options) (*Report, error) {
 		return nil, err
 	}
 	if o.DryRun {
-		rep.DryRun = true
-		next, err := st.nextID()
-		if err != nil {
-			return nil, err
-		}
-		for i := range rep.Files {
-			rep.Files[i].Content = strings.ReplaceAll(rep.Files[i].Content, pendingID, next)
-		}
-		for _, pj := range pending {
-			rep.note("transaction %s was interrupted while %s: longhaul rollback %s restores the host", pj.ID, pj.State, pj.ID)
-		}
-		return rep, nil
+		return dryRun(st, rep, pending)
 	}
 	unlock, err := st.lock()
 	if err != nil {
@@ -210,69 +199,106 @@ func Apply(p plan.Plan, o Options) (*Report, error) {
 	if pending, err = interrupted(st); err != nil {
 		return nil, err
 	}
-	for _, pj := range pending {
-		if pj.State == StateApplying && pj.PlanDigest == j.PlanDigest && pj.Root == j.Root && pj.Netns == j.Netns {
-			j, rep.Resumed = pj, true
-			rep.Changes, rep.Files = journalChanges(pj, "changed"), nil
-			break
-		}
-		return nil, refuse("transaction %s (%s) was interrupted while %s: roll it back first (longhaul rollback %s) or complete it by applying its own plan again", pj.ID, pj.Summary, pj.State, pj.ID)
+	if j, err = begin(st, j, rep, pending); err != nil {
+		return nil, err
 	}
-	if !rep.Resumed {
-		if len(j.Sysctls)+len(j.Routes)+len(j.Files) == 0 {
-			rep.note("nothing to change: the host already has the plan's values")
-			return rep, nil
-		}
-		if j.ID, err = st.nextID(); err != nil {
-			return nil, err
-		}
-		// The drop-ins' headers name the transaction.
-		for i := range j.Files {
-			j.Files[i].After = []byte(strings.ReplaceAll(string(j.Files[i].After), pendingID, j.ID))
-		}
-		for i := range rep.Files {
-			rep.Files[i].Content = strings.ReplaceAll(rep.Files[i].Content, pendingID, j.ID)
-		}
-		j.State = StateApplying
-		if err := st.save(j); err != nil {
-			return nil, fmt.Errorf("write journal: %w", err)
-		}
+	if j == nil {
+		return rep, nil
 	}
 	rep.ID = j.ID
 	if err := o.step("journal"); err != nil {
 		return rep, err
 	}
+	return rep, complete(st, j, o, rep)
+}
+
+// dryRun finishes the report of a dry run: the drop-ins name the id the
+// transaction would get, and interrupted transactions are pointed out.
+func dryRun(st store, rep *Report, pending []*Journal) (*Report, error) {
+	rep.DryRun = true
+	next, err := st.nextID()
+	if err != nil {
+		return nil, err
+	}
+	for i := range rep.Files {
+		rep.Files[i].Content = strings.ReplaceAll(rep.Files[i].Content, pendingID, next)
+	}
+	for _, pj := range pending {
+		rep.note("transaction %s was interrupted while %s: longhaul rollback %s restores the host", pj.ID, pj.State, pj.ID)
+	}
+	return rep, nil
+}
+
+// begin returns the journal to execute, saved with state applying: the
+// interrupted transaction of the same plan, resumed, or j under a new id.
+// It returns nil when there is nothing to change, and refuses while
+// another transaction is interrupted.
+func begin(st store, j *Journal, rep *Report, pending []*Journal) (*Journal, error) {
+	for _, pj := range pending {
+		if pj.State == StateApplying && pj.PlanDigest == j.PlanDigest && pj.Root == j.Root && pj.Netns == j.Netns {
+			rep.Resumed = true
+			rep.Changes, rep.Files = journalChanges(pj, "changed"), nil
+			return pj, nil
+		}
+		return nil, refuse("transaction %s (%s) was interrupted while %s: roll it back first (longhaul rollback %s) or complete it by applying its own plan again", pj.ID, pj.Summary, pj.State, pj.ID)
+	}
+	if len(j.Sysctls)+len(j.Routes)+len(j.Files) == 0 {
+		rep.note("nothing to change: the host already has the plan's values")
+		return nil, nil
+	}
+	var err error
+	if j.ID, err = st.nextID(); err != nil {
+		return nil, err
+	}
+	// The drop-ins' headers name the transaction.
+	for i := range j.Files {
+		j.Files[i].After = []byte(strings.ReplaceAll(string(j.Files[i].After), pendingID, j.ID))
+	}
+	for i := range rep.Files {
+		rep.Files[i].Content = strings.ReplaceAll(rep.Files[i].Content, pendingID, j.ID)
+	}
+	j.State = StateApplying
+	if err := st.save(j); err != nil {
+		return nil, fmt.Errorf("write journal: %w", err)
+	}
+	return j, nil
+}
+
+// complete makes the journaled changes and records the outcome. After a
+// real failure it puts back what was changed; after a simulated crash
+// (tests) it stops where it is.
+func complete(st store, j *Journal, o Options, rep *Report) error {
 	if done, err := execute(j, o); err != nil {
 		var c crashed
 		if errors.As(err, &c) {
-			return rep, err
+			return err
 		}
 		// A real failure: put back what was changed. The failed step
 		// itself changed nothing (a refused write, an atomic rename not
 		// made).
 		if rerr := restore(j.prefix(done), o, &Report{}); rerr != nil {
-			return rep, fmt.Errorf("%v; restoring the prior state failed too: %v: run longhaul rollback %s", err, rerr, j.ID)
+			return fmt.Errorf("%v; restoring the prior state failed too: %v: run longhaul rollback %s", err, rerr, j.ID)
 		}
 		j.State = StateRolledBack
 		if serr := st.save(j); serr != nil {
-			return rep, fmt.Errorf("%v; restored, but the journal could not be updated: %v", err, serr)
+			return fmt.Errorf("%v; restored, but the journal could not be updated: %v", err, serr)
 		}
-		return rep, fmt.Errorf("%v: restored the prior state (transaction %s rolled back)", err, j.ID)
+		return fmt.Errorf("%v: restored the prior state (transaction %s rolled back)", err, j.ID)
 	}
 	j.State = StateApplied
 	if err := st.save(j); err != nil {
-		return rep, fmt.Errorf("all changes made, but the journal could not be updated: %w", err)
+		return fmt.Errorf("all changes made, but the journal could not be updated: %w", err)
 	}
 	rep.State = StateApplied
 	if err := o.step("applied"); err != nil {
-		return rep, err
+		return err
 	}
 	for i := range rep.Changes {
 		if rep.Changes[i].Status == "change" {
 			rep.Changes[i].Status = "changed"
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // pendingID stands for the transaction id in file contents rendered
@@ -426,10 +452,10 @@ func restoreRoute(r RouteStep, o Options, rep *Report) error {
 		return err
 	}
 	if found {
-		c.Before = cur.String() + " " + cur.metricsText()
+		c.Before = cur.String() + " " + cur.MetricsText()
 	}
 	if r.Existed {
-		c.After = r.Before.String() + " " + r.Before.metricsText()
+		c.After = r.Before.String() + " " + r.Before.MetricsText()
 	}
 	switch {
 	case !r.Existed && !found, r.Existed && found && cur.InitCwnd == r.Before.InitCwnd && cur.InitRwnd == r.Before.InitRwnd:
@@ -549,9 +575,9 @@ func journalChanges(j *Journal, status string) []Change {
 	for _, r := range j.Routes {
 		before := "absent"
 		if r.Existed {
-			before = r.Before.String() + " " + r.Before.metricsText()
+			before = r.Before.String() + " " + r.Before.MetricsText()
 		}
-		out = append(out, Change{Kind: "route", Key: r.After.Dst, Before: before, After: r.After.String() + " " + r.After.metricsText(), Status: status})
+		out = append(out, Change{Kind: "route", Key: r.After.Dst, Before: before, After: r.After.String() + " " + r.After.MetricsText(), Status: status})
 	}
 	for _, f := range j.Files {
 		out = append(out, Change{Kind: "file", Key: f.Path, Before: describe(f.Existed, f.Before), After: describe(true, f.After), Status: status})
@@ -661,15 +687,8 @@ func Rollback(id string, o Options) (*Report, error) {
 	}
 	rep := &Report{DryRun: o.DryRun, Changes: []Change{}}
 	if id == "" {
-		for i := len(ids) - 1; i >= 0; i-- {
-			j, err := st.load(ids[i])
-			if err != nil {
-				return nil, refuse("%v", err)
-			}
-			if j.State != StateRolledBack {
-				id = j.ID
-				break
-			}
+		if id, err = latestApplied(st, ids); err != nil {
+			return nil, err
 		}
 		if id == "" {
 			rep.note("nothing to roll back: no transaction is applied")
@@ -685,8 +704,53 @@ func Rollback(id string, o Options) (*Report, error) {
 		rep.note("transaction %s is already rolled back: nothing to do", j.ID)
 		return rep, nil
 	}
-	// Later transactions that changed the same things must go first, or
-	// this one would restore values older than theirs under them.
+	if err := laterFirst(st, ids, j); err != nil {
+		return nil, err
+	}
+	ro, rj := restoreTarget(o, router, j, rep)
+	if o.DryRun {
+		return rep, restore(rj, ro, rep)
+	}
+	j.State = StateRollingBack
+	if err := st.save(j); err != nil {
+		return nil, fmt.Errorf("write journal: %w", err)
+	}
+	if err := ro.step("rolling-back"); err != nil {
+		return rep, err
+	}
+	if err := restore(rj, ro, rep); err != nil {
+		return rep, fmt.Errorf("rollback %s: %w (run longhaul rollback %s again; restoring is idempotent)", j.ID, err, j.ID)
+	}
+	j.State = StateRolledBack
+	if err := st.save(j); err != nil {
+		return rep, fmt.Errorf("restored, but the journal could not be updated: %w", err)
+	}
+	rep.State = StateRolledBack
+	if err := ro.step("rolled-back"); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// latestApplied returns the id of the newest transaction not rolled back
+// ("" when there is none).
+func latestApplied(st store, ids []string) (string, error) {
+	for i := len(ids) - 1; i >= 0; i-- {
+		j, err := st.load(ids[i])
+		if err != nil {
+			return "", refuse("%v", err)
+		}
+		if j.State != StateRolledBack {
+			return j.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// laterFirst refuses to roll back j while a later transaction that
+// changed the same things is still applied: this one would restore
+// values older than theirs under them.
+func laterFirst(st store, ids []string, j *Journal) error {
 	mine := j.touches()
 	for _, later := range ids {
 		if later <= j.ID {
@@ -694,18 +758,25 @@ func Rollback(id string, o Options) (*Report, error) {
 		}
 		lj, err := st.load(later)
 		if err != nil {
-			return nil, refuse("%v", err)
+			return refuse("%v", err)
 		}
 		if lj.State == StateRolledBack {
 			continue
 		}
 		for _, t := range lj.touches() {
 			if slices.Contains(mine, t) {
-				return nil, refuse("transaction %s, applied later, also changed %s: roll it back first (longhaul rollback %s)", lj.ID, strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(t, "sysctl "), "file "), "route "), lj.ID)
+				return refuse("transaction %s, applied later, also changed %s: roll it back first (longhaul rollback %s)", lj.ID, strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(t, "sysctl "), "file "), "route "), lj.ID)
 			}
 		}
 	}
-	// Restore where the transaction applied, whatever the options say.
+	return nil
+}
+
+// restoreTarget returns the options that restore j where it was applied,
+// whatever o says, and what of j to restore: only its files when the
+// running system it changed is gone (another kernel booted, the
+// namespace deleted).
+func restoreTarget(o Options, router Router, j *Journal, rep *Report) (Options, *Journal) {
 	ro := o
 	ro.Root, ro.Netns, ro.Router = j.Root, j.Netns, router
 	if router == nil && filepath.Clean(j.Root) == "/" {
@@ -724,28 +795,7 @@ func Rollback(id string, o Options) (*Report, error) {
 	if !runtime {
 		rj.Sysctls, rj.Routes = nil, nil
 	}
-	if o.DryRun {
-		return rep, restore(&rj, ro, rep)
-	}
-	j.State = StateRollingBack
-	if err := st.save(j); err != nil {
-		return nil, fmt.Errorf("write journal: %w", err)
-	}
-	if err := ro.step("rolling-back"); err != nil {
-		return rep, err
-	}
-	if err := restore(&rj, ro, rep); err != nil {
-		return rep, fmt.Errorf("rollback %s: %w (run longhaul rollback %s again; restoring is idempotent)", j.ID, err, j.ID)
-	}
-	j.State = StateRolledBack
-	if err := st.save(j); err != nil {
-		return rep, fmt.Errorf("restored, but the journal could not be updated: %w", err)
-	}
-	rep.State = StateRolledBack
-	if err := ro.step("rolled-back"); err != nil {
-		return rep, err
-	}
-	return rep, nil
+	return ro, &rj
 }
 
 func orUnknown(s string) string {

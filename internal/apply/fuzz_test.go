@@ -3,6 +3,8 @@ package apply
 import (
 	"bytes"
 	"testing"
+
+	"github.com/longhaul/longhaul/internal/rtnl"
 )
 
 // FuzzDecodeJournal: any bytes either fail the checksum/parse with an
@@ -11,7 +13,7 @@ import (
 func FuzzDecodeJournal(f *testing.F) {
 	good, _ := encodeJournal(&Journal{Schema: JournalSchema, ID: "0001", State: StateApplied,
 		Sysctls: []SysctlStep{{"net.ipv4.tcp_rmem", "4096\t131072\t6291456\n", "4096 131072 62914560"}},
-		Routes:  []RouteStep{{Before: RouteState{Family: "inet", Dst: "203.0.113.0/24"}, After: RouteState{Family: "inet", Dst: "203.0.113.0/24", Gateway: "10.0.0.1", Dev: "eth0", InitCwnd: 20}}},
+		Routes:  []RouteStep{{Before: rtnl.Route{Family: "inet", Dst: "203.0.113.0/24"}, After: rtnl.Route{Family: "inet", Dst: "203.0.113.0/24", Gateway: "10.0.0.1", Dev: "eth0", InitCwnd: 20}}},
 		Files:   []FileStep{{Path: "/etc/sysctl.d/90-longhaul.conf", Mode: 0o644, After: []byte("x = 1\n"), NewDirs: []string{"/etc/sysctl.d"}}}})
 	f.Add(good)
 	f.Add([]byte(trailer + "00\n"))

@@ -107,12 +107,12 @@ func sameTree(t testing.TB, what string, want, got map[string]string) {
 // fakeRouter keeps routes in memory and logs what it was asked, like
 // `ip route` commands.
 type fakeRouter struct {
-	routes map[string]RouteState
+	routes map[string]rtnl.Route
 	log    []string
 }
 
-func newFakeRouter(rs ...RouteState) *fakeRouter {
-	f := &fakeRouter{routes: map[string]RouteState{}}
+func newFakeRouter(rs ...rtnl.Route) *fakeRouter {
+	f := &fakeRouter{routes: map[string]rtnl.Route{}}
 	for _, r := range rs {
 		if r.Table == 0 {
 			r.Table = 254
@@ -129,44 +129,40 @@ func (f *fakeRouter) key(family, dst string, table int) string {
 	return fmt.Sprintf("%s %s %d", family, dst, table)
 }
 
-func (f *fakeRouter) Get(family, dst string, table int) (RouteState, bool, error) {
+func (f *fakeRouter) Get(family, dst string, table int) (rtnl.Route, bool, error) {
 	r, ok := f.routes[f.key(family, dst, table)]
 	return r, ok, nil
 }
 
-func (f *fakeRouter) Cover(family, dst string) (RouteState, bool, error) {
-	var rs []rtnl.Route
-	for _, r := range f.sorted() {
-		rs = append(rs, rtnl.Route{Family: r.Family, Dst: r.Dst, Gateway: r.Gateway, Dev: r.Dev, Table: r.Table, InitCwnd: r.InitCwnd, InitRwnd: r.InitRwnd})
-	}
-	p, err := RouteState{Family: family, Dst: dst}.prefix()
+func (f *fakeRouter) Cover(family, dst string) (rtnl.Route, bool, error) {
+	p, err := rtnl.Route{Family: family, Dst: dst}.Prefix()
 	if err != nil {
-		return RouteState{}, false, err
+		return rtnl.Route{}, false, err
 	}
-	r, ok := plan.CoveringRoute(rs, family, p)
+	r, ok := rtnl.CoveringRoute(f.sorted(), family, p)
 	if !ok {
-		return RouteState{}, false, nil
+		return rtnl.Route{}, false, nil
 	}
 	return f.routes[f.key(r.Family, r.Dst, r.Table)], true, nil
 }
 
-func (f *fakeRouter) Set(r RouteState) error {
+func (f *fakeRouter) Set(r rtnl.Route) error {
 	k := f.key(r.Family, r.Dst, r.Table)
 	if cur, ok := f.routes[k]; ok {
 		cur.InitCwnd, cur.InitRwnd = r.InitCwnd, r.InitRwnd
 		f.routes[k] = cur
-		f.log = append(f.log, "ip route change "+cur.String()+" "+cur.metricsText())
+		f.log = append(f.log, "ip route change "+cur.String()+" "+cur.MetricsText())
 		return nil
 	}
 	if r.Table == 0 {
 		r.Table = 254
 	}
 	f.routes[k] = r
-	f.log = append(f.log, "ip route add "+r.String()+" "+r.metricsText())
+	f.log = append(f.log, "ip route add "+r.String()+" "+r.MetricsText())
 	return nil
 }
 
-func (f *fakeRouter) Delete(r RouteState) error {
+func (f *fakeRouter) Delete(r rtnl.Route) error {
 	k := f.key(r.Family, r.Dst, r.Table)
 	if _, ok := f.routes[k]; ok {
 		delete(f.routes, k)
@@ -175,28 +171,28 @@ func (f *fakeRouter) Delete(r RouteState) error {
 	return nil
 }
 
-func (f *fakeRouter) sorted() []RouteState {
+func (f *fakeRouter) sorted() []rtnl.Route {
 	keys := make([]string, 0, len(f.routes))
 	for k := range f.routes {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	out := make([]RouteState, len(keys))
+	out := make([]rtnl.Route, len(keys))
 	for i, k := range keys {
 		out[i] = f.routes[k]
 	}
 	return out
 }
 
-func (f *fakeRouter) state() map[string]RouteState {
-	out := map[string]RouteState{}
+func (f *fakeRouter) state() map[string]rtnl.Route {
+	out := map[string]rtnl.Route{}
 	for k, v := range f.routes {
 		out[k] = v
 	}
 	return out
 }
 
-var defaultRoute = RouteState{Family: "inet", Dst: "default", Gateway: "10.0.0.1", Dev: "eth0", Table: 254}
+var defaultRoute = rtnl.Route{Family: "inet", Dst: "default", Gateway: "10.0.0.1", Dev: "eth0", Table: 254}
 
 // makePlan plans for the host tree at root with the fake router's routes
 // in the snapshot.
@@ -209,7 +205,8 @@ func makePlan(t testing.TB, root string, fr *fakeRouter, req plan.Request) plan.
 	if fr != nil {
 		st := &rtnl.State{}
 		for _, r := range fr.sorted() {
-			st.Routes = append(st.Routes, rtnl.Route{Family: r.Family, Dst: r.Dst, Gateway: r.Gateway, Dev: r.Dev, Table: r.Table, Protocol: "static", InitCwnd: r.InitCwnd, InitRwnd: r.InitRwnd})
+			r.Protocol = "static"
+			st.Routes = append(st.Routes, r)
 		}
 		s.Net = st
 	}

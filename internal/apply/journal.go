@@ -14,8 +14,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/rtnl"
 )
 
 // JournalSchema names the journal format.
@@ -66,8 +67,8 @@ type SysctlStep struct {
 // apply adds it), After the route with the planned metrics.
 type RouteStep struct {
 	Existed bool       `json:"existed"`
-	Before  RouteState `json:"before"`
-	After   RouteState `json:"after"`
+	Before  rtnl.Route `json:"before"`
+	After   rtnl.Route `json:"after"`
 }
 
 // FileStep is one file below Root: its prior bytes and mode (Existed false:
@@ -226,6 +227,9 @@ func (s store) nextID() (string, error) {
 	return fmt.Sprintf("%04d", n), nil
 }
 
+// errLocked is tryLock's answer when another process holds the lock.
+var errLocked = errors.New("locked")
+
 // lock takes the directory's lock so that two applies or rollbacks never
 // interleave; unlock releases it (a killed process releases it too).
 func (s store) lock() (unlock func(), err error) {
@@ -236,9 +240,9 @@ func (s store) lock() (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock journal directory: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := tryLock(f); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, errLocked) {
 			return nil, errors.New("another longhaul apply or rollback is running (journal directory locked)")
 		}
 		return nil, fmt.Errorf("lock journal directory: %w", err)

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/longhaul/longhaul/internal/rtnl"
 	"github.com/longhaul/longhaul/internal/sysconf"
 	"github.com/longhaul/longhaul/internal/sysctl"
 )
@@ -177,7 +178,7 @@ func networkdDropIn(networkFile string) string {
 }
 
 // routeBlock renders one [Route] section.
-func routeBlock(r RouteState, dhcp bool) string {
+func routeBlock(r rtnl.Route, dhcp bool) string {
 	var b strings.Builder
 	b.WriteString("[Route]\n")
 	if r.Dst != "default" {
@@ -238,7 +239,7 @@ func routeBlocks(data []byte) (keys []string, blocks map[string]string) {
 
 // renderNetworkdDropIn merges routes into an existing drop-in, one
 // [Route] section per destination.
-func renderNetworkdDropIn(existing []byte, file, id, summary string, set []RouteState, dhcp map[string]bool) ([]byte, error) {
+func renderNetworkdDropIn(existing []byte, file, id, summary string, set []rtnl.Route, dhcp map[string]bool) ([]byte, error) {
 	if !ours(existing) {
 		return nil, fmt.Errorf("%s exists and was not written by longhaul: refusing to overwrite it", file)
 	}
@@ -258,7 +259,7 @@ func renderNetworkdDropIn(existing []byte, file, id, summary string, set []Route
 }
 
 // nmHint is the NetworkManager command that persists a route's metrics.
-func nmHint(r RouteState) string {
+func nmHint(r rtnl.Route) string {
 	fam := "ipv4"
 	if r.Family == "inet6" {
 		fam = "ipv6"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/longhaul/longhaul/internal/rtnl"
 	"github.com/longhaul/longhaul/internal/sysconf"
 )
 
@@ -105,15 +106,15 @@ func TestRenderSysctlDropInMerges(t *testing.T) {
 }
 
 func TestRenderNetworkdDropInMerges(t *testing.T) {
-	a := RouteState{Family: "inet", Dst: "203.0.113.0/24", Gateway: "10.0.0.1", Dev: "eth0", InitCwnd: 20}
-	b := RouteState{Family: "inet", Dst: "198.51.100.0/24", Gateway: "10.0.0.1", Dev: "eth0", InitCwnd: 20}
-	d := RouteState{Family: "inet", Dst: "default", Gateway: "10.0.0.1", Dev: "eth0", InitCwnd: 16}
-	first, err := renderNetworkdDropIn(nil, "f", "0001", "s", []RouteState{a}, nil)
+	a := rtnl.Route{Family: "inet", Dst: "203.0.113.0/24", Gateway: "10.0.0.1", Dev: "eth0", InitCwnd: 20}
+	b := rtnl.Route{Family: "inet", Dst: "198.51.100.0/24", Gateway: "10.0.0.1", Dev: "eth0", InitCwnd: 20}
+	d := rtnl.Route{Family: "inet", Dst: "default", Gateway: "10.0.0.1", Dev: "eth0", InitCwnd: 16}
+	first, err := renderNetworkdDropIn(nil, "f", "0001", "s", []rtnl.Route{a}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a.InitCwnd = 30
-	second, err := renderNetworkdDropIn(first, "f", "0002", "s", []RouteState{b, a, d}, map[string]bool{"default": true})
+	second, err := renderNetworkdDropIn(first, "f", "0002", "s", []rtnl.Route{b, a, d}, map[string]bool{"default": true})
 	if err != nil {
 		t.Fatal(err)
 	}

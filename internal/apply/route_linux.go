@@ -10,7 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/longhaul/longhaul/internal/netns"
-	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/rtnl"
 )
 
@@ -36,13 +35,6 @@ func (n netlinkRouter) do(fn func(h *netlink.Handle) error) error {
 	return netns.Do(n.netns, body)
 }
 
-func nlFamily(f string) int {
-	if f == "inet6" {
-		return netlink.FAMILY_V6
-	}
-	return netlink.FAMILY_V4
-}
-
 func mainIfZero(t int) int {
 	if t == 0 {
 		return unix.RT_TABLE_MAIN
@@ -50,52 +42,31 @@ func mainIfZero(t int) int {
 	return t
 }
 
-// list returns the unicast routes of one table with their state.
-func list(h *netlink.Handle, family string, table int) ([]netlink.Route, []RouteState, error) {
-	routes, err := h.RouteListFiltered(nlFamily(family), &netlink.Route{Table: table}, netlink.RT_FILTER_TABLE)
-	if err != nil {
-		return nil, nil, fmt.Errorf("list routes: %w", err)
-	}
-	var nl []netlink.Route
-	var st []RouteState
-	for _, r := range routes {
-		if r.Type != unix.RTN_UNICAST {
-			continue
-		}
-		s := RouteState{Family: family, Dst: "default", Table: r.Table, InitCwnd: r.InitCwnd, InitRwnd: r.InitRwnd}
-		if r.Dst != nil {
-			if ones, _ := r.Dst.Mask.Size(); ones > 0 || !r.Dst.IP.IsUnspecified() {
-				s.Dst = r.Dst.String()
-			}
-		}
-		if r.Gw != nil {
-			s.Gateway = r.Gw.String()
-		}
-		if l, err := h.LinkByIndex(r.LinkIndex); err == nil {
-			s.Dev = l.Attrs().Name
-		}
-		nl = append(nl, r)
-		st = append(st, s)
-	}
-	return nl, st, nil
-}
-
 // find returns the index of the route to dst in the listed routes.
-func find(st []RouteState, family, dst string) int {
-	want, err := RouteState{Family: family, Dst: dst}.prefix()
+func find(st []rtnl.Route, family, dst string) int {
+	want, err := rtnl.Route{Family: family, Dst: dst}.Prefix()
 	if err != nil {
 		return -1
 	}
 	for i, s := range st {
-		if p, err := s.prefix(); err == nil && p == want {
+		if p, err := s.Prefix(); err == nil && p == want {
 			return i
 		}
 	}
 	return -1
 }
 
-func (n netlinkRouter) Get(family, dst string, table int) (RouteState, bool, error) {
-	var out RouteState
+// list returns the unicast routes of one table.
+func list(h *netlink.Handle, family string, table int) ([]netlink.Route, []rtnl.Route, error) {
+	nl, st, err := rtnl.ListRoutes(h, family, table)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list routes: %w", err)
+	}
+	return nl, st, nil
+}
+
+func (n netlinkRouter) Get(family, dst string, table int) (rtnl.Route, bool, error) {
+	var out rtnl.Route
 	found := false
 	err := n.do(func(h *netlink.Handle) error {
 		_, st, err := list(h, family, mainIfZero(table))
@@ -103,38 +74,33 @@ func (n netlinkRouter) Get(family, dst string, table int) (RouteState, bool, err
 			return err
 		}
 		if i := find(st, family, dst); i >= 0 {
-			out, found = st[i], true
+			out, found = journaled(st[i]), true
 		}
 		return nil
 	})
 	return out, found, err
 }
 
-func (n netlinkRouter) Cover(family, dst string) (RouteState, bool, error) {
-	var out RouteState
+func (n netlinkRouter) Cover(family, dst string) (rtnl.Route, bool, error) {
+	var out rtnl.Route
 	found := false
 	err := n.do(func(h *netlink.Handle) error {
 		_, st, err := list(h, family, unix.RT_TABLE_MAIN)
 		if err != nil {
 			return err
 		}
-		p, err := RouteState{Family: family, Dst: dst}.prefix()
+		p, err := rtnl.Route{Family: family, Dst: dst}.Prefix()
 		if err != nil {
 			return err
 		}
-		rs := make([]rtnl.Route, len(st))
-		for i, s := range st {
-			rs[i] = rtnl.Route{Family: s.Family, Dst: s.Dst, Gateway: s.Gateway, Dev: s.Dev, Table: s.Table, InitCwnd: s.InitCwnd, InitRwnd: s.InitRwnd}
-		}
-		if r, ok := plan.CoveringRoute(rs, family, p); ok {
-			out, found = RouteState{Family: family, Dst: r.Dst, Gateway: r.Gateway, Dev: r.Dev, Table: r.Table, InitCwnd: r.InitCwnd, InitRwnd: r.InitRwnd}, true
-		}
+		out, found = rtnl.CoveringRoute(st, family, p)
+		out = journaled(out)
 		return nil
 	})
 	return out, found, err
 }
 
-func (n netlinkRouter) Set(r RouteState) error {
+func (n netlinkRouter) Set(r rtnl.Route) error {
 	return n.do(func(h *netlink.Handle) error {
 		nl, st, err := list(h, r.Family, mainIfZero(r.Table))
 		if err != nil {
@@ -148,7 +114,7 @@ func (n netlinkRouter) Set(r RouteState) error {
 			}
 			return nil
 		}
-		p, err := r.prefix()
+		p, err := r.Prefix()
 		if err != nil {
 			return err
 		}
@@ -176,7 +142,7 @@ func (n netlinkRouter) Set(r RouteState) error {
 	})
 }
 
-func (n netlinkRouter) Delete(r RouteState) error {
+func (n netlinkRouter) Delete(r rtnl.Route) error {
 	return n.do(func(h *netlink.Handle) error {
 		nl, st, err := list(h, r.Family, mainIfZero(r.Table))
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/rtnl"
 	"github.com/longhaul/longhaul/internal/sysconf"
 	"github.com/longhaul/longhaul/internal/sysctl"
 	"github.com/longhaul/longhaul/internal/units"
@@ -99,7 +100,7 @@ type sysctlNow struct {
 }
 
 type routeNow struct {
-	exact, cover     RouteState
+	exact, cover     rtnl.Route
 	exists, covered  bool
 	lookupErr        error
 	dev              string // the device the route uses or would use
@@ -142,6 +143,24 @@ func gather(p plan.Plan, o Options) (*env, error) {
 	if m, err := sysconf.ReadMemTotal(hostPath(o.Root, "/proc")); err == nil {
 		e.memTotal = m
 	}
+	if err := e.gatherSysctls(p, o); err != nil {
+		return nil, err
+	}
+	if err := e.gatherRoutes(p, o); err != nil {
+		return nil, err
+	}
+	if o.Netns != "" {
+		return e, nil // boot configuration and daemons belong to the host
+	}
+	if err := e.gatherHost(o); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// gatherSysctls reads the current value and writability of every sysctl
+// the plan sets, in the options' namespace.
+func (e *env) gatherSysctls(p plan.Plan, o Options) error {
 	var keys []string
 	for _, it := range p.Items {
 		if it.Kind == plan.KindSysctl {
@@ -150,7 +169,7 @@ func gather(p plan.Plan, o Options) (*env, error) {
 			}
 		}
 	}
-	err = o.inNetns(func() error {
+	return o.inNetns(func() error {
 		for _, k := range keys {
 			name, _ := sysctl.Path(o.sysRoot(), k)
 			fi, err := os.Stat(name)
@@ -169,9 +188,12 @@ func gather(p plan.Plan, o Options) (*env, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
+}
+
+// gatherRoutes looks up, for every route item, the route to its
+// destination or the one covering it now and, to persist, the
+// networkd file of its device and the drop-in apply would write.
+func (e *env) gatherRoutes(p plan.Plan, o Options) error {
 	for i, it := range p.Items {
 		if it.Kind != plan.KindRoute || it.Route == nil {
 			continue
@@ -195,18 +217,22 @@ func gather(p plan.Plan, o Options) (*env, error) {
 			rn.networkFile, rn.networkFileError = networkFile(o.Root, rn.dev)
 			if rn.networkFile != "" {
 				if err := e.readFile(o.Root, networkdDropIn(rn.networkFile)); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		}
 		e.routes[i] = rn
 	}
-	if o.Netns != "" {
-		return e, nil // boot configuration and daemons belong to the host
-	}
+	return nil
+}
+
+// gatherHost reads what belongs to the host's own namespace: the sysctl
+// drop-in (to persist), the boot sysctl configuration, and the daemons
+// that tune or manage the network.
+func (e *env) gatherHost(o Options) error {
 	if o.Persist {
 		if err := e.readFile(o.Root, SysctlDropIn); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if cfg, err := sysconf.ReadSysctlConfig(o.Root); err == nil {
@@ -228,7 +254,7 @@ func gather(p plan.Plan, o Options) (*env, error) {
 	if _, err := os.Stat(hostPath(o.Root, "/etc/NetworkManager/system-connections")); err == nil {
 		e.networkManager = true
 	}
-	return e, nil
+	return nil
 }
 
 // readFile records a file apply may write, and the directories missing
@@ -270,188 +296,44 @@ func (e *env) readFile(root, name string) error {
 // changes to make. It refuses, with one line and before anything is
 // written, whatever the kernel would reject or the plan no longer fits.
 func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
-	switch {
-	case p.Schema != plan.Schema:
-		return nil, nil, refuse("not a longhaul plan: schema %q, want %s (write one with longhaul plan --json)", p.Schema, plan.Schema)
-	case p.Kernel == "":
-		return nil, nil, refuse("the plan does not say which kernel it was made for: make it again with longhaul plan")
-	case p.Kernel != e.kernel:
-		return nil, nil, refuse("the plan was made for Linux %s but this host runs %s: make the plan again here", p.Kernel, e.kernel)
-	case p.Netns != o.Netns && p.Netns != "":
-		return nil, nil, refuse("the plan was made for network namespace %s: apply it with --netns %s", p.Netns, p.Netns)
-	case p.Netns != o.Netns:
-		return nil, nil, refuse("the plan was made for the host's namespace, not for netns %s: make it with longhaul plan --netns %s", o.Netns, o.Netns)
+	if err := checkTarget(p, e, o); err != nil {
+		return nil, nil, err
 	}
-	j := &Journal{
-		Schema: JournalSchema, Created: o.Now().UTC(), Root: o.Root, Netns: o.Netns, Kernel: e.kernel,
-		PlanDigest: Digest(p), Summary: Summary(p), Persist: o.Persist,
-		Sysctls: []SysctlStep{}, Routes: []RouteStep{}, Files: []FileStep{},
+	b := &journalBuilder{
+		e: e, o: o,
+		j: &Journal{
+			Schema: JournalSchema, Created: o.Now().UTC(), Root: o.Root, Netns: o.Netns, Kernel: e.kernel,
+			PlanDigest: Digest(p), Summary: Summary(p), Persist: o.Persist,
+			Sysctls: []SysctlStep{}, Routes: []RouteStep{}, Files: []FileStep{},
+		},
+		rep:     &Report{Changes: []Change{}},
+		seen:    map[string]bool{},
+		set:     map[string]string{},
+		dropIns: map[string][]rtnl.Route{},
+		dhcp:    map[string]map[string]bool{},
 	}
-	rep := &Report{Changes: []Change{}}
-	seen := map[string]bool{}
-	set := map[string]string{} // sysctls the host ends up with, for conflicts
-	var persistSysctls []sysctlEntry
-	dropIns := map[string][]RouteState{}
-	dhcp := map[string]map[string]bool{}
-	var dropInOrder []string
 	for i, it := range p.Items {
+		var err error
 		switch it.Kind {
 		case plan.KindSysctl:
-			key, err := sysctl.CheckKey(it.Key)
-			if err != nil {
-				return nil, nil, refuse("plan item %d: %v", i+1, err)
-			}
-			if seen[key] {
-				return nil, nil, refuse("%s appears twice in the plan", key)
-			}
-			seen[key] = true
-			if o.Netns != "" && hostScoped(key) {
-				rep.Changes = append(rep.Changes, Change{Kind: "sysctl", Key: key, Before: it.Current, After: it.New, Status: "skipped",
-					Note: "host-wide, not per network namespace: apply it on the host"})
-				continue
-			}
-			now := e.sysctls[key]
-			if !now.exists {
-				return nil, nil, refuse("%s: no such key on this kernel (Linux %s): refusing the plan", key, e.kernel)
-			}
-			if err := checkValue(key, it.New, e.memTotal, e.pageSize); err != nil {
-				return nil, nil, refuse("%s = %q: %v", key, it.New, err)
-			}
-			if !now.writable {
-				where := "here"
-				if o.Netns != "" {
-					where = "inside network namespace " + o.Netns
-				}
-				return nil, nil, refuse("%s is read-only %s", key, where)
-			}
-			cur, want := sysctl.Normalize(now.raw), sysctl.Normalize(it.New)
-			switch cur {
-			case want:
-				rep.Changes = append(rep.Changes, Change{Kind: "sysctl", Key: key, Before: cur, After: want, Status: "unchanged"})
-			case sysctl.Normalize(it.Current):
-				j.Sysctls = append(j.Sysctls, SysctlStep{Key: key, Before: now.raw, After: want})
-				rep.Changes = append(rep.Changes, Change{Kind: "sysctl", Key: key, Before: cur, After: want, Status: "change"})
-			default:
-				return nil, nil, refuse("%s is %q now but the plan was made when it was %q: make the plan again", key, cur, sysctl.Normalize(it.Current))
-			}
-			set[key] = want
-			persistSysctls = append(persistSysctls, sysctlEntry{comment: fmt.Sprintf("# transaction %s: was %s", pendingID, cur), key: key, value: want})
+			err = b.sysctl(i, it)
 		case plan.KindRoute:
-			r := it.Route
-			if r == nil {
-				return nil, nil, refuse("plan item %d (%s): a route item without its route", i+1, it.Key)
-			}
-			if r.Family != "inet" && r.Family != "inet6" {
-				return nil, nil, refuse("route %s: family %q, want inet or inet6", r.Dst, r.Family)
-			}
-			if _, err := (RouteState{Family: r.Family, Dst: r.Dst}).prefix(); err != nil {
-				return nil, nil, refuse("%v", err)
-			}
-			for _, m := range []struct {
-				name string
-				v    int
-			}{{"initcwnd", r.InitCwnd}, {"initrwnd", r.InitRwnd}} {
-				if m.v < 0 || m.v > pathmodel.MaxInitWindow {
-					return nil, nil, refuse("route %s: %s %d out of range 1..%d segments", r.Dst, m.name, m.v, pathmodel.MaxInitWindow)
-				}
-			}
-			if r.InitCwnd == 0 && r.InitRwnd == 0 {
-				return nil, nil, refuse("route %s: the item sets neither initcwnd nor initrwnd", r.Dst)
-			}
-			id := "route " + r.Family + " " + r.Dst
-			if seen[id] {
-				return nil, nil, refuse("route %s appears twice in the plan", r.Dst)
-			}
-			seen[id] = true
-			rn := e.routes[i]
-			after := RouteState{Family: r.Family, Dst: r.Dst, Gateway: r.Gateway, Dev: r.Dev, Table: r.Table, InitCwnd: r.InitCwnd, InitRwnd: r.InitRwnd}
-			if o.Router == nil {
-				rep.Changes = append(rep.Changes, Change{Kind: "route", Key: r.Dst, Before: it.Current, After: after.String() + " " + after.metricsText(), Status: "skipped",
-					Note: "routes are live kernel state: none under --root"})
-			} else {
-				if rn.lookupErr != nil {
-					return nil, nil, fmt.Errorf("route %s: %w", r.Dst, rn.lookupErr)
-				}
-				switch {
-				case rn.exists:
-					before := rn.exact
-					after = before
-					if r.InitCwnd > 0 {
-						after.InitCwnd = r.InitCwnd
-					}
-					if r.InitRwnd > 0 {
-						after.InitRwnd = r.InitRwnd
-					}
-					c := Change{Kind: "route", Key: r.Dst, Before: before.String() + " " + before.metricsText(), After: after.String() + " " + after.metricsText(), Status: "unchanged"}
-					if after != before {
-						c.Status = "change"
-						j.Routes = append(j.Routes, RouteStep{Existed: true, Before: before, After: after})
-					}
-					rep.Changes = append(rep.Changes, c)
-				case r.Exists:
-					return nil, nil, refuse("the route to %s existed when the plan was made but is gone now: make the plan again", r.Dst)
-				case !rn.covered:
-					return nil, nil, refuse("no route covers %s: there is no gateway and device to add it with", r.Dst)
-				default:
-					if r.Dev != "" && (rn.cover.Dev != r.Dev || rn.cover.Gateway != r.Gateway) {
-						return nil, nil, refuse("traffic to %s now follows %s, but the plan was made when it went%s: make the plan again", r.Dst, rn.cover, via(r.Gateway, r.Dev))
-					}
-					after.Gateway, after.Dev, after.Table = rn.cover.Gateway, rn.cover.Dev, rn.cover.Table
-					j.Routes = append(j.Routes, RouteStep{Existed: false, Before: RouteState{Family: r.Family, Dst: r.Dst, Table: rn.cover.Table}, After: after})
-					rep.Changes = append(rep.Changes, Change{Kind: "route", Key: r.Dst, Before: "absent: follows " + rn.cover.String(), After: after.String() + " " + after.metricsText(), Status: "change"})
-				}
-			}
-			switch {
-			case !o.Persist:
-				rep.note("route %s: runtime only, lost at reboot (use --persist to write the network configuration)", r.Dst)
-			case rn.networkFileError != nil:
-				return nil, nil, fmt.Errorf("route %s: %w", r.Dst, rn.networkFileError)
-			case rn.networkFile != "":
-				d := networkdDropIn(rn.networkFile)
-				if _, ok := dropIns[d]; !ok {
-					dropInOrder = append(dropInOrder, d)
-					dhcp[d] = map[string]bool{}
-				}
-				dropIns[d] = append(dropIns[d], after)
-				dhcp[d][after.Dst] = r.DHCP
-			case after.Dev == "":
-				rep.note("route %s: its device is unknown, so its network configuration is too: not persisted", r.Dst)
-			case e.networkManager:
-				rep.note("route %s: %s", r.Dst, nmHint(after))
-			default:
-				rep.note("route %s: neither systemd-networkd (no .network file matches %s) nor NetworkManager manages %s: the route lasts until reboot; add \"ip route replace %s %s\" to your network configuration",
-					r.Dst, after.Dev, after.Dev, after.String(), after.metricsText())
-			}
+			err = b.route(i, it)
 		case plan.KindApp:
-			rep.Apps = append(rep.Apps, it)
+			b.rep.Apps = append(b.rep.Apps, it)
 		default:
-			return nil, nil, refuse("plan item %d (%s): unknown kind %q", i+1, it.Key, it.Kind)
+			err = refuse("plan item %d (%s): unknown kind %q", i+1, it.Key, it.Kind)
 		}
-	}
-	if o.Persist && len(persistSysctls) > 0 {
-		f := e.files[SysctlDropIn]
-		if f.symlink {
-			return nil, nil, refuse("%s is a symlink or not a regular file: refusing to write through it", SysctlDropIn)
-		}
-		content, err := renderSysctlDropIn(f.data, pendingID, j.Summary, persistSysctls)
 		if err != nil {
-			return nil, nil, refuse("%v", err)
+			return nil, nil, err
 		}
-		addFile(j, rep, SysctlDropIn, f, content)
 	}
-	for _, d := range dropInOrder {
-		f := e.files[d]
-		if f.symlink {
-			return nil, nil, refuse("%s is a symlink or not a regular file: refusing to write through it", d)
-		}
-		content, err := renderNetworkdDropIn(f.data, d, pendingID, j.Summary, dropIns[d], dhcp[d])
-		if err != nil {
-			return nil, nil, refuse("%v", err)
-		}
-		addFile(j, rep, d, f, content)
+	if err := b.files(); err != nil {
+		return nil, nil, err
 	}
+	rep := b.rep
 	if o.Netns == "" {
-		c, n := sysctlConflicts(e.config, set, o.Persist)
+		c, n := sysctlConflicts(e.config, b.set, o.Persist)
 		rep.Conflicts = append(rep.Conflicts, c...)
 		rep.Notes = append(rep.Notes, n...)
 		rep.Conflicts = append(rep.Conflicts, daemonConflicts(e.daemons)...)
@@ -460,7 +342,233 @@ func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
 		}
 	}
 	sort.SliceStable(rep.Changes, func(a, b int) bool { return kindRank(rep.Changes[a].Kind) < kindRank(rep.Changes[b].Kind) })
-	return j, rep, nil
+	return b.j, rep, nil
+}
+
+// checkTarget refuses a plan that is not one, or was made for another
+// kernel or namespace.
+func checkTarget(p plan.Plan, e *env, o Options) error {
+	switch {
+	case p.Schema != plan.Schema:
+		return refuse("not a longhaul plan: schema %q, want %s (write one with longhaul plan --json)", p.Schema, plan.Schema)
+	case p.Kernel == "":
+		return refuse("the plan does not say which kernel it was made for: make it again with longhaul plan")
+	case p.Kernel != e.kernel:
+		return refuse("the plan was made for Linux %s but this host runs %s: make the plan again here", p.Kernel, e.kernel)
+	case p.Netns != o.Netns && p.Netns != "":
+		return refuse("the plan was made for network namespace %s: apply it with --netns %s", p.Netns, p.Netns)
+	case p.Netns != o.Netns:
+		return refuse("the plan was made for the host's namespace, not for netns %s: make it with longhaul plan --netns %s", o.Netns, o.Netns)
+	}
+	return nil
+}
+
+// journalBuilder is build's state while it walks the plan's items: the
+// journal and report so far and what the files apply writes will hold.
+type journalBuilder struct {
+	e   *env
+	o   Options
+	j   *Journal
+	rep *Report
+	// seen holds the sysctl keys and route ids already planned.
+	seen map[string]bool
+	// set holds the sysctls the host ends up with, for conflicts.
+	set            map[string]string
+	persistSysctls []sysctlEntry
+	// dropIns holds the routes per networkd drop-in, in dropInOrder, and
+	// dhcp which of their destinations have a DHCP gateway.
+	dropIns     map[string][]rtnl.Route
+	dhcp        map[string]map[string]bool
+	dropInOrder []string
+}
+
+// sysctl judges plan item i, a sysctl.
+func (b *journalBuilder) sysctl(i int, it plan.Item) error {
+	o, rep := b.o, b.rep
+	key, err := sysctl.CheckKey(it.Key)
+	if err != nil {
+		return refuse("plan item %d: %v", i+1, err)
+	}
+	if b.seen[key] {
+		return refuse("%s appears twice in the plan", key)
+	}
+	b.seen[key] = true
+	if o.Netns != "" && hostScoped(key) {
+		rep.Changes = append(rep.Changes, Change{Kind: "sysctl", Key: key, Before: it.Current, After: it.New, Status: "skipped",
+			Note: "host-wide, not per network namespace: apply it on the host"})
+		return nil
+	}
+	now := b.e.sysctls[key]
+	if !now.exists {
+		return refuse("%s: no such key on this kernel (Linux %s): refusing the plan", key, b.e.kernel)
+	}
+	if err := checkValue(key, it.New, b.e.memTotal, b.e.pageSize); err != nil {
+		return refuse("%s = %q: %v", key, it.New, err)
+	}
+	if !now.writable {
+		where := "here"
+		if o.Netns != "" {
+			where = "inside network namespace " + o.Netns
+		}
+		return refuse("%s is read-only %s", key, where)
+	}
+	cur, want := sysctl.Normalize(now.raw), sysctl.Normalize(it.New)
+	switch cur {
+	case want:
+		rep.Changes = append(rep.Changes, Change{Kind: "sysctl", Key: key, Before: cur, After: want, Status: "unchanged"})
+	case sysctl.Normalize(it.Current):
+		b.j.Sysctls = append(b.j.Sysctls, SysctlStep{Key: key, Before: now.raw, After: want})
+		rep.Changes = append(rep.Changes, Change{Kind: "sysctl", Key: key, Before: cur, After: want, Status: "change"})
+	default:
+		return refuse("%s is %q now but the plan was made when it was %q: make the plan again", key, cur, sysctl.Normalize(it.Current))
+	}
+	b.set[key] = want
+	b.persistSysctls = append(b.persistSysctls, sysctlEntry{comment: fmt.Sprintf("# transaction %s: was %s", pendingID, cur), key: key, value: want})
+	return nil
+}
+
+// route judges plan item i, a route.
+func (b *journalBuilder) route(i int, it plan.Item) error {
+	if err := b.checkRoute(i, it); err != nil {
+		return err
+	}
+	rn := b.e.routes[i]
+	after, err := b.routeChange(it, rn)
+	if err != nil {
+		return err
+	}
+	return b.persistRoute(it.Route, rn, after)
+}
+
+// checkRoute refuses a route item the kernel would not take or that
+// repeats another.
+func (b *journalBuilder) checkRoute(i int, it plan.Item) error {
+	r := it.Route
+	if r == nil {
+		return refuse("plan item %d (%s): a route item without its route", i+1, it.Key)
+	}
+	if r.Family != "inet" && r.Family != "inet6" {
+		return refuse("route %s: family %q, want inet or inet6", r.Dst, r.Family)
+	}
+	if _, err := r.Target().Prefix(); err != nil {
+		return refuse("%v", err)
+	}
+	for _, m := range []struct {
+		name string
+		v    int
+	}{{"initcwnd", r.InitCwnd}, {"initrwnd", r.InitRwnd}} {
+		if m.v < 0 || m.v > pathmodel.MaxInitWindow {
+			return refuse("route %s: %s %d out of range 1..%d segments", r.Dst, m.name, m.v, pathmodel.MaxInitWindow)
+		}
+	}
+	if r.InitCwnd == 0 && r.InitRwnd == 0 {
+		return refuse("route %s: the item sets neither initcwnd nor initrwnd", r.Dst)
+	}
+	id := "route " + r.Family + " " + r.Dst
+	if b.seen[id] {
+		return refuse("route %s appears twice in the plan", r.Dst)
+	}
+	b.seen[id] = true
+	return nil
+}
+
+// routeChange journals and reports the route change against the route
+// found now, and returns the route as it will be.
+func (b *journalBuilder) routeChange(it plan.Item, rn routeNow) (rtnl.Route, error) {
+	r, rep := it.Route, b.rep
+	after := r.Target()
+	if b.o.Router == nil {
+		rep.Changes = append(rep.Changes, Change{Kind: "route", Key: r.Dst, Before: it.Current, After: after.String() + " " + after.MetricsText(), Status: "skipped",
+			Note: "routes are live kernel state: none under --root"})
+		return after, nil
+	}
+	if rn.lookupErr != nil {
+		return after, fmt.Errorf("route %s: %w", r.Dst, rn.lookupErr)
+	}
+	switch {
+	case rn.exists:
+		before := rn.exact
+		after = before
+		if r.InitCwnd > 0 {
+			after.InitCwnd = r.InitCwnd
+		}
+		if r.InitRwnd > 0 {
+			after.InitRwnd = r.InitRwnd
+		}
+		c := Change{Kind: "route", Key: r.Dst, Before: before.String() + " " + before.MetricsText(), After: after.String() + " " + after.MetricsText(), Status: "unchanged"}
+		if after != before {
+			c.Status = "change"
+			b.j.Routes = append(b.j.Routes, RouteStep{Existed: true, Before: before, After: after})
+		}
+		rep.Changes = append(rep.Changes, c)
+	case r.Exists:
+		return after, refuse("the route to %s existed when the plan was made but is gone now: make the plan again", r.Dst)
+	case !rn.covered:
+		return after, refuse("no route covers %s: there is no gateway and device to add it with", r.Dst)
+	default:
+		if r.Dev != "" && (rn.cover.Dev != r.Dev || rn.cover.Gateway != r.Gateway) {
+			return after, refuse("traffic to %s now follows %s, but the plan was made when it went%s: make the plan again", r.Dst, rn.cover, r.Target().Via())
+		}
+		after.Gateway, after.Dev, after.Table = rn.cover.Gateway, rn.cover.Dev, rn.cover.Table
+		b.j.Routes = append(b.j.Routes, RouteStep{Existed: false, Before: rtnl.Route{Family: r.Family, Dst: r.Dst, Table: rn.cover.Table}, After: after})
+		rep.Changes = append(rep.Changes, Change{Kind: "route", Key: r.Dst, Before: "absent: follows " + rn.cover.String(), After: after.String() + " " + after.MetricsText(), Status: "change"})
+	}
+	return after, nil
+}
+
+// persistRoute adds the route to its networkd drop-in, or says how to
+// persist it, when the apply persists.
+func (b *journalBuilder) persistRoute(r *plan.Route, rn routeNow, after rtnl.Route) error {
+	rep := b.rep
+	switch {
+	case !b.o.Persist:
+		rep.note("route %s: runtime only, lost at reboot (use --persist to write the network configuration)", r.Dst)
+	case rn.networkFileError != nil:
+		return fmt.Errorf("route %s: %w", r.Dst, rn.networkFileError)
+	case rn.networkFile != "":
+		d := networkdDropIn(rn.networkFile)
+		if _, ok := b.dropIns[d]; !ok {
+			b.dropInOrder = append(b.dropInOrder, d)
+			b.dhcp[d] = map[string]bool{}
+		}
+		b.dropIns[d] = append(b.dropIns[d], after)
+		b.dhcp[d][after.Dst] = r.DHCP
+	case after.Dev == "":
+		rep.note("route %s: its device is unknown, so its network configuration is too: not persisted", r.Dst)
+	case b.e.networkManager:
+		rep.note("route %s: %s", r.Dst, nmHint(after))
+	default:
+		rep.note("route %s: neither systemd-networkd (no .network file matches %s) nor NetworkManager manages %s: the route lasts until reboot; add \"ip route replace %s %s\" to your network configuration",
+			r.Dst, after.Dev, after.Dev, after.String(), after.MetricsText())
+	}
+	return nil
+}
+
+// files adds the drop-ins that persist the sysctls and routes.
+func (b *journalBuilder) files() error {
+	if b.o.Persist && len(b.persistSysctls) > 0 {
+		f := b.e.files[SysctlDropIn]
+		if f.symlink {
+			return refuse("%s is a symlink or not a regular file: refusing to write through it", SysctlDropIn)
+		}
+		content, err := renderSysctlDropIn(f.data, pendingID, b.j.Summary, b.persistSysctls)
+		if err != nil {
+			return refuse("%v", err)
+		}
+		addFile(b.j, b.rep, SysctlDropIn, f, content)
+	}
+	for _, d := range b.dropInOrder {
+		f := b.e.files[d]
+		if f.symlink {
+			return refuse("%s is a symlink or not a regular file: refusing to write through it", d)
+		}
+		content, err := renderNetworkdDropIn(f.data, d, pendingID, b.j.Summary, b.dropIns[d], b.dhcp[d])
+		if err != nil {
+			return refuse("%v", err)
+		}
+		addFile(b.j, b.rep, d, f, content)
+	}
+	return nil
 }
 
 func kindRank(k string) int {
@@ -471,17 +579,6 @@ func kindRank(k string) int {
 		return 1
 	}
 	return 2
-}
-
-func via(gw, dev string) string {
-	s := ""
-	if gw != "" {
-		s += " via " + gw
-	}
-	if dev != "" {
-		s += " dev " + dev
-	}
-	return s
 }
 
 // addFile adds a file step unless the file already says the same below

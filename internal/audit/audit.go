@@ -90,14 +90,3 @@ func Run(s *snapshot.Snapshot, p Path) []Finding {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
 	return out
 }
-
-// Worst returns the most severe level among findings ("" for none).
-func Worst(fs []Finding) Severity {
-	var w Severity
-	for _, f := range fs {
-		if w == "" || f.Severity.rank() < w.rank() {
-			w = f.Severity
-		}
-	}
-	return w
-}

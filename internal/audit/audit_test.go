@@ -122,15 +122,6 @@ func one(t *testing.T, fs []Finding, id string) Finding {
 	return got[0]
 }
 
-func none(t *testing.T, fs []Finding, id string) {
-	t.Helper()
-	for _, f := range fs {
-		if f.ID == id {
-			t.Fatalf("want no %q finding, got %+v", id, f)
-		}
-	}
-}
-
 // texts lists the substrings wanted in each text field of a finding.
 type texts struct {
 	observed, expected, why, fix []string
@@ -1140,34 +1131,6 @@ func cmpSortedAsSet() cmp.Option {
 		slices.Sort(out)
 		return out
 	})
-}
-
-func TestWorst(t *testing.T) {
-	f := func(sevs ...Severity) []Finding {
-		var out []Finding
-		for _, s := range sevs {
-			out = append(out, Finding{ID: "x", Severity: s})
-		}
-		return out
-	}
-	tests := []struct {
-		name string
-		fs   []Finding
-		want Severity
-	}{
-		{"none", nil, ""},
-		{"info", f(Info), Info},
-		{"info warn", f(Info, Warn, Info), Warn},
-		{"warn crit info", f(Warn, Crit, Info), Crit},
-		{"crit first", f(Crit, Warn), Crit},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Worst(tc.fs); got != tc.want {
-				t.Errorf("Worst: want %q, got %q", tc.want, got)
-			}
-		})
-	}
 }
 
 func TestEmptySnapshot(t *testing.T) {

@@ -1,6 +1,10 @@
 package lab
 
-import "github.com/longhaul/longhaul/internal/results"
+import (
+	"time"
+
+	"github.com/longhaul/longhaul/internal/results"
+)
 
 // bulkMetrics adds the sender's steady-state throughput and the
 // tcp_info time shares to metrics.
@@ -91,4 +95,20 @@ func advertisedWindow(samples []results.Sample, end string) (float64, bool) {
 		return 0, false
 	}
 	return results.Median(w), true
+}
+
+// eta blends the scenario's estimate with the measured pace: early on
+// the estimate dominates, later the measurement.
+func eta(done, total int, elapsed, estimate time.Duration) time.Duration {
+	if done >= total {
+		return 0
+	}
+	left := float64(total-done) / float64(total)
+	byEstimate := time.Duration(float64(estimate) * left)
+	if done == 0 {
+		return byEstimate
+	}
+	byPace := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
+	w := float64(done) / float64(total)
+	return time.Duration(w*float64(byPace) + (1-w)*float64(byEstimate))
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package lab
 
 import (
@@ -128,22 +130,6 @@ func (r *runner) all(ctx context.Context, w *results.Writer) ([]results.Run, err
 		r.opt.Progress(Progress{Done: len(out), Total: total, Elapsed: time.Since(start)})
 	}
 	return out, nil
-}
-
-// eta blends the scenario's estimate with the measured pace: early on
-// the estimate dominates, later the measurement.
-func eta(done, total int, elapsed, estimate time.Duration) time.Duration {
-	if done >= total {
-		return 0
-	}
-	left := float64(total-done) / float64(total)
-	byEstimate := time.Duration(float64(estimate) * left)
-	if done == 0 {
-		return byEstimate
-	}
-	byPace := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
-	w := float64(done) / float64(total)
-	return time.Duration(w*float64(byPace) + (1-w)*float64(byEstimate))
 }
 
 // one makes one run of case c on a fresh path.

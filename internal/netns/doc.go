@@ -58,4 +58,10 @@
 // Creating, entering and deleting namespaces needs CAP_SYS_ADMIN. When it
 // is missing, errors wrap [ErrNotPermitted]; the helper package
 // internal/netns/nstest uses that to skip tests instead of failing them.
+//
+// # Other systems
+//
+// Off Linux, [Create], [Delete] and [Do] return errors wrapping
+// [ErrNotSupported]; [Path], [Exists] and [List] work anywhere, so that
+// packages that use a namespace only on request build everywhere.
 package netns

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 func TestValidateName(t *testing.T) {
@@ -54,11 +53,11 @@ func TestClassify(t *testing.T) {
 		wantPerm bool
 		wantIs   error
 	}{
-		{name: "eperm", step: "unshare", in: unix.EPERM, wantMsg: "operation not permitted", wantPerm: true, wantIs: unix.EPERM},
-		{name: "eacces in path error", step: "create /run/netns/x", in: &os.PathError{Op: "open", Path: "/run/netns/x", Err: unix.EACCES},
-			wantMsg: "permission denied", wantPerm: true, wantIs: unix.EACCES},
-		{name: "other errno keeps step", step: "setns", in: unix.EINVAL, wantMsg: "setns: invalid argument", wantIs: unix.EINVAL},
-		{name: "no step", in: unix.ENOENT, wantMsg: "no such file or directory", wantIs: os.ErrNotExist},
+		{name: "eperm", step: "unshare", in: syscall.EPERM, wantMsg: "operation not permitted", wantPerm: true, wantIs: syscall.EPERM},
+		{name: "eacces in path error", step: "create /run/netns/x", in: &os.PathError{Op: "open", Path: "/run/netns/x", Err: syscall.EACCES},
+			wantMsg: "permission denied", wantPerm: true, wantIs: syscall.EACCES},
+		{name: "other errno keeps step", step: "setns", in: syscall.EINVAL, wantMsg: "setns: invalid argument", wantIs: syscall.EINVAL},
+		{name: "no step", in: syscall.ENOENT, wantMsg: "no such file or directory", wantIs: os.ErrNotExist},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

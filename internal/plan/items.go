@@ -3,12 +3,10 @@ package plan
 import (
 	"fmt"
 	"math"
-	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
-	"github.com/longhaul/longhaul/internal/rtnl"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -119,153 +117,7 @@ func (b *builder) noMetricsSave() {
 	})
 }
 
-// route plans initcwnd/initrwnd on the route to the destination.
-func (b *builder) route() {
-	if !b.req.Dst.IsValid() && !b.req.DstDefault {
-		b.note("initcwnd/initrwnd: give --dst PREFIX (or --dst default) to plan initial windows for short responses to a destination")
-		return
-	}
-	dst, family := b.req.Dst, "inet"
-	dstText := "default"
-	if b.req.DstDefault {
-		dst = netip.PrefixFrom(netip.IPv4Unspecified(), 0)
-	} else {
-		dstText = dst.String()
-		if dst.Addr().Is6() {
-			family = "inet6"
-		}
-	}
-	rt := &Route{Family: family, Dst: dstText}
-	var now rtnl.Route // the route used for dst today
-	lookedUp := false
-	if b.s.Net != nil {
-		if r, ok := FindRoute(b.s.Net.Routes, family, dstText); ok {
-			now, lookedUp, rt.Exists = r, true, true
-		} else if r, ok := CoveringRoute(b.s.Net.Routes, family, dst); ok {
-			now, lookedUp = r, true
-		}
-	}
-	if lookedUp {
-		rt.Gateway, rt.Dev, rt.Table = now.Gateway, now.Dev, now.Table
-		rt.DHCP = now.Protocol == "dhcp"
-	} else {
-		b.note("route to %s: the snapshot has no routes (--root and --snapshot cannot see them): apply looks up the route it follows", dstText)
-	}
-	if !rt.Exists && b.req.DstDefault {
-		b.warn("no default route in the snapshot: initial windows not planned")
-		return
-	}
-
-	in := b.in
-	in.TransferBytes = b.req.ResponseBytes
-	in.InitCwnd, in.InitRwnd = now.InitCwnd, now.InitRwnd
-	if in.InitCwnd < 0 || in.InitCwnd > pathmodel.MaxInitWindow || in.InitRwnd < 0 || in.InitRwnd > pathmodel.MaxInitWindow {
-		in.InitCwnd, in.InitRwnd = 0, 0
-	}
-	curCwnd, curRwnd := in.InitCwnd, in.InitRwnd
-	oldKernel := b.s.Kernel.Release != "" && !b.s.Kernel.AtLeast(4, 19)
-	// The initial burst should not exceed the path's BDP.
-	cand := max(pathmodel.DefaultInitCwnd, min(PlannedInitCwnd, int(b.now.FlowBDPBytes/int64(b.mss()))))
-	if b.req.Role.sends() && max(curCwnd, pathmodel.DefaultInitCwnd) < cand {
-		rt.InitCwnd = cand
-	}
-	if b.req.Role.receives() {
-		if oldKernel && max(curRwnd, 10) < cand {
-			rt.InitRwnd = cand
-		} else if !oldKernel {
-			b.note("initrwnd: since Linux 4.19 a receiver offers up to 64 KB in its SYN-ACK and the route's initrwnd can only lower it: left alone")
-		}
-		if !b.req.Role.sends() {
-			// The far end is assumed to send with the planned initcwnd.
-			in.InitCwnd = max(curCwnd, cand)
-		}
-	}
-	if rt.InitCwnd == 0 && rt.InitRwnd == 0 {
-		b.note("route %s: initial windows already at least %d segments: left alone", dstText, cand)
-		return
-	}
-	before, err1 := pathmodel.Compute(in)
-	after := in
-	if rt.InitCwnd > 0 {
-		after.InitCwnd = rt.InitCwnd
-	}
-	if rt.InitRwnd > 0 {
-		after.InitRwnd = rt.InitRwnd
-	}
-	planned, err2 := pathmodel.Compute(after)
-	if err1 != nil || err2 != nil || before.Transfer == nil || planned.Transfer == nil {
-		b.warn("route %s: the model could not time a %s response: not planned", dstText, units.FormatBytes(float64(b.req.ResponseBytes)))
-		return
-	}
-	bt, pt := before.Transfer, planned.Transfer
-	if pt.RoundTrips >= bt.RoundTrips {
-		b.note("route %s: a %s response takes %d round trips with initcwnd %d and would not take fewer with %d: left alone",
-			dstText, units.FormatBytes(float64(b.req.ResponseBytes)), bt.RoundTrips, max(curCwnd, pathmodel.DefaultInitCwnd), cand)
-		return
-	}
-	where := fmt.Sprintf("only the route to %s changes, not the whole host", dstText)
-	if b.req.DstDefault {
-		where = "on the default route: every destination without a more specific route"
-	}
-	b.add(Item{
-		Key: "route " + dstText, Kind: KindRoute,
-		Current: routeNow(rt, now, lookedUp),
-		New:     routeNew(rt),
-		Why: fmt.Sprintf("a new connection sends at most min(initcwnd, the receiver's initial window) in its first round trip and doubles per round trip after: a %s response takes %d round trips (%s) from SYN to last byte now, %d (%s) with %s; %s",
-			units.FormatBytes(float64(b.req.ResponseBytes)), bt.RoundTrips, units.FormatDuration(secs(bt.Seconds)), pt.RoundTrips, units.FormatDuration(secs(pt.Seconds)), metrics(rt.InitCwnd, rt.InitRwnd), where),
-		Route: rt,
-	})
-}
-
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-func metrics(cwnd, rwnd int) string {
-	var parts []string
-	if cwnd > 0 {
-		parts = append(parts, fmt.Sprintf("initcwnd %d", cwnd))
-	}
-	if rwnd > 0 {
-		parts = append(parts, fmt.Sprintf("initrwnd %d", rwnd))
-	}
-	return strings.Join(parts, " ")
-}
-
-func showMetric(name string, v int) string {
-	if v == 0 {
-		return name + " unset"
-	}
-	return fmt.Sprintf("%s %d", name, v)
-}
-
-func via(gw, dev string) string {
-	s := ""
-	if gw != "" {
-		s += " via " + gw
-	}
-	if dev != "" {
-		s += " dev " + dev
-	}
-	return s
-}
-
-func routeNow(rt *Route, now rtnl.Route, lookedUp bool) string {
-	m := showMetric("initcwnd", now.InitCwnd) + ", " + showMetric("initrwnd", now.InitRwnd)
-	switch {
-	case rt.Exists:
-		return rt.Dst + via(now.Gateway, now.Dev) + ": " + m
-	case lookedUp:
-		return fmt.Sprintf("no route for %s: it follows %s%s (%s)", rt.Dst, now.Dst, via(now.Gateway, now.Dev), m)
-	}
-	return "unknown: no routes in the snapshot"
-}
-
-func routeNew(rt *Route) string {
-	s := rt.Dst + via(rt.Gateway, rt.Dev)
-	if !rt.Exists {
-		s = "add " + s
-	}
-	return s + " " + metrics(rt.InitCwnd, rt.InitRwnd)
-}
 
 // app says what applications should do with SO_RCVBUF/SO_SNDBUF.
 func (b *builder) app() {

@@ -1,10 +1,5 @@
 package plan
 
-import (
-	"github.com/longhaul/longhaul/internal/snapshot"
-	"github.com/longhaul/longhaul/internal/sysconf"
-)
-
 // NamespaceSysctls returns the plan's sysctl values that a child network
 // namespace can hold, by dotted key: what the lab sets in its client and
 // server namespaces to run "the plan's settings" without touching the
@@ -18,22 +13,4 @@ func NamespaceSysctls(p Plan) map[string]string {
 		}
 	}
 	return out
-}
-
-// FromSysctls makes a plan for a host described only by its kernel
-// release and sysctl values (dotted keys, as in a lab profile such as old
-// Ubuntu defaults), with memory unknown.
-func FromSysctls(req Request, kernelRelease string, sysctls map[string]string) (Plan, error) {
-	s := &snapshot.Snapshot{Source: "sysctl values", Sysctls: map[string]string{}, PageSize: 4096}
-	for k, v := range sysctls {
-		s.Sysctls[k] = v
-	}
-	if kernelRelease != "" {
-		k, err := sysconf.ParseKernelRelease(kernelRelease)
-		if err != nil {
-			return Plan{}, inputErr("%v", err)
-		}
-		s.Kernel = k
-	}
-	return Make(s, req)
 }

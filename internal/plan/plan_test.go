@@ -97,7 +97,7 @@ func TestBuffersWithinTwiceTheNeed(t *testing.T) {
 func TestOnlyRaises(t *testing.T) {
 	base := ubuntuOld()
 	base["net.ipv4.tcp_rmem"] = "4096 131072 67108864"
-	p, err := FromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9}, "6.12.0", base)
+	p, err := fromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9}, "6.12.0", base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestRoles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.role), func(t *testing.T) {
-			p, err := FromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9, Role: tc.role}, "5.4.0-150-generic", ubuntuOld())
+			p, err := fromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9, Role: tc.role}, "5.4.0-150-generic", ubuntuOld())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +152,7 @@ func TestRoles(t *testing.T) {
 }
 
 func TestNoMetricsSaveOnlyBefore56(t *testing.T) {
-	p, err := FromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9}, "6.1.0", ubuntuOld())
+	p, err := fromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9}, "6.1.0", ubuntuOld())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestNoMetricsSaveOnlyBefore56(t *testing.T) {
 }
 
 func TestShortRTTLeavesIdleRestart(t *testing.T) {
-	p, err := FromSysctls(Request{RTT: 5 * time.Millisecond, RateBps: 1e9}, "6.12.0", ubuntuOld())
+	p, err := fromSysctls(Request{RTT: 5 * time.Millisecond, RateBps: 1e9}, "6.12.0", ubuntuOld())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestMemoryBudget(t *testing.T) {
 }
 
 func TestAppBuffers(t *testing.T) {
-	p, err := FromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9, AppBuffers: true}, "6.12.0", ubuntuOld())
+	p, err := fromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9, AppBuffers: true}, "6.12.0", ubuntuOld())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestPrerequisites(t *testing.T) {
 	base["net.ipv4.tcp_window_scaling"] = "0"
 	base["net.ipv4.tcp_moderate_rcvbuf"] = "0"
 	base["net.ipv4.tcp_sack"] = "0"
-	p, err := FromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9}, "6.12.0", base)
+	p, err := fromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9}, "6.12.0", base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,36 +327,8 @@ func TestRouteItems(t *testing.T) {
 	}
 }
 
-func TestCoveringRoute(t *testing.T) {
-	routes := []rtnl.Route{
-		{Family: "inet", Dst: "default", Gateway: "10.0.0.1", Table: 254},
-		{Family: "inet", Dst: "203.0.0.0/8", Gateway: "10.0.0.2", Table: 254},
-		{Family: "inet", Dst: "203.0.113.0/24", Gateway: "10.0.0.3", Table: 100},
-		{Family: "inet6", Dst: "default", Gateway: "fe80::1", Table: 254},
-		{Family: "inet", Dst: "198.51.100.9", Gateway: "10.0.0.4", Table: 254},
-	}
-	tests := []struct {
-		family, dst, want string
-	}{
-		{"inet", "203.0.113.0/24", "10.0.0.2"}, // table 100 is not main
-		{"inet", "192.0.2.0/24", "10.0.0.1"},
-		{"inet", "203.0.0.0/7", "10.0.0.1"}, // wider than 203/8
-		{"inet", "198.51.100.9/32", "10.0.0.4"},
-		{"inet6", "2001:db8::/32", "fe80::1"},
-	}
-	for _, tc := range tests {
-		r, ok := CoveringRoute(routes, tc.family, netip.MustParsePrefix(tc.dst))
-		if !ok || r.Gateway != tc.want {
-			t.Errorf("CoveringRoute(%s) = %+v, %v; want via %s", tc.dst, r, ok, tc.want)
-		}
-	}
-	if r, ok := FindRoute(routes, "inet", "198.51.100.9/32"); !ok || r.Gateway != "10.0.0.4" {
-		t.Errorf("FindRoute host route: %+v %v", r, ok)
-	}
-}
-
 func TestNamespaceSysctls(t *testing.T) {
-	p, err := FromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9, AppBuffers: true}, "6.12.0", ubuntuOld())
+	p, err := fromSysctls(Request{RTT: 200 * time.Millisecond, RateBps: 1e9, AppBuffers: true}, "6.12.0", ubuntuOld())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,14 +399,11 @@ func TestBadRequests(t *testing.T) {
 	if _, err := Make(nil, ok); err == nil {
 		t.Errorf("nil snapshot accepted")
 	}
-	if _, err := FromSysctls(ok, "six", nil); err == nil {
-		t.Errorf("bad release accepted")
-	}
 }
 
 // A path too long for one flow's largest window says how many flows.
 func TestTooFewFlowsWarns(t *testing.T) {
-	p, err := FromSysctls(Request{RTT: 600 * time.Millisecond, RateBps: 40e9}, "6.12.0", ubuntuOld())
+	p, err := fromSysctls(Request{RTT: 600 * time.Millisecond, RateBps: 40e9}, "6.12.0", ubuntuOld())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,4 +414,20 @@ func TestTooFewFlowsWarns(t *testing.T) {
 	if m := parseTriple(t, it.New).Max; m > pathmodel.MaxBuffer {
 		t.Errorf("tcp_rmem max %d above the int limit", m)
 	}
+}
+
+// fromSysctls makes a plan for a host described only by its kernel
+// release and sysctl values (dotted keys, as in a lab profile such as old
+// Ubuntu defaults), with memory unknown.
+func fromSysctls(req Request, kernelRelease string, sysctls map[string]string) (Plan, error) {
+	s := &snapshot.Snapshot{Source: "sysctl values", Sysctls: map[string]string{}, PageSize: 4096}
+	for k, v := range sysctls {
+		s.Sysctls[k] = v
+	}
+	k, err := sysconf.ParseKernelRelease(kernelRelease)
+	if err != nil {
+		return Plan{}, err
+	}
+	s.Kernel = k
+	return Make(s, req)
 }

@@ -27,16 +27,15 @@ func Gather() (State, error) {
 	}
 	defer h.Close()
 	var st State
-	for _, fam := range []int{netlink.FAMILY_V4, netlink.FAMILY_V6} {
-		routes, err := h.RouteListFiltered(fam, &netlink.Route{Table: unix.RT_TABLE_UNSPEC}, netlink.RT_FILTER_TABLE)
+	for _, fam := range []string{"inet", "inet6"} {
+		_, routes, err := ListRoutes(h, fam, unix.RT_TABLE_UNSPEC)
 		if err != nil {
 			return st, fmt.Errorf("rtnl: list routes: %w", err)
 		}
 		for _, r := range routes {
-			if r.Type != unix.RTN_UNICAST || r.Table == unix.RT_TABLE_LOCAL {
-				continue
+			if r.Table != unix.RT_TABLE_LOCAL {
+				st.Routes = append(st.Routes, r)
 			}
-			st.Routes = append(st.Routes, convert(h, fam, r))
 		}
 	}
 	sort.SliceStable(st.Routes, func(i, j int) bool {
@@ -57,9 +56,41 @@ func Gather() (State, error) {
 	return st, nil
 }
 
-func convert(h *netlink.Handle, fam int, r netlink.Route) Route {
+// NetlinkFamily is the address family netlink wants for "inet" or
+// "inet6".
+func NetlinkFamily(family string) int {
+	if family == "inet6" {
+		return netlink.FAMILY_V6
+	}
+	return netlink.FAMILY_V4
+}
+
+// ListRoutes returns the unicast routes of family ("inet" or "inet6") in
+// table (RT_TABLE_UNSPEC: every table) as netlink has them and, in the
+// same order, as Routes. The netlink values are what a caller changing a
+// route hands back to the kernel.
+func ListRoutes(h *netlink.Handle, family string, table int) ([]netlink.Route, []Route, error) {
+	routes, err := h.RouteListFiltered(NetlinkFamily(family), &netlink.Route{Table: table}, netlink.RT_FILTER_TABLE)
+	if err != nil {
+		return nil, nil, err
+	}
+	var nl []netlink.Route
+	var out []Route
+	for _, r := range routes {
+		if r.Type != unix.RTN_UNICAST {
+			continue
+		}
+		nl = append(nl, r)
+		out = append(out, FromNetlink(h, family, r))
+	}
+	return nl, out, nil
+}
+
+// FromNetlink converts a netlink route of family ("inet" or "inet6"),
+// naming its device through h.
+func FromNetlink(h *netlink.Handle, family string, r netlink.Route) Route {
 	out := Route{
-		Family:   "inet",
+		Family:   family,
 		Dst:      "default",
 		Table:    r.Table,
 		Protocol: r.Protocol.String(),
@@ -68,9 +99,6 @@ func convert(h *netlink.Handle, fam int, r netlink.Route) Route {
 		MTU:      r.MTU,
 		AdvMSS:   r.AdvMSS,
 		Congctl:  r.Congctl,
-	}
-	if fam == netlink.FAMILY_V6 {
-		out.Family = "inet6"
 	}
 	if r.Dst != nil {
 		if ones, _ := r.Dst.Mask.Size(); ones > 0 || !r.Dst.IP.IsUnspecified() {

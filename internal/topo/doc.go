@@ -45,9 +45,8 @@
 // the owning process by PID, start time (field 22 of /proc/PID/stat) and
 // boot id, so that a reused PID is not mistaken for the owner. [Up] writes
 // the state file before creating anything, so a process killed at any
-// point leaves something [Reap] can attribute; and [Up] calls [Reap] for
-// its prefix first. Reap deletes the runs of its prefix whose owner is
-// gone, after SIGKILLing, by PID, every process still inside their
+// point leaves something the reaping can attribute; and [Up] reaps its
+// prefix first: it deletes the runs of its prefix whose owner is gone, after SIGKILLing, by PID, every process still inside their
 // namespaces (matched by the inode of /proc/PID/ns/net); runs of live
 // owners are never touched, and nothing outside the exact naming pattern
 // is. Tests use their own random prefixes so they never see other runs.
@@ -58,7 +57,7 @@
 // descriptors, deletes the namespaces and removes the state file. It is
 // the caller's job to call Close on SIGINT and SIGTERM (for example via
 // signal.NotifyContext and defer); a SIGKILLed or crashed run is cleaned
-// up by the next Up or an explicit Reap. The data plane must not keep
+// up by the next Up with its prefix. The data plane must not keep
 // duplicates of the TUN descriptors after Close: an open descriptor keeps
 // its device, and through it the namespace, alive.
 //

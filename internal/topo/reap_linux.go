@@ -20,7 +20,7 @@ import (
 	"github.com/longhaul/longhaul/internal/netns"
 )
 
-// Reap removes the leftovers of runs with this prefix whose owning
+// reap removes the leftovers of runs with this prefix whose owning
 // process is gone: for each such run it SIGKILLs, by PID, every process
 // whose network namespace is one of the run's (found through
 // /proc/PID/ns/net), deletes the namespaces and removes the state file.
@@ -31,34 +31,49 @@ import (
 // a live process, including the caller, are left alone; so is anything
 // not named exactly "<prefix>-<10 hex digits>-c|s".
 //
-// Owners are identified by PID, so Reap must run in the same PID
+// Owners are identified by PID, so reap must run in the same PID
 // namespace as the processes that called Up.
 //
 // It returns the namespace names and state file paths it removed, sorted.
-func Reap(prefix string) ([]string, error) {
-	if prefix == "" {
-		return nil, fmt.Errorf("topo: reap: empty prefix")
-	}
-	if err := checkPrefix(prefix); err != nil {
-		return nil, fmt.Errorf("topo: reap: %w", err)
-	}
-	removed, err := reap(prefix)
+func reap(prefix string) ([]string, error) {
+	runs, removed, err := findRuns(prefix)
 	if err != nil {
-		return removed, fmt.Errorf("topo: reap %s: %w", prefix, err)
+		return nil, err
 	}
-	return removed, nil
+	var errs []error
+	for _, id := range slices.Sorted(maps.Keys(runs)) {
+		r := runs[id]
+		if r.statePath != "" {
+			st, err := readState(r.statePath)
+			if err == nil && ownerAlive(st) {
+				continue
+			}
+			// Missing (the owner closed it meanwhile) or unreadable: no
+			// live owner can be shown, reap.
+		}
+		gone, err := r.remove()
+		removed = append(removed, gone...)
+		errs = append(errs, err...)
+	}
+	slices.Sort(removed)
+	return removed, joinErrors(errs)
 }
 
-func reap(prefix string) ([]string, error) {
+// leftover is one run's namespaces and state file as found on the host.
+type leftover struct {
+	ns        []string
+	statePath string
+}
+
+// findRuns groups the namespaces and state files of runs with this
+// prefix by run id. On the way it removes temporary state files older
+// than a minute and returns their paths.
+func findRuns(prefix string) (map[string]*leftover, []string, error) {
 	rn := namesFor(prefix)
-	type run struct {
-		ns        []string
-		statePath string
-	}
-	runs := map[string]*run{}
-	get := func(id string) *run {
+	runs := map[string]*leftover{}
+	get := func(id string) *leftover {
 		if runs[id] == nil {
-			runs[id] = &run{}
+			runs[id] = &leftover{}
 		}
 		return runs[id]
 	}
@@ -68,7 +83,7 @@ func reap(prefix string) ([]string, error) {
 	// its (live owner's) state file visible in the listing below.
 	names, err := netns.List(prefix + "-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, n := range names {
 		if m := rn.ns.FindStringSubmatch(n); m != nil {
@@ -77,10 +92,9 @@ func reap(prefix string) ([]string, error) {
 	}
 	entries, err := os.ReadDir(StateDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("list %s: %w", StateDir, err)
+		return nil, nil, fmt.Errorf("list %s: %w", StateDir, err)
 	}
 	var removed []string
-	var errs []error
 	for _, e := range entries {
 		if m := rn.state.FindStringSubmatch(e.Name()); m != nil {
 			get(m[1]).statePath = filepath.Join(StateDir, e.Name())
@@ -97,41 +111,34 @@ func reap(prefix string) ([]string, error) {
 			}
 		}
 	}
+	return runs, removed, nil
+}
 
-	for _, id := range slices.Sorted(maps.Keys(runs)) {
-		r := runs[id]
-		if r.statePath != "" {
-			st, err := readState(r.statePath)
-			if err == nil && ownerAlive(st) {
-				continue
-			}
-			// Missing (the owner closed it meanwhile) or unreadable: no
-			// live owner can be shown, reap.
+// remove kills what runs in the run's namespaces, deletes them and then,
+// if every one is gone, the state file. It returns what it removed.
+func (r *leftover) remove() (removed []string, errs []error) {
+	ok := true
+	for _, name := range r.ns {
+		if _, err := killInNamespace(name); err != nil {
+			errs = append(errs, err)
 		}
-		ok := true
-		for _, name := range r.ns {
-			if _, err := killInNamespace(name); err != nil {
-				errs = append(errs, err)
-			}
-			if err := netns.Delete(name); err != nil {
-				errs = append(errs, err)
-				ok = false
-				continue
-			}
-			removed = append(removed, name)
+		if err := netns.Delete(name); err != nil {
+			errs = append(errs, err)
+			ok = false
+			continue
 		}
-		if ok && r.statePath != "" {
-			err := os.Remove(r.statePath)
-			switch {
-			case err == nil:
-				removed = append(removed, r.statePath)
-			case !errors.Is(err, fs.ErrNotExist):
-				errs = append(errs, fmt.Errorf("remove state file: %w", err))
-			}
+		removed = append(removed, name)
+	}
+	if ok && r.statePath != "" {
+		err := os.Remove(r.statePath)
+		switch {
+		case err == nil:
+			removed = append(removed, r.statePath)
+		case !errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, fmt.Errorf("remove state file: %w", err))
 		}
 	}
-	slices.Sort(removed)
-	return removed, joinErrors(errs)
+	return removed, errs
 }
 
 // writeState records the calling process as the owner of a run and

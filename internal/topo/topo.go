@@ -81,9 +81,6 @@ func (t *Topology) Client() End { return t.ends[0] }
 // Server returns the server end.
 func (t *Topology) Server() End { return t.ends[1] }
 
-// RunID returns the run's identifier, the middle part of its names.
-func (t *Topology) RunID() string { return t.runID }
-
 // Spec returns the specification the topology was built from, with
 // defaults filled in.
 func (t *Topology) Spec() Spec { return t.spec }
@@ -93,8 +90,8 @@ func (t *Topology) Spec() Spec { return t.spec }
 // network namespace is one of the two), closes the TUN file descriptors,
 // deletes both namespaces (which destroys the TUN devices) and removes
 // the state file. The state file is kept if a namespace could not be
-// deleted, so that a later [Reap] finishes the job. Close is idempotent:
-// later calls return the first call's result.
+// deleted, so that the next [Up] with the same prefix finishes the job.
+// Close is idempotent: later calls return the first call's result.
 //
 // The caller must arrange for Close to run on SIGINT and SIGTERM (for
 // example with signal.NotifyContext and a deferred Close); after SIGKILL

@@ -280,7 +280,7 @@ func TestIntegrationUp(t *testing.T) {
 	t.Run("ends", func(t *testing.T) {
 		ignore := cmp.Options{cmpopts.IgnoreFields(End{}, "Tun"), cmpopts.IgnoreUnexported(End{}),
 			cmp.Comparer(func(a, b netip.Addr) bool { return a == b })}
-		run := topo.RunID()
+		run := topo.runID
 		wantC := End{Netns: prefix + "-" + run + "-c", Dev: "lh0", Addr: netip.MustParseAddr("198.18.0.1"),
 			Sysctls: map[string]string{
 				"net.ipv4.tcp_no_metrics_save":   "1",
@@ -446,7 +446,7 @@ func TestIntegrationUp(t *testing.T) {
 				t.Errorf("namespace %s survived Close", e.Netns)
 			}
 		}
-		if _, err := os.Stat(filepath.Join(StateDir, prefix+"-"+topo.RunID()+".json")); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(StateDir, prefix+"-"+topo.runID+".json")); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("state file after Close: %v, want not exist", err)
 		}
 		if err := topo.Close(); err != nil {
@@ -774,7 +774,7 @@ func TestIntegrationReapAfterKill(t *testing.T) {
 	}
 
 	t.Run("live owner is left alone", func(t *testing.T) {
-		removed, err := Reap(prefix)
+		removed, err := reap(prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -797,7 +797,7 @@ func TestIntegrationReapAfterKill(t *testing.T) {
 		t.Fatalf("sleep %d in the namespace is gone before Reap (%v); the test needs it alive", sleepPID, err)
 	}
 
-	removed, err := Reap(prefix)
+	removed, err := reap(prefix)
 	if err != nil {
 		t.Fatalf("Reap: %v", err)
 	}
@@ -823,7 +823,7 @@ func TestIntegrationReapAfterKill(t *testing.T) {
 func TestIntegrationReapLeavesLiveRun(t *testing.T) {
 	prefix := newPrefix(t)
 	topo := up(t, Spec{Prefix: prefix})
-	removed, err := Reap(prefix)
+	removed, err := reap(prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -838,7 +838,7 @@ func TestIntegrationReapLeavesLiveRun(t *testing.T) {
 	// A second Up with the same prefix reaps too, and must not touch the
 	// first run either.
 	other := up(t, Spec{Prefix: prefix})
-	if other.RunID() == topo.RunID() {
+	if other.runID == topo.runID {
 		t.Fatal("two runs got the same id")
 	}
 	if !netns.Exists(topo.Client().Netns) {
@@ -917,7 +917,7 @@ func TestIntegrationReapStates(t *testing.T) {
 				}
 				defer os.Remove(path)
 			}
-			removed, err := Reap(prefix)
+			removed, err := reap(prefix)
 			if err != nil {
 				t.Fatalf("Reap: %v", err)
 			}

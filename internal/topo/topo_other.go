@@ -10,9 +10,6 @@ import (
 // Up needs Linux network namespaces and TUN devices.
 func Up(ctx context.Context, s Spec) (*Topology, error) { return nil, ErrNotSupported }
 
-// Reap needs Linux network namespaces.
-func Reap(prefix string) ([]string, error) { return nil, ErrNotSupported }
-
 // Command returns a command that fails to start: there are no network
 // namespaces here.
 func (e End) Command(ctx context.Context, name string, args ...string) *exec.Cmd {

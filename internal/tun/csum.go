@@ -1,9 +1,6 @@
 package tun
 
-import (
-	"encoding/binary"
-	"net/netip"
-)
+import "encoding/binary"
 
 // Internet checksum helpers (RFC 1071). Sums are kept in a uint64
 // accumulator of 16-bit big-endian words and folded with end-around carry,
@@ -33,25 +30,6 @@ func csumFold(acc uint64) uint16 {
 		acc = (acc >> 16) + (acc & 0xffff)
 	}
 	return uint16(acc)
-}
-
-// pseudoHeaderSum returns the folded (not complemented) sum of the TCP/UDP
-// pseudo-header for src, dst, proto and the L4 length: exactly what the
-// kernel stores in the checksum field of a CHECKSUM_PARTIAL packet
-// (~tcp_v4_check(len, saddr, daddr, 0), ~csum_ipv6_magic(...)).
-func pseudoHeaderSum(src, dst netip.Addr, proto uint8, l4len int) uint16 {
-	var acc uint64
-	if src.Is4() {
-		a, b := src.As4(), dst.As4()
-		acc = csumAdd(acc, a[:])
-		acc = csumAdd(acc, b[:])
-	} else {
-		a, b := src.As16(), dst.As16()
-		acc = csumAdd(acc, a[:])
-		acc = csumAdd(acc, b[:])
-	}
-	acc += uint64(proto) + uint64(uint32(l4len)>>16) + uint64(uint16(l4len))
-	return csumFold(acc)
 }
 
 // adjustLen replaces oldLen by newLen in a folded partial sum, the way

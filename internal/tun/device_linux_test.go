@@ -246,7 +246,7 @@ func splitter(st *copyStats, seed uint64, dropEvery, maxDrops int) transform {
 			}
 		}
 		var err error
-		out, err = Split(frame, runs, out)
+		out, err = splitRuns(frame, runs, out)
 		if err != nil {
 			return err
 		}

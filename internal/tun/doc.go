@@ -76,7 +76,7 @@
 // header, IPv4 (with options) or IPv6 (with hop-by-hop, routing and
 // destination options headers), TCP or UDP. It returns an Info with the
 // header length, the per-segment payloads (FillPacket turns them into a
-// linkemu.Packet, reusing its slice) and the fields Split needs. Malformed
+// linkemu.Packet, reusing its slice) and the fields AppendRun needs. Malformed
 // frames are rejected with errors wrapping ErrMalformed: truncated headers,
 // IHL < 5, a TCP data offset < 5, an IP length that does not match the
 // bytes read, an unknown gso_type, a gso_type that does not match the
@@ -88,7 +88,7 @@
 //
 // # Split rules
 //
-// AppendRun and Split produce, for a run of consecutive segments to keep
+// AppendRun produces, for a run of consecutive segments to keep
 // (first segment k, count c) of a super-packet with MSS m, the frame a
 // TSO engine would have produced had the super-packet held only those
 // segments. Segmenting the result yields byte for byte the same wire
@@ -125,6 +125,6 @@
 // A run covering the whole super-packet is returned unchanged. Splitting
 // requires NEEDS_CSUM (always present on what the kernel hands out);
 // otherwise the functions return ErrUnsupported. Outputs go to
-// caller-provided buffers: with enough capacity neither AppendRun nor
-// Split allocates.
+// caller-provided buffers: with enough capacity AppendRun does not
+// allocate.
 package tun

@@ -233,7 +233,7 @@ func FuzzSplit(f *testing.F) {
 			}
 			pos += l
 		}
-		out, err := Split(orig, runs, nil)
+		out, err := splitRuns(orig, runs, nil)
 		if err != nil {
 			t.Fatalf("Split(%v) of %d segments: %v", runs, n, err)
 		}

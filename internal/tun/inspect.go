@@ -51,7 +51,7 @@ const (
 const udpMaxSegments = 128
 
 // Info is what Inspect learns about a frame: the facts that decide its cost
-// on an emulated wire and that Split needs to cut it.
+// on an emulated wire and that AppendRun needs to cut it.
 type Info struct {
 	Hdr VirtioNetHdr
 

@@ -143,7 +143,7 @@ func TestSplit(t *testing.T) {
 			}
 			verifyWire(t, origSegs)
 
-			out, err := Split(orig, tt.runs, nil)
+			out, err := splitRuns(orig, tt.runs, nil)
 			if err != nil {
 				t.Fatalf("Split: %v", err)
 			}
@@ -253,7 +253,7 @@ func TestSplitErrors(t *testing.T) {
 		}
 	})
 	t.Run("Split bad run", func(t *testing.T) {
-		out, err := Split(gso, []linkemu.Run{{First: 0, Count: 1}, {First: 3, Count: 3}}, nil)
+		out, err := splitRuns(gso, []linkemu.Run{{First: 0, Count: 1}, {First: 3, Count: 3}}, nil)
 		if !errors.Is(err, ErrMalformed) || len(out) != 0 {
 			t.Errorf("Split = %d frames, %v; want 0, ErrMalformed", len(out), err)
 		}
@@ -263,12 +263,12 @@ func TestSplitErrors(t *testing.T) {
 func TestSplitDoesNotAllocate(t *testing.T) {
 	frame := build(t, spec{gso: 1448, tcpOpts: tsOpts, payload: payloadBytes(44 * 1448)})
 	runs := []linkemu.Run{{First: 0, Count: 10}, {First: 11, Count: 1}, {First: 13, Count: 31}}
-	out, err := Split(frame, runs, nil) // grows the buffers
+	out, err := splitRuns(frame, runs, nil) // grows the buffers
 	if err != nil {
 		t.Fatal(err)
 	}
 	allocs := testing.AllocsPerRun(100, func() {
-		out, err = Split(frame, runs, out)
+		out, err = splitRuns(frame, runs, out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +285,7 @@ func BenchmarkSplit(b *testing.B) {
 	b.SetBytes(int64(len(frame)))
 	for b.Loop() {
 		var err error
-		out, err = Split(frame, runs, out)
+		out, err = splitRuns(frame, runs, out)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -329,4 +329,33 @@ func TestAppendRunInconsistentInfo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// splitRuns cuts frame into one frame per run (linkemu.Run.First and Count;
+// Due is ignored) and returns them in out[:len(runs)]. The byte slices
+// already in out, up to its capacity, are reused as buffers (truncated to
+// zero length first), so a caller that passes the previous result back in
+// does not allocate once the buffers have grown. frame is not modified.
+func splitRuns(frame []byte, runs []linkemu.Run, out [][]byte) ([][]byte, error) {
+	info, err := Inspect(frame)
+	if err != nil {
+		return out[:0], err
+	}
+	out = out[:cap(out)]
+	for k, r := range runs {
+		var buf []byte
+		if k < len(out) {
+			buf = out[k][:0]
+		}
+		buf, err = info.AppendRun(buf, frame, r.First, r.Count)
+		if err != nil {
+			return out[:0], err
+		}
+		if k < len(out) {
+			out[k] = buf
+		} else {
+			out = append(out, buf)
+		}
+	}
+	return out[:len(runs)], nil
 }

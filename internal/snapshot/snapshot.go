@@ -99,7 +99,6 @@ func Gather(opt Options) (*Snapshot, error) {
 		s.Source, s.PageSize = "root "+root, 4096
 	}
 	sysRoot := filepath.Join(root, "proc", "sys")
-	procRoot := filepath.Join(root, "proc")
 	if st, err := os.Stat(filepath.Join(sysRoot, "net")); !live && (err != nil || !st.IsDir()) {
 		return nil, fmt.Errorf("%w: %s has no proc/sys/net to read: give the root of a copied tree (proc/sys, proc, etc; scripts/mkfixture.sh makes one)", ErrNoHost, root)
 	}
@@ -142,6 +141,15 @@ func Gather(opt Options) (*Snapshot, error) {
 	if !live {
 		s.Notes = append(s.Notes, "routes and links not gathered: netlink answers only for the live kernel")
 	}
+	s.readHost(root, opt.Netns != "")
+	return s, nil
+}
+
+// readHost fills what is not the network stack: kernel, memory, the
+// persistent configuration (not for a namespace: it applies to the
+// initial one) and the daemons that change sysctls or routes.
+func (s *Snapshot) readHost(root string, inNetns bool) {
+	sysRoot, procRoot := filepath.Join(root, "proc", "sys"), filepath.Join(root, "proc")
 	s.Hostname = s.Sysctls["kernel.hostname"]
 	if rel, ok := s.Sysctls["kernel.osrelease"]; ok {
 		if k, err := sysconf.ParseKernelRelease(rel); err == nil {
@@ -155,7 +163,7 @@ func Gather(opt Options) (*Snapshot, error) {
 	} else {
 		s.Notes = append(s.Notes, err.Error())
 	}
-	if opt.Netns == "" {
+	if !inNetns {
 		cfg, err := sysconf.ReadSysctlConfig(root)
 		if err != nil {
 			s.Notes = append(s.Notes, err.Error())
@@ -172,7 +180,6 @@ func Gather(opt Options) (*Snapshot, error) {
 	} else {
 		s.Notes = append(s.Notes, err.Error())
 	}
-	return s, nil
 }
 
 // globalKeys exist only in the initial namespace but bound every

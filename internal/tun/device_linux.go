@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -166,25 +165,6 @@ func (d *Device) Name() string { return d.name }
 
 // Offloads returns the TUN_F_* flags the kernel accepted.
 func (d *Device) Offloads() uint { return d.offloads }
-
-// OffloadString names the TUN_F_* flags in o.
-func OffloadString(o uint) string {
-	names := []struct {
-		f uint
-		s string
-	}{{TunFCsum, "csum"}, {TunFTSO4, "tso4"}, {TunFTSO6, "tso6"}, {TunFTSOECN, "tso_ecn"}, {TunFUFO, "ufo"}, {TunFUSO4, "uso4"}, {TunFUSO6, "uso6"}}
-	var parts []string
-	for _, n := range names {
-		if o&n.f != 0 {
-			parts = append(parts, n.s)
-			o &^= n.f
-		}
-	}
-	if o != 0 {
-		parts = append(parts, fmt.Sprintf("%#x", o))
-	}
-	return strings.Join(parts, "|")
-}
 
 // Read reads one frame (virtio_net_hdr + IP packet) into buf. buf must be
 // at least MaxFrameLen bytes: the kernel silently truncates a frame that

@@ -82,24 +82,12 @@ type Info struct {
 	TCPFlags         uint8  // TCP only
 }
 
-// IsGSO reports whether the frame is a GSO super-packet of more than one
-// segment.
-func (i Info) IsGSO() bool { return i.NumSegs > 1 }
-
 // SegPayload returns the payload length of segment k (0 <= k < NumSegs).
 func (i Info) SegPayload(k int) int {
 	if k == i.NumSegs-1 {
 		return i.LastSize
 	}
 	return i.SegSize
-}
-
-// Packet returns the linkemu view of the frame. It allocates SegPayload;
-// FillPacket reuses a buffer instead.
-func (i Info) Packet() linkemu.Packet {
-	var p linkemu.Packet
-	i.FillPacket(&p)
-	return p
 }
 
 // FillPacket sets p.HeaderLen and p.SegPayload (one entry per segment),

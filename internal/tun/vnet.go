@@ -70,15 +70,6 @@ func (h *VirtioNetHdr) Decode(b []byte) error {
 	return nil
 }
 
-// Encode writes h into the first VirtioNetHdrLen bytes of b.
-func (h VirtioNetHdr) Encode(b []byte) error {
-	if len(b) < VirtioNetHdrLen {
-		return fmt.Errorf("%w: %d bytes of room, need %d", errShortHdr, len(b), VirtioNetHdrLen)
-	}
-	h.put(b)
-	return nil
-}
-
 func (h VirtioNetHdr) put(b []byte) {
 	_ = b[VirtioNetHdrLen-1]
 	b[0] = h.Flags

@@ -36,9 +36,15 @@ type Config struct {
 	MaxPendingBytes int64
 }
 
-// DirStats are one direction's counters.
+// DirStats are one direction's counters: the link model's and the data
+// plane's.
 type DirStats struct {
 	linkemu.Stats
+	PlaneStats
+}
+
+// PlaneStats are the data plane's own counters of one direction.
+type PlaneStats struct {
 	// RateBps is the link's configured rate (0: unlimited).
 	RateBps float64 `json:"rate_bps"`
 	// Frames and bytes read from the ingress device.
@@ -75,15 +81,9 @@ const lateFloor = 50
 func (d DirStats) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		linkemu.StatsJSON
-		RateBps        float64 `json:"rate_bps"`
-		FramesIn       int64   `json:"frames_in"`
-		BytesIn        int64   `json:"bytes_in"`
-		OverloadFrames int64   `json:"overload_frames"`
-		Unparsed       int64   `json:"unparsed_frames"`
-		ReadErrors     int64   `json:"read_errors"`
-		WriteErrors    int64   `json:"write_errors"`
-		Overloaded     bool    `json:"overloaded"`
-	}{d.Stats.JSON(), d.RateBps, d.FramesIn, d.BytesIn, d.OverloadFrames, d.Unparsed, d.ReadErrors, d.WriteErrors, d.overloaded()})
+		PlaneStats
+		Overloaded bool `json:"overloaded"`
+	}{d.Stats.JSON(), d.PlaneStats, d.overloaded()})
 }
 
 // Stats are the emulator's counters.

@@ -200,7 +200,7 @@ func TestInvalidLinkConfig(t *testing.T) {
 }
 
 func TestStatsJSONKeepsEmulatorFields(t *testing.T) {
-	d := DirStats{FramesIn: 7, OverloadFrames: 2}
+	d := DirStats{PlaneStats: PlaneStats{FramesIn: 7, OverloadFrames: 2}}
 	d.LateOverMax, d.Delivered = 3, 100000 // under the floor: not overloaded by lateness
 	b, err := json.Marshal(Stats{Up: d})
 	if err != nil {

@@ -24,21 +24,9 @@ import (
 type download struct{}
 
 func (download) Measure(ctx context.Context, e Env) (Measurement, error) {
-	ng, err := e.Site.startNginx(ctx, e.Path.Topo.Server(), e.Case.RcvBuf)
-	if err != nil {
-		return Measurement{}, err
-	}
-	defer stop(ng)
-	smp, err := e.sample(httpPort, e.Interval)
-	if err != nil {
-		return Measurement{}, err
-	}
-	res, cerr := curl(ctx, e.Path.Topo.Client(), true, "--max-time", strconv.FormatFloat(e.Case.Duration.Seconds(), 'f', 3, 64), e.url("big"))
-	m := newMeasurement()
-	m.Samples = smp.stop()
-	if cerr != nil {
-		m.Invalid = cerr.Error()
-		return m, nil
+	res, m, ok, err := e.fetch(ctx, e.Interval, true, "--max-time", strconv.FormatFloat(e.Case.Duration.Seconds(), 'f', 3, 64), e.url("big"))
+	if !ok {
+		return m, err
 	}
 	m.Metrics["bytes"] = res.SizeDownload
 	m.Metrics["seconds"] = res.TimeTotal
@@ -52,26 +40,38 @@ func (download) Measure(ctx context.Context, e Env) (Measurement, error) {
 	return m, nil
 }
 
+// fetch runs curl against nginx in the server namespace while sampling
+// tcp_info every `every`. ok is false when there is nothing to measure:
+// err says why the lab must stop, or m.Invalid why this run does not
+// count.
+func (e Env) fetch(ctx context.Context, every time.Duration, allowTimeout bool, args ...string) (res curlResult, m Measurement, ok bool, err error) {
+	ng, err := e.Site.startNginx(ctx, e.Path.Topo.Server(), e.Case.RcvBuf)
+	if err != nil {
+		return res, m, false, err
+	}
+	defer stop(ng)
+	smp, err := e.sample(httpPort, every)
+	if err != nil {
+		return res, m, false, err
+	}
+	res, cerr := curl(ctx, e.Path.Topo.Client(), allowTimeout, args...)
+	m = newMeasurement()
+	m.Samples = smp.stop()
+	if cerr != nil {
+		m.Invalid = cerr.Error()
+		return res, m, false, nil
+	}
+	return res, m, true, nil
+}
+
 // object: curl fetches one object on a new connection; the time from
 // SYN to last byte in seconds and in round trips.
 type object struct{}
 
 func (object) Measure(ctx context.Context, e Env) (Measurement, error) {
-	ng, err := e.Site.startNginx(ctx, e.Path.Topo.Server(), e.Case.RcvBuf)
-	if err != nil {
-		return Measurement{}, err
-	}
-	defer stop(ng)
-	smp, err := e.sample(httpPort, 10*time.Millisecond)
-	if err != nil {
-		return Measurement{}, err
-	}
-	res, cerr := curl(ctx, e.Path.Topo.Client(), false, "--max-time", "60", e.url(fmt.Sprintf("obj-%d", e.Case.Bytes)))
-	m := newMeasurement()
-	m.Samples = smp.stop()
-	if cerr != nil {
-		m.Invalid = cerr.Error()
-		return m, nil
+	res, m, ok, err := e.fetch(ctx, 10*time.Millisecond, false, "--max-time", "60", e.url(fmt.Sprintf("obj-%d", e.Case.Bytes)))
+	if !ok {
+		return m, err
 	}
 	if int64(res.SizeDownload) != e.Case.Bytes {
 		m.Invalid = fmt.Sprintf("downloaded %d bytes of %d", int64(res.SizeDownload), e.Case.Bytes)

@@ -19,10 +19,10 @@ func Check(ctx context.Context, p *Path, d time.Duration) (CheckResult, error) {
 	res := CheckResult{Duration: d}
 	var err error
 	if res.RTTs, err = probeRTT(ctx, cl.Netns, sv.Netns, sv.Addr.String()); err != nil {
-		return res, fmt.Errorf("emulate --check: rtt: %w", err)
+		return res, fmt.Errorf("self-test: rtt: %w", err)
 	}
 	if res.Goodput, err = measureGoodput(ctx, cl.Netns, sv.Netns, sv.Addr.String(), d); err != nil {
-		return res, fmt.Errorf("emulate --check: goodput: %w", err)
+		return res, fmt.Errorf("self-test: goodput: %w", err)
 	}
 	res.Stats = p.Emu.Stop()
 	return res, nil

@@ -80,6 +80,7 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 	root.AddCommand(newCalcCmd(), newAuditCmd(), newFlowsCmd(), newEmulateCmd(), newLabCmd(), newReportCmd())
 	root.AddCommand(newAnalyzeCmd())
 	root.AddCommand(newPlanCmd(), newApplyCmd(), newRollbackCmd(), newVerifyCmd())
+	root.AddCommand(newExporterCmd())
 	err := root.ExecuteContext(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		return usageError{err}

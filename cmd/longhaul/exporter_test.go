@@ -59,9 +59,13 @@ func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
 	}
 }
 
-// promQuery runs an instant PromQL query and returns the values of the
-// result by the given label.
-func promQuery(t *testing.T, prom, query, label string) map[string]float64 {
+type promResult struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// promRun runs an instant PromQL query through the HTTP API.
+func promRun(t *testing.T, prom, query string) []promResult {
 	t.Helper()
 	resp, err := http.Get("http://" + prom + "/api/v1/query?query=" + url.QueryEscape(query))
 	if err != nil {
@@ -70,18 +74,23 @@ func promQuery(t *testing.T, prom, query, label string) map[string]float64 {
 	defer resp.Body.Close()
 	var doc struct {
 		Status string `json:"status"`
+		Error  string `json:"error"`
 		Data   struct {
-			Result []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
+			Result []promResult `json:"result"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || doc.Status != "success" {
-		t.Fatalf("query %s: status %q, %v", query, doc.Status, err)
+		t.Fatalf("query %s: status %q %s, %v", query, doc.Status, doc.Error, err)
 	}
+	return doc.Data.Result
+}
+
+// promQuery returns the values of an instant query's result by the given
+// label.
+func promQuery(t *testing.T, prom, query, label string) map[string]float64 {
+	t.Helper()
 	out := map[string]float64{}
-	for _, r := range doc.Data.Result {
+	for _, r := range promRun(t, prom, query) {
 		s, _ := r.Value[1].(string)
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
@@ -90,6 +99,37 @@ func promQuery(t *testing.T, prom, query, label string) map[string]float64 {
 		out[r.Metric[label]] = v
 	}
 	return out
+}
+
+// dashboardQueries checks every query of the Grafana dashboard against
+// the real Prometheus: each must be valid PromQL, and each panel about
+// TCP flows must have data (those of open sockets only while live).
+func dashboardQueries(t *testing.T, prom string, live bool) {
+	t.Helper()
+	b, err := os.ReadFile("../../deploy/grafana/longhaul-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string                  `json:"title"`
+			Targets []struct{ Expr string } `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.NewReplacer("$__rate_interval", "5s", "$instance", ".*", "$peer", ".*", "$job", ".*")
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			n := len(promRun(t, prom, vars.Replace(tg.Expr)))
+			// Verdicts and min RTT are gauges of open sockets.
+			gauge := strings.Contains(tg.Expr, "longhaul_tcp_flows") || strings.Contains(tg.Expr, "longhaul_tcp_min_rtt")
+			if n == 0 && strings.Contains(tg.Expr, "longhaul_tcp_") && (live || !gauge) {
+				t.Errorf("dashboard panel %q: no data for %s", p.Title, tg.Expr)
+			}
+		}
+	}
 }
 
 // TestIntegrationExporterPrometheus runs an rwnd-limited iperf3 transfer
@@ -157,6 +197,7 @@ i=0; while [ ! -e %[1]s/end ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done`
 		t.Fatal(err)
 	}
 	var last flows.Sock
+	checkedLive := false
 	sent := filepath.Join(dir, "sent")
 	waitFor(t, "the transfer to end", 40*time.Second, func() bool {
 		socks, err := d.Dump()
@@ -169,10 +210,14 @@ i=0; while [ ! -e %[1]s/end ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done`
 				last, open = s, true
 			}
 		}
+		if open && !checkedLive && last.Busy > 5*time.Second {
+			dashboardQueries(t, prom, true)
+			checkedLive = true
+		}
 		_, err = os.Stat(sent)
 		return err == nil && !open
 	})
-	if last.RwndLimited < 4*time.Second {
+	if !checkedLive || last.RwndLimited < 4*time.Second {
 		out, _ := os.ReadFile(filepath.Join(dir, "iperf.out"))
 		t.Fatalf("the transfer was rwnd-limited for %v only; iperf3:\n%s", last.RwndLimited, out)
 	}
@@ -190,6 +235,8 @@ i=0; while [ ! -e %[1]s/end ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done`
 	if closed := promQuery(t, prom, `longhaul_tcp_closed_sockets_total`, "peer")[group]; closed < 1 {
 		t.Errorf("closed sockets of %s: %v, want the data connection's destroy notification folded", group, closed)
 	}
+
+	dashboardQueries(t, prom, false)
 
 	// promtool accepts what the exporter serves.
 	resp, err := http.Get("http://" + exp + "/metrics")

@@ -82,7 +82,7 @@ from elsewhere.`,
 var groupName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
 
 func (a exporterArgs) parse() (exporter.Options, error) {
-	o := exporter.Options{Listen: a.listen, Netns: a.netns}
+	o := exporter.Options{Listen: a.listen, Netns: a.netns, Version: version}
 	var err error
 	if o.Interval, err = units.ParseDuration(a.interval); err != nil {
 		return o, usagef("--interval: %v", err)

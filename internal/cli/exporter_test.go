@@ -60,7 +60,7 @@ func TestExporterArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := exporter.Options{Listen: ":9979", Interval: 2 * time.Second, Config: exporter.Config{
+	want := exporter.Options{Listen: ":9979", Interval: 2 * time.Second, Version: version, Config: exporter.Config{
 		Groups: []exporter.Group{
 			{Name: "eu", Prefix: netip.MustParsePrefix("203.0.113.0/24")},
 			{Name: "host", Prefix: netip.MustParsePrefix("2001:db8::7/128")},

@@ -25,6 +25,7 @@ type Options struct {
 	Listen   string        // address of the HTTP server (":9979")
 	Interval time.Duration // between sock_diag dumps
 	Netns    string        // namespace whose sockets to read ("": own)
+	Version  string        // longhaul's version for longhaul_build_info ("": the module's)
 	Log      *slog.Logger
 	// Ready, if set, is called with the listening address once the
 	// server accepts connections.
@@ -46,13 +47,16 @@ const (
 
 // Run serves the metrics until ctx ends.
 func Run(ctx context.Context, opt Options) error {
-	d, err := flows.Open(opt.Netns)
+	d, err := flows.OpenRaw(opt.Netns)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
 	defer d.Close()
 	t := NewTracker(opt.Config)
 	c := NewCollector(t)
+	if opt.Version != "" {
+		c.build[0] = opt.Version
+	}
 	ln, err := net.Listen("tcp", opt.Listen)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
@@ -104,12 +108,14 @@ func newServer(c *Collector) *http.Server {
 }
 
 // sample dumps the sockets every interval and folds the dump.
-func sample(ctx context.Context, d *flows.Dumper, t *Tracker, every time.Duration, log *slog.Logger) {
+func sample(ctx context.Context, d *flows.RawDumper, t *Tracker, every time.Duration, log *slog.Logger) {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	var socks []flows.Sock
 	for {
 		start := time.Now()
-		socks, err := d.Dump()
+		var err error
+		socks, err = d.Dump(socks[:0])
 		if err != nil {
 			log.Warn("sample skipped", "err", err)
 		} else {

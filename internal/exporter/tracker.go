@@ -85,7 +85,6 @@ type Config struct {
 type groupState struct {
 	Counters
 	name     string
-	dynamic  bool // a /24 or /48 of top peers, retired when idle
 	open     int
 	minRTT   time.Duration
 	lastBusy time.Time // last sample in which the group moved bytes
@@ -108,11 +107,13 @@ type Tracker struct {
 	maxDynamic int
 	socks      map[uint64]*sockState
 	groups     map[string]*groupState
+	subnets    map[netip.Prefix]*groupState // the dynamic groups, by subnet
 	dynamic    int
 	verdicts   map[string]int
 	// tomb holds sockets closed since the last sample: a dump taken
 	// before the close but folded after it must not count them again.
 	tomb map[uint64]bool
+	pend []pending // reused by Sample
 	last time.Time
 	self SelfStats
 }
@@ -144,7 +145,7 @@ const promoteBps = 1e6
 
 // NewTracker returns a Tracker for cfg; cfg must be valid (Validate).
 func NewTracker(cfg Config) *Tracker {
-	t := &Tracker{cfg: cfg, socks: map[uint64]*sockState{}, groups: map[string]*groupState{},
+	t := &Tracker{cfg: cfg, socks: map[uint64]*sockState{}, groups: map[string]*groupState{}, subnets: map[netip.Prefix]*groupState{},
 		verdicts: map[string]int{}, tomb: map[uint64]bool{}}
 	t.named = slices.Clone(cfg.Groups)
 	slices.SortStableFunc(t.named, func(a, b Group) int { return b.Prefix.Bits() - a.Prefix.Bits() })
@@ -189,7 +190,7 @@ func (t *Tracker) groupFor(a netip.Addr) *groupState {
 			return t.groups[g.Name]
 		}
 	}
-	if g, ok := t.groups[Subnet(a).String()]; ok {
+	if g, ok := t.subnets[Subnet(a)]; ok {
 		return g
 	}
 	return t.groups[Other]
@@ -220,10 +221,11 @@ func (t *Tracker) Sample(now time.Time, socks []flows.Sock) {
 		st.gone = true
 	}
 	clear(t.verdicts)
-	var moved []pending
+	moved := t.pend[:0]
 	bySubnet := map[netip.Prefix]float64{}
-	for _, s := range socks {
-		if !t.match(s) || t.tomb[s.Cookie] {
+	for i := range socks {
+		s := &socks[i]
+		if !t.match(*s) || t.tomb[s.Cookie] {
 			continue
 		}
 		st, ok := t.socks[s.Cookie]
@@ -235,14 +237,14 @@ func (t *Tracker) Sample(now time.Time, socks []flows.Sock) {
 		if !ok {
 			prev, pdt = flows.Sock{}, dt
 		}
-		st.last, st.seen, st.gone = s, now, false
+		st.last, st.seen, st.gone = *s, now, false
 		if first { // baseline: history before the exporter started is not counted
 			moved = append(moved, pending{st, Counters{}})
 			continue
 		}
-		d := Delta(prev, s, pdt)
+		d := Delta(prev, *s, pdt)
 		if d.Sent > 0 {
-			v := flows.Judge(prev, s, pdt, flows.Options{})
+			v := flows.Judge(prev, *s, pdt, flows.Options{})
 			t.verdicts[v.Verdict.Verdict]++
 		}
 		moved = append(moved, pending{st, d})
@@ -253,6 +255,8 @@ func (t *Tracker) Sample(now time.Time, socks []flows.Sock) {
 	t.retire(now)
 	t.promote(now, bySubnet, dt)
 	t.fold(now, moved)
+	clear(moved) // no pointers kept to sockets that may go
+	t.pend = moved[:0]
 	t.self.Tracked = len(t.socks)
 	t.last = now
 	clear(t.tomb)
@@ -260,9 +264,10 @@ func (t *Tracker) Sample(now time.Time, socks []flows.Sock) {
 
 // retire ends per-subnet groups that moved nothing for groupTTL.
 func (t *Tracker) retire(now time.Time) {
-	for name, g := range t.groups {
-		if g.dynamic && now.Sub(g.lastBusy) > groupTTL {
-			delete(t.groups, name)
+	for p, g := range t.subnets {
+		if now.Sub(g.lastBusy) > groupTTL {
+			delete(t.groups, g.name)
+			delete(t.subnets, p)
 			t.dynamic--
 		}
 	}
@@ -280,7 +285,7 @@ func (t *Tracker) promote(now time.Time, bySubnet map[netip.Prefix]float64, dt t
 	}
 	var cs []cand
 	for p, b := range bySubnet {
-		if _, ok := t.groups[p.String()]; !ok && b*8/dt.Seconds() >= promoteBps {
+		if _, ok := t.subnets[p]; !ok && b*8/dt.Seconds() >= promoteBps {
 			cs = append(cs, cand{p, b})
 		}
 	}
@@ -291,7 +296,8 @@ func (t *Tracker) promote(now time.Time, bySubnet map[netip.Prefix]float64, dt t
 		return a.p.Addr().Compare(b.p.Addr())
 	})
 	for _, c := range cs[:min(len(cs), t.maxDynamic-t.dynamic)] {
-		t.groups[c.p.String()] = &groupState{name: c.p.String(), dynamic: true, lastBusy: now}
+		g := &groupState{name: c.p.String(), lastBusy: now}
+		t.groups[g.name], t.subnets[c.p] = g, g
 		t.dynamic++
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -217,4 +218,83 @@ func FuzzParseDestroy(f *testing.F) {
 			t.Errorf("%d sockets from %d bytes", len(socks), len(b))
 		}
 	})
+}
+
+// RawDumper returns what Dumper does, in one walk.
+func TestIntegrationRawDumpMatchesDump(t *testing.T) {
+	ns := nstest.New(t)
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	err := netns.Do(ns, func() error {
+		for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return err
+			}
+			defer ln.Close()
+			for range 20 {
+				c, err := net.Dial("tcp", ln.Addr().String())
+				if err != nil {
+					return err
+				}
+				s, err := ln.Accept()
+				if err != nil {
+					return err
+				}
+				conns = append(conns, c, s)
+				if _, err := c.Write(make([]byte, 100_000)); err != nil {
+					return err
+				}
+				if _, err := io.ReadFull(s, make([]byte, 100_000)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // acks in
+	d, err := Open(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	r, err := OpenRaw(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want, err := d.Dump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Dump(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byCookie := func(a, b Sock) int { return cmpUint(a.Cookie, b.Cookie) }
+	slices.SortFunc(want, byCookie)
+	slices.SortFunc(got, byCookie)
+	if len(want) != 80 {
+		t.Errorf("Dump found %d sockets, want 80", len(want))
+	}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+		t.Errorf("RawDumper vs Dumper (-want +got)\n%s", diff)
+	}
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }

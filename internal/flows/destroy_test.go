@@ -298,3 +298,67 @@ func cmpUint(a, b uint64) int {
 	}
 	return 0
 }
+
+// dumpReply is a dump datagram: socket messages (as TCPDIAG_GETSOCK
+// replies) and NLMSG_DONE, all with sequence number seq.
+func dumpReply(seq uint32, msgs ...[]byte) []byte {
+	var b []byte
+	for _, m := range append(msgs, make([]byte, sizeofNlmsghdr+4)) {
+		m = append([]byte(nil), m...)
+		binary.NativeEndian.PutUint32(m[8:], seq)
+		if len(m) == sizeofNlmsghdr+4 {
+			binary.NativeEndian.PutUint32(m, uint32(len(m)))
+			binary.NativeEndian.PutUint16(m[4:], unix.NLMSG_DONE)
+		} else {
+			binary.NativeEndian.PutUint16(m[4:], tcpdiagGetsock)
+		}
+		b = append(b, m...)
+	}
+	return b
+}
+
+func FuzzRawDumpParse(f *testing.F) {
+	l, r := netip.MustParseAddrPort("198.18.0.1:40000"), netip.MustParseAddrPort("198.18.0.2:5201")
+	info := rawInfo(unix.TCPInfo{Snd_mss: 1448, Bytes_acked: 1000})
+	f.Add(dumpReply(1, destroyMsg(l, r, 1, 1, info), destroyMsg(l, r, 2, 1, info[:100])))
+	f.Add(dumpReply(1))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := &RawDumper{seq: 1}
+		socks, done, err := d.parse(b, nil)
+		if (err != nil && !done) || len(socks) > len(b)/(sizeofNlmsghdr+sizeofInetDiag) {
+			t.Errorf("%d sockets, done %v, err %v from %d bytes", len(socks), done, err, len(b))
+		}
+	})
+}
+
+func TestRawDumpParse(t *testing.T) {
+	l, r := netip.MustParseAddrPort("198.18.0.1:40000"), netip.MustParseAddrPort("198.18.0.2:5201")
+	info := rawInfo(unix.TCPInfo{Snd_mss: 1448, Bytes_acked: 1000})
+	errMsg := make([]byte, sizeofNlmsghdr+4)
+	binary.NativeEndian.PutUint32(errMsg, uint32(len(errMsg)))
+	binary.NativeEndian.PutUint16(errMsg[4:], unix.NLMSG_ERROR)
+	binary.NativeEndian.PutUint32(errMsg[8:], 1)
+	eperm := -int32(unix.EPERM)
+	binary.NativeEndian.PutUint32(errMsg[16:], uint32(eperm))
+	tests := []struct {
+		name      string
+		in        []byte
+		wantN     int
+		wantDone  bool
+		wantError bool
+	}{
+		{"two sockets and done", dumpReply(1, destroyMsg(l, r, 1, 1, info), destroyMsg(l, r, 2, 1, info)), 2, true, false},
+		{"no done yet", dumpReply(1, destroyMsg(l, r, 1, 1, info))[:sizeofNlmsghdr+sizeofInetDiag+nlAlign(4+len(info))], 1, false, false},
+		{"late reply to an older dump", dumpReply(7, destroyMsg(l, r, 1, 1, info))[:sizeofNlmsghdr+sizeofInetDiag+nlAlign(4+len(info))], 0, false, false},
+		{"kernel error", errMsg, 0, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &RawDumper{seq: 1}
+			socks, done, err := d.parse(tc.in, nil)
+			if len(socks) != tc.wantN || done != tc.wantDone || (err != nil) != tc.wantError {
+				t.Errorf("%d sockets, done %v, err %v; want %d, %v, error %v", len(socks), done, err, tc.wantN, tc.wantDone, tc.wantError)
+			}
+		})
+	}
+}

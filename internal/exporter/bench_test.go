@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"net"
+	"runtime"
 	"testing"
 	"time"
 
@@ -73,5 +74,24 @@ func BenchmarkCollect50kPeers(b *testing.B) {
 		go func() { c.Collect(ch); close(ch) }()
 		for range ch {
 		}
+	}
+}
+
+// BenchmarkTrackerMemory50k reports the tracker's heap with 50,000 open
+// sockets to 50,000 distinct peers (bytes per socket, total).
+func BenchmarkTrackerMemory50k(b *testing.B) {
+	socks := manyPeers(50000)
+	for b.Loop() {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		tr := NewTracker(Config{MaxSeries: 2000})
+		tr.Sample(t0, socks)
+		tr.Sample(t0.Add(time.Second), socks)
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		runtime.KeepAlive(tr)
+		b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/float64(len(socks)), "heap-B/socket")
+		b.ReportMetric(float64(m1.HeapAlloc-m0.HeapAlloc)/1e6, "heap-MB")
 	}
 }

@@ -170,8 +170,14 @@ i=0; while [ ! -e %[1]s/end ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done`
 	start := time.Now()
 	t.Logf("path up")
 	exp, prom := freePort(t), freePort(t)
-	startDaemon(t, bin, "exporter", "--netns", ns, "--listen", exp, "--interval", "1s")
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: longhaul\n    static_configs:\n      - targets: ['%s']\n", exp)
+	// Scrapes must carry the token, as where the port is exposed.
+	token := filepath.Join(dir, "token")
+	if err := os.WriteFile(token, []byte("f00dfeedf00dfeedf00dfeed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, bin, "exporter", "--netns", ns, "--listen", exp, "--interval", "1s", "--auth-token-file", token)
+	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\nscrape_configs:\n  - job_name: longhaul\n"+
+		"    authorization:\n      credentials_file: %s\n    static_configs:\n      - targets: ['%s']\n", token, exp)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +245,9 @@ i=0; while [ ! -e %[1]s/end ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done`
 	dashboardQueries(t, prom, false)
 
 	// promtool accepts what the exporter serves.
-	resp, err := http.Get("http://" + exp + "/metrics")
+	req, _ := http.NewRequest("GET", "http://"+exp+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer f00dfeedf00dfeedf00dfeed")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 type exporterArgs struct {
 	listen, interval, netns string
+	token, cert, key        string
 	groups, ports           []string
 	maxSeries               int
 	perFlow                 bool
@@ -46,10 +47,11 @@ fit under --max-series, and "other". Every longhaul_ series counts
 against --max-series; series over it are dropped and counted in
 longhaul_exporter_series_dropped_total.
 
-The server is read-only, with timeouts and at most 4 scrapes at once.
-It listens on all addresses by default (:9979): give an address of a
-management network or 127.0.0.1 behind a proxy if the port is reachable
-from elsewhere.`,
+The server is read-only, with timeouts, at most 16 connections and 4
+scrapes at once. It listens on all addresses by default (:9979): where
+the port is reachable from elsewhere, give --listen a management address
+and require a token (--auth-token-file), over TLS (--tls-cert-file,
+--tls-key-file).`,
 		Example: `  # all flows, grouped by the busiest /24s
   sudo longhaul exporter
 
@@ -57,7 +59,10 @@ from elsewhere.`,
   sudo longhaul exporter --peer-group eu=203.0.113.0/24 --peer-group us=2001:db8::/32 --ports 443,5201
 
   # per-socket series too, at most 5000 series
-  sudo longhaul exporter --per-flow --max-series 5000 --listen 127.0.0.1:9979`,
+  sudo longhaul exporter --per-flow --max-series 5000 --listen 127.0.0.1:9979
+
+  # scrapers must send the token, over HTTPS
+  sudo longhaul exporter --auth-token-file /etc/longhaul/token --tls-cert-file cert.pem --tls-key-file key.pem`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opt, err := a.parse()
@@ -76,13 +81,20 @@ from elsewhere.`,
 	f.IntVar(&a.maxSeries, "max-series", 2000, "most longhaul_ series one scrape returns")
 	f.BoolVar(&a.perFlow, "per-flow", false, "also export per-socket series (local and remote address labels)")
 	f.StringVar(&a.netns, "netns", "", "read the sockets of this network namespace (a name from ip netns list)")
+	f.StringVar(&a.token, "auth-token-file", "", "require Authorization: Bearer TOKEN, the token read from this file (Prometheus: authorization.credentials_file)")
+	f.StringVar(&a.cert, "tls-cert-file", "", "serve HTTPS with this PEM certificate (with --tls-key-file)")
+	f.StringVar(&a.key, "tls-key-file", "", "the PEM private key of --tls-cert-file")
 	return c
 }
 
 var groupName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
 
 func (a exporterArgs) parse() (exporter.Options, error) {
-	o := exporter.Options{Listen: a.listen, Netns: a.netns, Version: version}
+	o := exporter.Options{Listen: a.listen, Netns: a.netns, Version: version,
+		Web: exporter.Web{TokenFile: a.token, CertFile: a.cert, KeyFile: a.key}}
+	if (a.cert == "") != (a.key == "") {
+		return o, usagef("--tls-cert-file and --tls-key-file go together: give both or neither")
+	}
 	var err error
 	if o.Interval, err = units.ParseDuration(a.interval); err != nil {
 		return o, usagef("--interval: %v", err)

@@ -35,6 +35,8 @@ func TestExporterBadInput(t *testing.T) {
 		{"bad port", []string{"exporter", "--ports", "443,http"}, 2, "--ports"},
 		{"max series too small", []string{"exporter", "--max-series", "50"}, 2, "give 111..10000000"},
 		{"stray argument", []string{"exporter", "now"}, 2, "takes no arguments"},
+		{"cert without key", []string{"exporter", "--tls-cert-file", "cert.pem"}, 2, "go together"},
+		{"missing token file", []string{"exporter", "--listen", "127.0.0.1:0", "--auth-token-file", "/nonexistent/token"}, 1, "no such file"},
 		{"missing netns", []string{"exporter", "--netns", "lh-no-such-ns", "--listen", "127.0.0.1:0"}, 1, "does not exist"},
 		{"port in use", []string{"exporter", "--listen", busy.Addr().String()}, 1, "address already in use"},
 	}

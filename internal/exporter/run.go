@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -25,7 +26,8 @@ type Options struct {
 	Listen   string        // address of the HTTP server (":9979")
 	Interval time.Duration // between sock_diag dumps
 	Netns    string        // namespace whose sockets to read ("": own)
-	Version  string        // longhaul's version for longhaul_build_info ("": the module's)
+	Web      Web
+	Version  string // longhaul's version for longhaul_build_info ("": the module's)
 	Log      *slog.Logger
 	// Ready, if set, is called with the listening address once the
 	// server accepts connections.
@@ -61,7 +63,15 @@ func Run(ctx context.Context, opt Options) error {
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
-	srv := newServer(c)
+	srv, err := newServer(c, opt.Web)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("exporter: %w", err)
+	}
+	ln = newLimitListener(ln, maxConns)
+	if srv.TLSConfig != nil {
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errc := make(chan error, 1)
@@ -74,7 +84,12 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	go gatherHost(ctx, opt.Netns, c, opt.Log)
 	go sample(ctx, d, t, opt.Interval, opt.Log)
-	opt.Log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics", "interval", opt.Interval)
+	scheme := "http://"
+	if srv.TLSConfig != nil {
+		scheme = "https://"
+	}
+	opt.Log.Info("serving metrics", "url", scheme+ln.Addr().String()+"/metrics", "interval", opt.Interval,
+		"token", opt.Web.TokenFile != "")
 	if opt.Ready != nil {
 		opt.Ready(ln.Addr())
 	}
@@ -93,7 +108,7 @@ func Run(ctx context.Context, opt Options) error {
 	return err
 }
 
-func newServer(c *Collector) *http.Server {
+func newServer(c *Collector, web Web) (*http.Server, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
@@ -103,8 +118,23 @@ func newServer(c *Collector) *http.Server {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "longhaul exporter: metrics at /metrics")
 	})
-	return &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readHeaderTimeout,
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readHeaderTimeout,
 		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
+	if web.TokenFile != "" {
+		tok, err := ReadToken(web.TokenFile)
+		if err != nil {
+			return nil, err
+		}
+		srv.Handler = requireToken(tok, mux)
+	}
+	if web.CertFile != "" || web.KeyFile != "" {
+		cfg, err := tlsConfig(web.CertFile, web.KeyFile)
+		if err != nil {
+			return nil, err
+		}
+		srv.TLSConfig = cfg
+	}
+	return srv, nil
 }
 
 // sample dumps the sockets every interval and folds the dump.

@@ -41,13 +41,16 @@ func cfg(groups ...Group) Config { return Config{Groups: groups, MaxSeries: 2000
 
 const peer = "198.18.0.2:5201"
 
-func TestTrackerCounts(t *testing.T) {
-	far := Group{Name: "far", Prefix: netip.MustParsePrefix("198.18.0.0/24")}
-	tests := []struct {
-		name  string
-		steps func(tr *Tracker)
-		want  Counters
-	}{
+// countCase is a sequence of samples and closes and the totals of the
+// group "far" after it.
+type countCase struct {
+	name  string
+	steps func(tr *Tracker)
+	want  Counters
+}
+
+func countCases() []countCase {
+	return []countCase{
 		{
 			name: "history before the first sample is a baseline",
 			steps: func(tr *Tracker) {
@@ -111,6 +114,11 @@ func TestTrackerCounts(t *testing.T) {
 			},
 		},
 	}
+}
+
+func TestTrackerCounts(t *testing.T) {
+	far := Group{Name: "far", Prefix: netip.MustParsePrefix("198.18.0.0/24")}
+	tests := countCases()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cfg(far)

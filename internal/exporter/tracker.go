@@ -143,7 +143,9 @@ const groupTTL = 10 * time.Minute
 // own group.
 const promoteBps = 1e6
 
-// NewTracker returns a Tracker for cfg; cfg must be valid (Validate).
+// NewTracker returns a Tracker for cfg. Named groups beyond what
+// cfg.MaxSeries fits still get their series (the CLI refuses such a
+// configuration); per-subnet groups only take the room left.
 func NewTracker(cfg Config) *Tracker {
 	t := &Tracker{cfg: cfg, socks: map[uint64]*sockState{}, groups: map[string]*groupState{}, subnets: map[netip.Prefix]*groupState{},
 		verdicts: map[string]int{}, tomb: map[uint64]bool{}}

@@ -1,4 +1,4 @@
-// Command sockhold opens N TCP sockets on loopback (N/2 connections, both
+// Package main is sockhold: it opens N TCP sockets on loopback (N/2 connections, both
 // ends, plus one listener) and holds them until killed: the load of
 // scripts/bench-exporter.sh. It prints "ready" when all are open.
 package main

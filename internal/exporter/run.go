@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,14 +77,14 @@ func Run(ctx context.Context, opt Options) error {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	dl, err := flows.ListenDestroy(opt.Netns)
-	if err != nil {
+	var wg sync.WaitGroup // the goroutines using d and dl end before they close
+	if dl, err := flows.ListenDestroy(opt.Netns); err != nil {
 		opt.Log.Warn("sockets that close between two samples lose their last interval", "err", err)
 	} else {
-		go listenDestroy(ctx, dl, t, opt.Log)
+		wg.Go(func() { listenDestroy(ctx, dl, t, opt.Log) })
 	}
-	go gatherHost(ctx, opt.Netns, c, opt.Log)
-	go sample(ctx, d, t, opt.Interval, opt.Log)
+	wg.Go(func() { gatherHost(ctx, opt.Netns, c, opt.Log) })
+	wg.Go(func() { sample(ctx, d, t, opt.Interval, opt.Log) })
 	scheme := "http://"
 	if srv.TLSConfig != nil {
 		scheme = "https://"
@@ -102,9 +103,8 @@ func Run(ctx context.Context, opt Options) error {
 		_ = srv.Shutdown(sctx)
 		err = nil
 	}
-	if dl != nil {
-		dl.Close()
-	}
+	cancel()
+	wg.Wait()
 	return err
 }
 

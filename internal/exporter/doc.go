@@ -11,7 +11,11 @@
 // sock_diag destroy groups, CAP_NET_ADMIN); the listener folds the delta
 // since the last sample into the group, so a flow that closed between two
 // samples, or lived entirely between them, is counted. Group totals only
-// grow: they are Prometheus counters.
+// grow: they are Prometheus counters. A socket that left the dumps keeps
+// its last counters for ten minutes (at most 65,536 such), so that a late
+// notification (sent when the socket is freed, which waits for the
+// application's close) adds only the rest; after that it counts as a
+// missed close.
 //
 // Sockets present at the first sample are taken as a baseline: the
 // counters say what happened since the exporter started.

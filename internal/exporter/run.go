@@ -64,7 +64,7 @@ func Run(ctx context.Context, opt Options) error {
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
-	srv, err := newServer(c, opt.Web)
+	srv, err := newServer(c, opt.Web, opt.Log)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("exporter: %w", err)
@@ -108,7 +108,7 @@ func Run(ctx context.Context, opt Options) error {
 	return err
 }
 
-func newServer(c *Collector, web Web) (*http.Server, error) {
+func newServer(c *Collector, web Web, log *slog.Logger) (*http.Server, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
@@ -119,7 +119,10 @@ func newServer(c *Collector, web Web) (*http.Server, error) {
 		fmt.Fprintln(w, "longhaul exporter: metrics at /metrics")
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readHeaderTimeout,
-		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
+		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes,
+		// Failed handshakes and bad requests from whoever reaches the
+		// port are not worth a line each.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	if web.TokenFile != "" {
 		tok, err := ReadToken(web.TokenFile)
 		if err != nil {

@@ -93,7 +93,7 @@ type groupState struct {
 type sockState struct {
 	last  flows.Sock
 	seen  time.Time
-	gone  bool     // missing from the last dump; its destroy note may still come
+	gone  bool     // missing from the last dump; its destroy notification may still come
 	flow  Counters // with --per-flow
 	group string
 }
@@ -115,6 +115,7 @@ type Tracker struct {
 	tomb map[uint64]bool
 	pend []pending // reused by Sample
 	last time.Time
+	gap  time.Duration // between the last two samples
 	self SelfStats
 }
 
@@ -135,6 +136,13 @@ const SeriesPerGroup = 11
 // reservedSeries is kept under --max-series for the host, verdict and
 // self series.
 const reservedSeries = 100
+
+// graveTTL and maxGraves bound how long and how many sockets gone from
+// the dumps wait for their destroy notification.
+const (
+	graveTTL  = 10 * time.Minute
+	maxGraves = 1 << 16
+)
 
 // groupTTL retires a per-subnet group that moved nothing for this long.
 const groupTTL = 10 * time.Minute
@@ -215,12 +223,7 @@ func (t *Tracker) Sample(now time.Time, socks []flows.Sock) {
 	first := t.last.IsZero()
 	dt := now.Sub(t.last)
 	for _, st := range t.socks {
-		if st.gone { // missing for a whole interval and no notification came
-			t.self.ClosesMissed++
-			delete(t.socks, st.last.Cookie)
-			continue
-		}
-		st.gone = true
+		st.gone = true // until this dump shows it
 	}
 	clear(t.verdicts)
 	moved := t.pend[:0]
@@ -254,14 +257,43 @@ func (t *Tracker) Sample(now time.Time, socks []flows.Sock) {
 			bySubnet[Subnet(s.Remote.Addr())] += d.Sent + d.Received
 		}
 	}
+	t.bury(now)
 	t.retire(now)
 	t.promote(now, bySubnet, dt)
 	t.fold(now, moved)
 	clear(moved) // no pointers kept to sockets that may go
 	t.pend = moved[:0]
 	t.self.Tracked = len(t.socks)
-	t.last = now
+	t.last, t.gap = now, dt
 	clear(t.tomb)
+}
+
+// bury forgets sockets gone from the dumps with no destroy notification
+// for graveTTL, or the oldest beyond maxGraves: their last interval is
+// lost. Until then a late notification (the kernel sends it when the
+// socket is freed, which can be long after it left the tables if the
+// application keeps its descriptor) still finds their last counters, and
+// is not taken for a new socket's whole history.
+func (t *Tracker) bury(now time.Time) {
+	var graves []*sockState
+	for c, st := range t.socks {
+		switch {
+		case !st.gone:
+		case now.Sub(st.seen) > graveTTL:
+			delete(t.socks, c)
+			t.self.ClosesMissed++
+		default:
+			graves = append(graves, st)
+		}
+	}
+	if len(graves) <= maxGraves {
+		return
+	}
+	slices.SortFunc(graves, func(a, b *sockState) int { return a.seen.Compare(b.seen) })
+	for _, st := range graves[:len(graves)-maxGraves] {
+		delete(t.socks, st.last.Cookie)
+		t.self.ClosesMissed++
+	}
 }
 
 // retire ends per-subnet groups that moved nothing for groupTTL.
@@ -338,6 +370,9 @@ func (t *Tracker) Closed(now time.Time, s flows.Sock) {
 	prev, dt := flows.Sock{}, now.Sub(t.last)
 	if st, ok := t.socks[s.Cookie]; ok {
 		prev, dt = st.last, now.Sub(st.seen)
+		if st.gone { // a late notification: the socket sent at most one interval more
+			dt = min(dt, t.gap)
+		}
 		delete(t.socks, s.Cookie)
 	}
 	t.tomb[s.Cookie] = true

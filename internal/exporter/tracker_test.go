@@ -106,6 +106,17 @@ func countCases() []countCase {
 			want: Counters{Busy: 1, Limited: [4]float64{0, 0, 1, 0}, Sent: 1e6},
 		},
 		{
+			name: "a late notification adds only what the socket did since it was last seen",
+			steps: func(tr *Tracker) {
+				tr.Sample(at(0), []flows.Sock{sk(1, peer, 0, 0, 0, 0)})
+				tr.Sample(at(1), []flows.Sock{sk(1, peer, 1e6, 1, 1, 0)})
+				tr.Sample(at(2), nil)
+				tr.Sample(at(3), nil)
+				tr.Closed(at(300), sk(1, peer, 1.2e6, 1.1, 1.1, 0))
+			},
+			want: Counters{Busy: 1.1, Limited: [4]float64{1.1, 0, 0, 0.9}, Sent: 1.2e6, Closed: 1},
+		},
+		{
 			name: "other ports are not counted",
 			steps: func(tr *Tracker) {
 				tr.Sample(at(0), nil)
@@ -169,6 +180,23 @@ func TestTrackerGroups(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"192.0.2.0/24", "far", "lab", "other"}, got); diff != "" {
 		t.Errorf("groups after the subnets idled (-want +got)\n%s", diff)
+	}
+}
+
+// A socket gone from the dumps with no notification is forgotten after
+// graveTTL and counted as a missed close; a notification after that
+// counts as a new socket.
+func TestTrackerMissedClose(t *testing.T) {
+	tr := NewTracker(cfg())
+	tr.Sample(at(0), []flows.Sock{sk(1, peer, 0, 0, 0, 0)})
+	tr.Sample(at(1), nil)
+	tr.Sample(at(graveTTL.Seconds()-1), nil)
+	if v := tr.View(0); v.Self.ClosesMissed != 0 || v.Self.Tracked != 1 {
+		t.Fatalf("within graveTTL: missed %v, tracked %d; want 0, 1", v.Self.ClosesMissed, v.Self.Tracked)
+	}
+	tr.Sample(at(2+graveTTL.Seconds()), nil)
+	if v := tr.View(0); v.Self.ClosesMissed != 1 || v.Self.Tracked != 0 {
+		t.Errorf("after graveTTL: missed %v, tracked %d; want 1, 0", v.Self.ClosesMissed, v.Self.Tracked)
 	}
 }
 

@@ -16,6 +16,8 @@ have curl || need+=(curl)
 have tcpdump || need+=(tcpdump)
 have tcptrace || need+=(tcptrace)
 have tshark || need+=(tshark)
+# the exporter is scraped by a real Prometheus; promtool checks its output and alert rules
+have prometheus && have promtool || need+=(prometheus)
 # GNU time: max RSS for make bench-analyze
 have /usr/bin/time || need+=(time)
 # the report is checked in a real browser (headless)

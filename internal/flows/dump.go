@@ -61,7 +61,9 @@ func (d *Dumper) Dump() ([]Sock, error) {
 			if m == nil || ti == nil || ti.State == stateListen {
 				continue
 			}
-			out = append(out, FromTCPInfo(AddrPort(m.ID.Source, m.ID.SourcePort), AddrPort(m.ID.Destination, m.ID.DestinationPort), ti))
+			s := FromTCPInfo(AddrPort(m.ID.Source, m.ID.SourcePort), AddrPort(m.ID.Destination, m.ID.DestinationPort), ti)
+			s.Cookie = uint64(m.ID.Cookie[0]) | uint64(m.ID.Cookie[1])<<32
+			out = append(out, s)
 		}
 	}
 	return out, nil

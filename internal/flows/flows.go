@@ -39,8 +39,12 @@ import (
 // Sock is one TCP socket's tcp_info, in plain units.
 type Sock struct {
 	Local, Remote netip.AddrPort
-	State         string
-	MSS           int64 // snd_mss, bytes
+	// Cookie is the kernel's socket cookie (inet_diag_sockid.idiag_cookie):
+	// unique among the namespace's sockets for the socket's life, so it
+	// tells a new socket on a reused address pair from an old one.
+	Cookie uint64
+	State  string
+	MSS    int64 // snd_mss, bytes
 	// Cwnd and Ssthresh in bytes; Ssthresh 0 while it is still
 	// "infinite" (the first slow start).
 	Cwnd, Ssthresh int64

@@ -1,0 +1,152 @@
+//go:build linux
+
+package cli
+
+import (
+	"log/slog"
+	"net"
+	"net/netip"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/longhaul/longhaul/internal/exporter"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+type exporterArgs struct {
+	listen, interval, netns string
+	token, cert, key        string
+	groups, ports           []string
+	maxSeries               int
+	perFlow                 bool
+}
+
+func newExporterCmd() *cobra.Command {
+	var a exporterArgs
+	c := &cobra.Command{
+		Use:   "exporter [flags]",
+		Short: "Prometheus exporter: what limits this host's TCP flows, per peer group",
+		Long: `exporter serves Prometheus metrics at http://LISTEN/metrics: for each peer
+group, the seconds TCP sockets were busy sending and the seconds they were
+limited by the peer's receive window (rwnd), their own send buffer
+(sndbuf), the congestion window (cwnd) or the application (app), bytes
+sent and received, retransmitted segments, the smallest RTT; sending flows
+by the verdict of longhaul flows; this host's largest windows and audit
+findings; and the exporter's own cost and dropped series.
+
+It reads tcp_info of every socket (sock_diag) each --interval, and the
+final tcp_info of each socket the kernel frees (sock_diag destroy
+notifications, which need CAP_NET_ADMIN), so counters keep growing when
+sockets close and short flows are not missed.
+
+Peers are grouped: the named --peer-group CIDRs first (longest prefix
+wins), then the /24 (IPv4) or /48 (IPv6) of the busiest peers while they
+fit under --max-series, and "other". Every longhaul_ series counts
+against --max-series; series over it are dropped and counted in
+longhaul_exporter_series_dropped_total.
+
+The server is read-only, with timeouts, at most 16 connections and 4
+scrapes at once. It listens on all addresses by default (:9979): where
+the port is reachable from elsewhere, give --listen a management address
+and require a token (--auth-token-file), over TLS (--tls-cert-file,
+--tls-key-file).`,
+		Example: `  # all flows, grouped by the busiest /24s
+  sudo longhaul exporter
+
+  # name the networks you care about; only the web and iperf3 ports
+  sudo longhaul exporter --peer-group eu=203.0.113.0/24 --peer-group us=2001:db8::/32 --ports 443,5201
+
+  # per-socket series too, at most 5000 series
+  sudo longhaul exporter --per-flow --max-series 5000 --listen 127.0.0.1:9979
+
+  # scrapers must send the token, over HTTPS
+  sudo longhaul exporter --auth-token-file /etc/longhaul/token --tls-cert-file cert.pem --tls-key-file key.pem`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			opt, err := a.parse()
+			if err != nil {
+				return err
+			}
+			opt.Log = slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
+			return exporter.Run(c.Context(), opt)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&a.listen, "listen", ":9979", "address and port of the metrics server")
+	f.StringVar(&a.interval, "interval", "1s", "time between two reads of the sockets (100ms..1m)")
+	f.StringArrayVar(&a.groups, "peer-group", nil, "NAME=CIDR: peers in CIDR get the peer label NAME (repeatable)")
+	f.StringSliceVar(&a.ports, "ports", nil, "only sockets with one of these ports at either end, e.g. 443,5201")
+	f.IntVar(&a.maxSeries, "max-series", 2000, "most longhaul_ series one scrape returns")
+	f.BoolVar(&a.perFlow, "per-flow", false, "also export per-socket series (local and remote address labels)")
+	f.StringVar(&a.netns, "netns", "", "read the sockets of this network namespace (a name from ip netns list)")
+	f.StringVar(&a.token, "auth-token-file", "", "require Authorization: Bearer TOKEN, the token read from this file (Prometheus: authorization.credentials_file)")
+	f.StringVar(&a.cert, "tls-cert-file", "", "serve HTTPS with this PEM certificate (with --tls-key-file)")
+	f.StringVar(&a.key, "tls-key-file", "", "the PEM private key of --tls-cert-file")
+	return c
+}
+
+var groupName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+
+func (a exporterArgs) parse() (exporter.Options, error) {
+	o := exporter.Options{Listen: a.listen, Netns: a.netns, Version: version,
+		Web: exporter.Web{TokenFile: a.token, CertFile: a.cert, KeyFile: a.key}}
+	if (a.cert == "") != (a.key == "") {
+		return o, usagef("--tls-cert-file and --tls-key-file go together: give both or neither")
+	}
+	var err error
+	if o.Interval, err = units.ParseDuration(a.interval); err != nil {
+		return o, usagef("--interval: %v", err)
+	}
+	if o.Interval < 100*time.Millisecond || o.Interval > time.Minute {
+		return o, usagef("--interval: %s is out of range: give 100ms..1m", a.interval)
+	}
+	if _, _, err := net.SplitHostPort(a.listen); err != nil {
+		return o, usagef("--listen: %q: %v: write HOST:PORT or :PORT, e.g. :9979", a.listen, err)
+	}
+	if o.Groups, err = parseGroups(a.groups); err != nil {
+		return o, err
+	}
+	for _, p := range a.ports {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 || n > 65535 {
+			return o, usagef("--ports: %q is not a port (1..65535)", p)
+		}
+		o.Ports = append(o.Ports, uint16(n))
+	}
+	need := len(o.Groups) + 1 // the named groups and "other"
+	if a.maxSeries > 10_000_000 || exporter.MaxGroups(a.maxSeries) < need {
+		return o, usagef("--max-series: %d does not fit %d peer groups (%d series each, 100 for the host): give %d..10000000",
+			a.maxSeries, need, exporter.SeriesPerGroup, exporter.MinSeries(need))
+	}
+	o.MaxSeries, o.PerFlow = a.maxSeries, a.perFlow
+	return o, nil
+}
+
+func parseGroups(specs []string) ([]exporter.Group, error) {
+	var gs []exporter.Group
+	seen := map[string]bool{}
+	for _, s := range specs {
+		name, cidr, ok := strings.Cut(s, "=")
+		if !ok || !groupName.MatchString(name) || name == exporter.Other {
+			return nil, usagef("--peer-group: %q: write NAME=CIDR with NAME of letters, digits, _ . : - (not %q), e.g. eu=203.0.113.0/24", s, exporter.Other)
+		}
+		if seen[name] {
+			return nil, usagef("--peer-group: %q given twice: merge the networks or rename one", name)
+		}
+		seen[name] = true
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(cidr)
+			if aerr != nil {
+				return nil, usagef("--peer-group: %q is neither an address nor a prefix: write 203.0.113.0/24 or 2001:db8::/32", cidr)
+			}
+			p = netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())
+		}
+		gs = append(gs, exporter.Group{Name: name, Prefix: p.Masked()})
+	}
+	return gs, nil
+}

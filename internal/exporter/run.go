@@ -1,0 +1,234 @@
+//go:build linux
+
+package exporter
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/longhaul/longhaul/internal/audit"
+	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/snapshot"
+)
+
+// Options run the exporter.
+type Options struct {
+	Config
+	Listen   string        // address of the HTTP server (":9979")
+	Interval time.Duration // between sock_diag dumps
+	Netns    string        // namespace whose sockets to read ("": own)
+	Web      Web
+	Version  string // longhaul's version for longhaul_build_info ("": the module's)
+	Log      *slog.Logger
+	// Ready, if set, is called with the listening address once the
+	// server accepts connections.
+	Ready func(addr net.Addr)
+}
+
+// hostEvery is how often the host's settings are gathered again.
+const hostEvery = 5 * time.Minute
+
+// The HTTP server's limits: the exporter is written as if exposed.
+const (
+	readHeaderTimeout = 5 * time.Second
+	writeTimeout      = 30 * time.Second
+	idleTimeout       = 60 * time.Second
+	maxHeaderBytes    = 8 << 10
+	maxInFlight       = 4
+	scrapeTimeout     = 10 * time.Second
+)
+
+// Run serves the metrics until ctx ends.
+func Run(ctx context.Context, opt Options) error {
+	d, err := flows.OpenRaw(opt.Netns)
+	if err != nil {
+		return fmt.Errorf("exporter: %w", err)
+	}
+	defer d.Close()
+	t := NewTracker(opt.Config)
+	c := NewCollector(t)
+	if opt.Version != "" {
+		c.build[0] = opt.Version
+	}
+	ln, err := net.Listen("tcp", opt.Listen)
+	if err != nil {
+		return fmt.Errorf("exporter: %w", err)
+	}
+	srv, err := newServer(c, opt.Web, opt.Log)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("exporter: %w", err)
+	}
+	ln = newLimitListener(ln, maxConns)
+	if srv.TLSConfig != nil {
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var wg sync.WaitGroup // the goroutines using d and dl end before they close
+	if dl, err := flows.ListenDestroy(opt.Netns); err != nil {
+		opt.Log.Warn("sockets that close between two samples lose their last interval", "err", err)
+	} else {
+		wg.Go(func() { listenDestroy(ctx, dl, t, opt.Log) })
+	}
+	wg.Go(func() { gatherHost(ctx, opt.Netns, c, opt.Log) })
+	wg.Go(func() { sample(ctx, d, t, opt.Interval, opt.Log) })
+	scheme := "http://"
+	if srv.TLSConfig != nil {
+		scheme = "https://"
+	}
+	opt.Log.Info("serving metrics", "url", scheme+ln.Addr().String()+"/metrics", "interval", opt.Interval,
+		"token", opt.Web.TokenFile != "")
+	if opt.Ready != nil {
+		opt.Ready(ln.Addr())
+	}
+	select {
+	case err = <-errc:
+		err = fmt.Errorf("exporter: serve: %w", err)
+	case <-ctx.Done():
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		_ = srv.Shutdown(sctx)
+		err = nil
+	}
+	cancel()
+	wg.Wait()
+	return err
+}
+
+func newServer(c *Collector, web Web, log *slog.Logger) (*http.Server, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		MaxRequestsInFlight: maxInFlight, Timeout: scrapeTimeout, ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "longhaul exporter: metrics at /metrics")
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readHeaderTimeout,
+		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes,
+		// Failed handshakes and bad requests from whoever reaches the
+		// port are not worth a line each.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	if web.TokenFile != "" {
+		tok, err := ReadToken(web.TokenFile)
+		if err != nil {
+			return nil, err
+		}
+		srv.Handler = requireToken(tok, mux)
+	}
+	if web.CertFile != "" || web.KeyFile != "" {
+		cfg, err := tlsConfig(web.CertFile, web.KeyFile)
+		if err != nil {
+			return nil, err
+		}
+		srv.TLSConfig = cfg
+	}
+	return srv, nil
+}
+
+// sample dumps the sockets every interval and folds the dump.
+func sample(ctx context.Context, d *flows.RawDumper, t *Tracker, every time.Duration, log *slog.Logger) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	var socks []flows.Sock
+	for {
+		start := time.Now()
+		var err error
+		socks, err = d.Dump(socks[:0])
+		if err != nil {
+			log.Warn("sample skipped", "err", err)
+		} else {
+			now := time.Now()
+			t.Sample(now, socks)
+			t.SetSampleCost(time.Since(start))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// listenDestroy folds the final counters of closing sockets.
+func listenDestroy(ctx context.Context, l *flows.DestroyListener, t *Tracker, log *slog.Logger) {
+	go func() {
+		<-ctx.Done()
+		l.Close()
+	}()
+	for {
+		socks, err := l.Read()
+		if errors.Is(err, flows.ErrOverrun) {
+			t.Overrun()
+			continue
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("destroy notifications stopped", "err", err)
+			}
+			return
+		}
+		now := time.Now()
+		for _, s := range socks {
+			t.Closed(now, s)
+		}
+	}
+}
+
+// gatherHost reads the host's settings now and every hostEvery.
+func gatherHost(ctx context.Context, ns string, c *Collector, log *slog.Logger) {
+	for {
+		if h, err := HostOf(ns); err != nil {
+			log.Warn("host settings not gathered", "err", err)
+		} else {
+			c.SetHost(h)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(hostEvery):
+		}
+	}
+}
+
+// HostOf gathers the host's (or namespace's) settings and judges them.
+func HostOf(ns string) (Host, error) {
+	snap, err := snapshot.Gather(snapshot.Options{Netns: ns})
+	if err != nil {
+		return Host{}, err
+	}
+	return HostFrom(snap), nil
+}
+
+// HostFrom is the pure part of HostOf.
+func HostFrom(snap *snapshot.Snapshot) Host {
+	h := Host{MaxWindowBytes: map[string]float64{}, Findings: audit.Run(snap, audit.Path{})}
+	in := snap.ModelInput()
+	// The largest window does not depend on the path: any valid one will do.
+	in.RTT, in.RateBps = 100*time.Millisecond, 1e9
+	if r, err := pathmodel.Compute(in); err == nil {
+		if r.Receiver.WindowBytes > 0 {
+			h.MaxWindowBytes["receive"] = r.Receiver.WindowBytes
+		}
+		if r.Sender.WindowBytes > 0 {
+			h.MaxWindowBytes["send"] = r.Sender.WindowBytes
+		}
+	}
+	return h
+}

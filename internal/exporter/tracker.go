@@ -1,0 +1,454 @@
+package exporter
+
+import (
+	"cmp"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/flows"
+)
+
+// Limit reasons, the values of the limit label.
+var Limits = [...]string{"rwnd", "sndbuf", "cwnd", "app"}
+
+const (
+	limRwnd = iota
+	limSndbuf
+	limCwnd
+	limApp
+)
+
+// Counters are cumulative totals of one group (or one socket with
+// --per-flow).
+type Counters struct {
+	Busy     float64              // seconds
+	Limited  [len(Limits)]float64 // seconds, by Limits
+	Sent     float64              // bytes acknowledged by the peer
+	Received float64              // bytes received
+	Retrans  float64              // retransmitted segments
+	Closed   float64              // sockets closed
+}
+
+func (c *Counters) add(d Counters) {
+	c.Busy += d.Busy
+	for i := range c.Limited {
+		c.Limited[i] += d.Limited[i]
+	}
+	c.Sent += d.Sent
+	c.Received += d.Received
+	c.Retrans += d.Retrans
+	c.Closed += d.Closed
+}
+
+// Delta is what one socket did between two views of it dt apart; prev is
+// the zero Sock for a socket first seen. It follows flows.Judge: the
+// chrono stats are clamped so that rwnd + sndbuf <= busy.
+func Delta(prev, cur flows.Sock, dt time.Duration) Counters {
+	var d Counters
+	sent := max(cur.BytesAcked-prev.BytesAcked, 0)
+	d.Sent = float64(sent)
+	d.Received = float64(max(cur.BytesReceived-prev.BytesReceived, 0))
+	d.Retrans = float64(max(cur.Retrans-prev.Retrans, 0))
+	busy := max(cur.Busy-prev.Busy, 0)
+	rwnd := min(max(cur.RwndLimited-prev.RwndLimited, 0), busy)
+	sndbuf := min(max(cur.SndbufLimited-prev.SndbufLimited, 0), busy-rwnd)
+	d.Busy = busy.Seconds()
+	d.Limited[limRwnd] = rwnd.Seconds()
+	d.Limited[limSndbuf] = sndbuf.Seconds()
+	d.Limited[limCwnd] = (busy - rwnd - sndbuf).Seconds()
+	if sent > 0 && dt > busy {
+		d.Limited[limApp] = (dt - busy).Seconds()
+	}
+	return d
+}
+
+// Group is a named peer group (--peer-group NAME=CIDR).
+type Group struct {
+	Name   string
+	Prefix netip.Prefix
+}
+
+// Other is the group of peers in no named or per-subnet group.
+const Other = "other"
+
+// Config is what the exporter tracks and how much it may export.
+type Config struct {
+	Groups    []Group
+	Ports     []uint16 // a socket matches if either end has one; none: all
+	MaxSeries int
+	PerFlow   bool
+}
+
+// groupState is one group's totals and its gauges from the last sample.
+type groupState struct {
+	Counters
+	name     string
+	open     int
+	minRTT   time.Duration
+	lastBusy time.Time // last sample in which the group moved bytes
+}
+
+type sockState struct {
+	last  flows.Sock
+	seen  time.Time
+	gone  bool     // missing from the last dump; its destroy notification may still come
+	flow  Counters // with --per-flow
+	group string
+}
+
+// Tracker folds dumps and destroy notifications into group totals. It is
+// pure (the caller supplies the time) and safe for concurrent use.
+type Tracker struct {
+	mu         sync.Mutex
+	cfg        Config
+	named      []Group // longest prefix first
+	maxDynamic int
+	socks      map[uint64]*sockState
+	groups     map[string]*groupState
+	subnets    map[netip.Prefix]*groupState // the dynamic groups, by subnet
+	dynamic    int
+	verdicts   map[string]int
+	// tomb holds sockets closed since the last sample: a dump taken
+	// before the close but folded after it must not count them again.
+	tomb map[uint64]bool
+	pend []pending // reused by Sample
+	last time.Time
+	gap  time.Duration // between the last two samples
+	self SelfStats
+}
+
+// SelfStats are the exporter's own counters.
+type SelfStats struct {
+	Samples        float64 // dumps folded
+	ClosesNotified float64 // destroy notifications folded
+	ClosesMissed   float64 // sockets gone with no notification (their last interval is lost)
+	Overruns       float64 // times the kernel dropped notifications
+	SampleSeconds  float64 // the last dump and fold
+	Tracked        int     // sockets tracked
+}
+
+// Series every group exports: busy, four limits, sent, received,
+// retransmits, closed, open sockets, min RTT.
+const SeriesPerGroup = 11
+
+// reservedSeries is kept under --max-series for the host, verdict and
+// self series.
+const reservedSeries = 100
+
+// graveTTL and maxGraves bound how long and how many sockets gone from
+// the dumps wait for their destroy notification.
+const (
+	graveTTL  = 10 * time.Minute
+	maxGraves = 1 << 16
+)
+
+// groupTTL retires a per-subnet group that moved nothing for this long.
+const groupTTL = 10 * time.Minute
+
+// promoteBps is the rate a subnet must reach in one sample to get its
+// own group.
+const promoteBps = 1e6
+
+// NewTracker returns a Tracker for cfg. Named groups beyond what
+// cfg.MaxSeries fits still get their series (the CLI refuses such a
+// configuration); per-subnet groups only take the room left.
+func NewTracker(cfg Config) *Tracker {
+	t := &Tracker{cfg: cfg, socks: map[uint64]*sockState{}, groups: map[string]*groupState{}, subnets: map[netip.Prefix]*groupState{},
+		verdicts: map[string]int{}, tomb: map[uint64]bool{}}
+	t.named = slices.Clone(cfg.Groups)
+	slices.SortStableFunc(t.named, func(a, b Group) int { return b.Prefix.Bits() - a.Prefix.Bits() })
+	t.maxDynamic = max(MaxGroups(cfg.MaxSeries)-len(cfg.Groups)-1, 0)
+	t.groups[Other] = &groupState{name: Other}
+	for _, g := range cfg.Groups {
+		t.groups[g.Name] = &groupState{name: g.Name}
+	}
+	return t
+}
+
+// MinSeries is the --max-series that fits n groups.
+func MinSeries(n int) int { return reservedSeries + n*SeriesPerGroup }
+
+// MaxGroups is how many groups fit under maxSeries.
+func MaxGroups(maxSeries int) int { return max(maxSeries-reservedSeries, 0) / SeriesPerGroup }
+
+func (t *Tracker) match(s flows.Sock) bool {
+	if !s.Remote.Addr().IsValid() || s.Remote.Addr().IsUnspecified() || s.Remote.Port() == 0 {
+		return false
+	}
+	if len(t.cfg.Ports) == 0 {
+		return true
+	}
+	return slices.Contains(t.cfg.Ports, s.Local.Port()) || slices.Contains(t.cfg.Ports, s.Remote.Port())
+}
+
+// Subnet is the per-subnet group of a peer: its /24 (IPv4) or /48 (IPv6).
+func Subnet(a netip.Addr) netip.Prefix {
+	bits := 48
+	if a.Is4() {
+		bits = 24
+	}
+	p, _ := a.Prefix(bits)
+	return p
+}
+
+// groupFor returns the group a peer's counters go to now.
+func (t *Tracker) groupFor(a netip.Addr) *groupState {
+	for _, g := range t.named {
+		if g.Prefix.Contains(a) {
+			return t.groups[g.Name]
+		}
+	}
+	if g, ok := t.subnets[Subnet(a)]; ok {
+		return g
+	}
+	return t.groups[Other]
+}
+
+func (t *Tracker) isNamed(a netip.Addr) bool {
+	return slices.ContainsFunc(t.named, func(g Group) bool { return g.Prefix.Contains(a) })
+}
+
+type pending struct {
+	st *sockState
+	d  Counters
+}
+
+// Sample folds one dump taken at now.
+func (t *Tracker) Sample(now time.Time, socks []flows.Sock) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.self.Samples++
+	first := t.last.IsZero()
+	dt := now.Sub(t.last)
+	for _, st := range t.socks {
+		st.gone = true // until this dump shows it
+	}
+	clear(t.verdicts)
+	moved := t.pend[:0]
+	bySubnet := map[netip.Prefix]float64{}
+	for i := range socks {
+		s := &socks[i]
+		if !t.match(*s) || t.tomb[s.Cookie] {
+			continue
+		}
+		st, ok := t.socks[s.Cookie]
+		if !ok {
+			st = &sockState{}
+			t.socks[s.Cookie] = st
+		}
+		prev, pdt := st.last, now.Sub(st.seen)
+		if !ok {
+			prev, pdt = flows.Sock{}, dt
+		}
+		st.last, st.seen, st.gone = *s, now, false
+		if first { // baseline: history before the exporter started is not counted
+			moved = append(moved, pending{st, Counters{}})
+			continue
+		}
+		d := Delta(prev, *s, pdt)
+		if d.Sent > 0 {
+			v := flows.Judge(prev, *s, pdt, flows.Options{})
+			t.verdicts[v.Verdict.Verdict]++
+		}
+		moved = append(moved, pending{st, d})
+		if d.Sent+d.Received > 0 && !t.isNamed(s.Remote.Addr()) {
+			bySubnet[Subnet(s.Remote.Addr())] += d.Sent + d.Received
+		}
+	}
+	t.bury(now)
+	t.retire(now)
+	t.promote(now, bySubnet, dt)
+	t.fold(now, moved)
+	clear(moved) // no pointers kept to sockets that may go
+	t.pend = moved[:0]
+	t.self.Tracked = len(t.socks)
+	t.last, t.gap = now, dt
+	clear(t.tomb)
+}
+
+// bury forgets sockets gone from the dumps with no destroy notification
+// for graveTTL, or the oldest beyond maxGraves: their last interval is
+// lost. Until then a late notification (the kernel sends it when the
+// socket is freed, which can be long after it left the tables if the
+// application keeps its descriptor) still finds their last counters, and
+// is not taken for a new socket's whole history.
+func (t *Tracker) bury(now time.Time) {
+	var graves []*sockState
+	for c, st := range t.socks {
+		switch {
+		case !st.gone:
+		case now.Sub(st.seen) > graveTTL:
+			delete(t.socks, c)
+			t.self.ClosesMissed++
+		default:
+			graves = append(graves, st)
+		}
+	}
+	if len(graves) <= maxGraves {
+		return
+	}
+	slices.SortFunc(graves, func(a, b *sockState) int { return a.seen.Compare(b.seen) })
+	for _, st := range graves[:len(graves)-maxGraves] {
+		delete(t.socks, st.last.Cookie)
+		t.self.ClosesMissed++
+	}
+}
+
+// retire ends per-subnet groups that moved nothing for groupTTL.
+func (t *Tracker) retire(now time.Time) {
+	for p, g := range t.subnets {
+		if now.Sub(g.lastBusy) > groupTTL {
+			delete(t.groups, g.name)
+			delete(t.subnets, p)
+			t.dynamic--
+		}
+	}
+}
+
+// promote gives the busiest subnets of this sample their own groups
+// while there is room under the series cap.
+func (t *Tracker) promote(now time.Time, bySubnet map[netip.Prefix]float64, dt time.Duration) {
+	if t.dynamic >= t.maxDynamic || dt <= 0 {
+		return
+	}
+	type cand struct {
+		p     netip.Prefix
+		bytes float64
+	}
+	var cs []cand
+	for p, b := range bySubnet {
+		if _, ok := t.subnets[p]; !ok && b*8/dt.Seconds() >= promoteBps {
+			cs = append(cs, cand{p, b})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.bytes != b.bytes {
+			return cmp.Compare(b.bytes, a.bytes)
+		}
+		return a.p.Addr().Compare(b.p.Addr())
+	})
+	for _, c := range cs[:min(len(cs), t.maxDynamic-t.dynamic)] {
+		g := &groupState{name: c.p.String(), lastBusy: now}
+		t.groups[g.name], t.subnets[c.p] = g, g
+		t.dynamic++
+	}
+}
+
+// fold adds the sample's deltas to the groups and recomputes the gauges.
+func (t *Tracker) fold(now time.Time, seen []pending) {
+	for _, g := range t.groups {
+		g.open, g.minRTT = 0, 0
+	}
+	for _, p := range seen {
+		s := p.st.last
+		g := t.groupFor(s.Remote.Addr())
+		g.add(p.d)
+		g.open++
+		if s.MinRTT > 0 && (g.minRTT == 0 || s.MinRTT < g.minRTT) {
+			g.minRTT = s.MinRTT
+		}
+		if p.d.Sent+p.d.Received > 0 {
+			g.lastBusy = now
+		}
+		p.st.group = g.name
+		if t.cfg.PerFlow {
+			p.st.flow.add(p.d)
+		}
+	}
+}
+
+// Closed folds a destroy notification: the socket's final tcp_info.
+func (t *Tracker) Closed(now time.Time, s flows.Sock) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.last.IsZero() || !t.match(s) {
+		return
+	}
+	t.self.ClosesNotified++
+	prev, dt := flows.Sock{}, now.Sub(t.last)
+	if st, ok := t.socks[s.Cookie]; ok {
+		prev, dt = st.last, now.Sub(st.seen)
+		if st.gone { // a late notification: the socket sent at most one interval more
+			dt = min(dt, t.gap)
+		}
+		delete(t.socks, s.Cookie)
+	}
+	t.tomb[s.Cookie] = true
+	d := Delta(prev, s, dt)
+	d.Closed = 1
+	g := t.groupFor(s.Remote.Addr())
+	g.add(d)
+	if d.Sent+d.Received > 0 {
+		g.lastBusy = now
+	}
+	t.self.Tracked = len(t.socks)
+}
+
+// SetSampleCost records how long the last dump and fold took.
+func (t *Tracker) SetSampleCost(d time.Duration) {
+	t.mu.Lock()
+	t.self.SampleSeconds = d.Seconds()
+	t.mu.Unlock()
+}
+
+// Overrun counts destroy notifications the kernel dropped.
+func (t *Tracker) Overrun() {
+	t.mu.Lock()
+	t.self.Overruns++
+	t.mu.Unlock()
+}
+
+// GroupView is one group's totals and gauges.
+type GroupView struct {
+	Name string
+	Counters
+	Open   int
+	MinRTT time.Duration
+}
+
+// FlowView is one socket's totals (--per-flow).
+type FlowView struct {
+	Peer, Local, Remote string
+	Counters
+}
+
+// View is a copy of the tracker's state for one scrape.
+type View struct {
+	Groups    []GroupView // by name
+	Flows     []FlowView  // by socket cookie, at most the maxFlows asked for
+	MoreFlows int         // flows left out of Flows
+	Verdicts  map[string]int
+	Self      SelfStats
+}
+
+// View copies the state; at most maxFlows flows (with --per-flow).
+func (t *Tracker) View(maxFlows int) View {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	v := View{Verdicts: map[string]int{}, Self: t.self}
+	for _, g := range t.groups {
+		v.Groups = append(v.Groups, GroupView{Name: g.name, Counters: g.Counters, Open: g.open, MinRTT: g.minRTT})
+	}
+	slices.SortFunc(v.Groups, func(a, b GroupView) int { return cmp.Compare(a.Name, b.Name) })
+	for k, n := range t.verdicts {
+		v.Verdicts[k] = n
+	}
+	if !t.cfg.PerFlow {
+		return v
+	}
+	cookies := make([]uint64, 0, len(t.socks))
+	for c, st := range t.socks {
+		if !st.gone && st.group != "" {
+			cookies = append(cookies, c)
+		}
+	}
+	slices.Sort(cookies)
+	v.MoreFlows = max(len(cookies)-maxFlows, 0)
+	for _, c := range cookies[:min(len(cookies), max(maxFlows, 0))] {
+		st := t.socks[c]
+		v.Flows = append(v.Flows, FlowView{Peer: st.group, Local: st.last.Local.String(), Remote: st.last.Remote.String(), Counters: st.flow})
+	}
+	return v
+}

@@ -1,0 +1,201 @@
+//go:build linux
+
+package exporter
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRequireToken(t *testing.T) {
+	const tok = "0123456789abcdef0123"
+	h := requireToken(tok, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "metrics") }))
+	tests := []struct {
+		name, auth string
+		want       int
+	}{
+		{"no header", "", http.StatusUnauthorized},
+		{"wrong token", "Bearer 0123456789abcdef0124", http.StatusUnauthorized},
+		{"token as basic", "Basic " + tok, http.StatusUnauthorized},
+		{"prefix of the token", "Bearer 0123456789", http.StatusUnauthorized},
+		{"the token", "Bearer " + tok, http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/metrics", nil)
+			if tc.auth != "" {
+				r.Header.Set("Authorization", tc.auth)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != tc.want {
+				t.Errorf("status %d, want %d", w.Code, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadToken(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, content string
+		wantErr       bool
+	}{
+		{"good", "f00dfeedf00dfeedf00d\n", false},
+		{"too short", "secret\n", true},
+		{"two words", "f00dfeedf00d feedf00dfeed\n", true},
+		{"empty", "", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
+			if err := os.WriteFile(p, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			tok, err := ReadToken(p)
+			if (err != nil) != tc.wantErr || (err == nil && tok != strings.TrimSpace(tc.content)) {
+				t.Errorf("token %q, err %v; want error %v", tok, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestLimitListener(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	l := newLimitListener(inner, 2).(*limitListener)
+	defer l.Close()
+	var conns []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	for range 2 {
+		c, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	third := make(chan net.Conn)
+	go func() {
+		c, _ := l.Accept()
+		third <- c
+	}()
+	select {
+	case <-third:
+		t.Fatal("a third connection was accepted while two were open")
+	case <-time.After(50 * time.Millisecond):
+	}
+	conns[0].Close()
+	conns[0].Close() // a second Close releases nothing more
+	c := <-third
+	if c == nil || len(l.sem) != 2 {
+		t.Fatalf("after a close: conn %v, %d slots taken; want the third accepted and 2 taken", c, len(l.sem))
+	}
+	c.Close()
+}
+
+// selfSigned writes a certificate and key for 127.0.0.1.
+func selfSigned(t *testing.T, dir string) (cert, key string, pool *x509.CertPool) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "longhaul test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
+	parsed, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(parsed)
+	return cert, key, pool
+}
+
+// The whole server over HTTPS with a token: no token, no metrics.
+func TestRunTLSAndToken(t *testing.T) {
+	dir := t.TempDir()
+	cert, key, pool := selfSigned(t, dir)
+	const tok = "f00dfeedf00dfeedf00dfeed"
+	tokFile := filepath.Join(dir, "token")
+	os.WriteFile(tokFile, []byte(tok+"\n"), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Config: Config{MaxSeries: 2000}, Listen: "127.0.0.1:0", Interval: time.Second,
+			Web: Web{TokenFile: tokFile, CertFile: cert, KeyFile: key},
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Ready: func(a net.Addr) { addr <- a }})
+	}()
+	var url string
+	select {
+	case a := <-addr:
+		url = "https://" + a.String() + "/metrics"
+	case err := <-done:
+		t.Fatal(err)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
+	for _, auth := range []string{"", "Bearer " + tok} {
+		req, _ := http.NewRequest("GET", url, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		has := strings.Contains(string(body), "longhaul_build_info")
+		if auth == "" && (resp.StatusCode != http.StatusUnauthorized || has) {
+			t.Errorf("without the token: status %d, metrics served %v", resp.StatusCode, has)
+		}
+		if auth != "" && (resp.StatusCode != http.StatusOK || !has) {
+			t.Errorf("with the token: status %d, metrics served %v", resp.StatusCode, has)
+		}
+	}
+	if resp, err := http.Get(strings.Replace(url, "https", "http", 1)); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Error("plain HTTP served on the TLS port")
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
+	}
+}

@@ -1,0 +1,123 @@
+//go:build linux
+
+package flows
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/longhaul/longhaul/internal/netns"
+)
+
+// RawDumper reads the TCP sockets of one namespace like Dumper, at a
+// quarter of the cost for many sockets (measured with 10,000: ~25 ms of
+// kernel time for Dump's two walks against ~20 ms, and ~100 ms of Go
+// decoding against ~3 ms), for callers that dump every second:
+//
+//   - one walk of the socket tables for both families: the
+//     TCPDIAG_GETSOCK request dumps AF_UNSPEC (inet_diag_dump_compat),
+//     where SOCK_DIAG_BY_FAMILY walks the whole table once per family;
+//   - the kernel skips listeners (and the walk of the listening table),
+//     TIME_WAIT and SYN_RECV sockets, which carry no tcp_info;
+//   - replies are decoded in place from one reused buffer by the
+//     decoder of destroy notifications (same messages).
+type RawDumper struct {
+	fd  int
+	buf []byte
+	seq uint32
+}
+
+const (
+	tcpdiagGetsock = 18 // TCPDIAG_GETSOCK (include/uapi/linux/inet_diag.h)
+	// dumpStates are the states with tcp_info worth reading: all but
+	// SYN_RECV (3), TIME_WAIT (6) and LISTEN (10).
+	dumpStates = 0xfff &^ (1 << 0) &^ (1 << 3) &^ (1 << 6) &^ (1 << 10)
+)
+
+// OpenRaw returns a RawDumper for the named namespace, or the caller's
+// own for "".
+func OpenRaw(ns string) (*RawDumper, error) {
+	var fd int
+	open := func() error {
+		var err error
+		fd, err = unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+		return err
+	}
+	var err error
+	if ns == "" {
+		err = open()
+	} else if !netns.Exists(ns) {
+		return nil, fmt.Errorf("network namespace %q does not exist (%s)", ns, errNoNamespaceHint)
+	} else {
+		err = netns.Do(ns, open)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sock_diag: %w", err)
+	}
+	return &RawDumper{fd: fd, buf: make([]byte, 64<<10)}, nil
+}
+
+// Close releases the netlink socket.
+func (d *RawDumper) Close() error { return unix.Close(d.fd) }
+
+// Dump appends every non-listening TCP socket with its tcp_info to out
+// (pass out[:0] to reuse its memory).
+func (d *RawDumper) Dump(out []Sock) ([]Sock, error) {
+	d.seq++
+	req := make([]byte, sizeofNlmsghdr+60) // nlmsghdr + struct inet_diag_req
+	ne := binary.NativeEndian
+	ne.PutUint32(req, uint32(len(req)))
+	ne.PutUint16(req[4:], tcpdiagGetsock)
+	ne.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
+	ne.PutUint32(req[8:], d.seq)
+	req[sizeofNlmsghdr+3] = 1 << (inetDiagInfo - 1) // idiag_ext
+	ne.PutUint32(req[sizeofNlmsghdr+52:], dumpStates)
+	if err := unix.Sendto(d.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return out, fmt.Errorf("sock_diag dump: %w", err)
+	}
+	for {
+		n, _, err := unix.Recvfrom(d.fd, d.buf, 0)
+		if err != nil {
+			return out, fmt.Errorf("sock_diag dump: %w", err)
+		}
+		var done bool
+		if out, done, err = d.parse(d.buf[:n], out); err != nil || done {
+			return out, err
+		}
+	}
+}
+
+// parse decodes one datagram of the dump's replies.
+func (d *RawDumper) parse(b []byte, out []Sock) ([]Sock, bool, error) {
+	ne := binary.NativeEndian
+	for len(b) >= sizeofNlmsghdr {
+		n, typ, seq := int(ne.Uint32(b)), ne.Uint16(b[4:]), ne.Uint32(b[8:])
+		if n < sizeofNlmsghdr || n > len(b) {
+			return out, true, fmt.Errorf("sock_diag dump: message length %d of %d bytes left", n, len(b))
+		}
+		switch {
+		case seq != d.seq: // a late reply to an earlier, abandoned dump
+		case typ == unix.NLMSG_DONE:
+			return out, true, nil
+		case typ == unix.NLMSG_ERROR:
+			if n >= sizeofNlmsghdr+4 {
+				if errno := int32(ne.Uint32(b[sizeofNlmsghdr:])); errno < 0 {
+					return out, true, fmt.Errorf("sock_diag dump: %w", unix.Errno(-errno))
+				}
+			}
+			return out, true, nil
+		default:
+			s, ok, err := parseInetDiag(b[sizeofNlmsghdr:n])
+			if err != nil {
+				return out, true, fmt.Errorf("sock_diag dump: %w", err)
+			}
+			if ok {
+				out = append(out, s)
+			}
+		}
+		b = b[min(nlAlign(n), len(b)):]
+	}
+	return out, false, nil
+}

@@ -349,7 +349,7 @@ func runEmit(c *cobra.Command, a planArgs, stdout, stderr io.Writer) error {
 	}
 	var p plan.Plan
 	if a.from != "" {
-		for _, name := range []string{"rtt", "rate", "flows", "role", "memory-budget", "dst", "size", "app-buffers", "netns", "root", "snapshot", } {
+		for _, name := range []string{"rtt", "rate", "flows", "role", "memory-budget", "dst", "size", "app-buffers", "netns", "root", "snapshot"} {
 			if c.Flags().Changed(name) {
 				return usagef("--from renders a saved plan as it is: --%s does not go with it", name)
 			}

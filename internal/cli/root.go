@@ -22,6 +22,7 @@ const (
 	exitError    = 1 // the command could not do its work
 	exitUsage    = 2 // bad flags or input values
 	exitFindings = 3 // audit --fail-on: findings at or above the level
+	exitDrift    = 4 // audit --against: the host does not have the plan's values
 )
 
 // usageError marks bad input: the user must change the command line.
@@ -37,6 +38,12 @@ type findingsError struct{ msg string }
 
 func (e findingsError) Error() string { return e.msg }
 
+// driftError reports that audit --against found keys that differ from
+// the plan.
+type driftError struct{ msg string }
+
+func (e driftError) Error() string { return e.msg }
+
 // ExitCode prints err as one line on stderr and maps it to an exit status.
 func ExitCode(err error, stderr io.Writer) int {
 	if err == nil {
@@ -49,7 +56,10 @@ func ExitCode(err error, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "longhaul: %v\n", err)
 	var u usageError
 	var f findingsError
+	var d driftError
 	switch {
+	case errors.As(err, &d):
+		return exitDrift
 	case errors.As(err, &u), errors.Is(err, pathmodel.ErrInput):
 		return exitUsage
 	case errors.As(err, &f):

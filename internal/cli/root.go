@@ -70,6 +70,20 @@ func ExitCode(err error, stderr io.Writer) int {
 
 // Run executes longhaul with args (without the program name).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+		return usageError{err}
+	}
+	return err
+}
+
+// Command returns longhaul's command tree, for documentation generators
+// (man pages: cmd/longhaul-man).
+func Command() *cobra.Command { return newRoot(io.Discard, io.Discard) }
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "longhaul",
 		Short: "Explain, fix and prove TCP throughput over long paths",
@@ -81,7 +95,6 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -90,11 +103,10 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 	root.AddCommand(newCalcCmd(), newAuditCmd(), newFlowsCmd(), newEmulateCmd(), newLabCmd(), newReportCmd())
 	root.AddCommand(newAnalyzeCmd())
 	root.AddCommand(newPlanCmd(), newApplyCmd(), newRollbackCmd(), newVerifyCmd())
-	err := root.ExecuteContext(ctx)
-	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
-		return usageError{err}
-	}
-	return err
+	root.AddCommand(newVersionCmd())
+	root.Version = Build().Version
+	root.SetVersionTemplate(Build().versionLine())
+	return root
 }
 
 // writeJSON prints v as indented JSON.

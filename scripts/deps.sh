@@ -21,9 +21,10 @@ have /usr/bin/time || need+=(time)
 # the report is checked in a real browser (headless)
 have chromium || need+=(chromium)
 # plan --emit is checked with the real tools: ansible-core applies the
-# playbook in a namespace (python3-yaml: the Kubernetes YAML parsed);
-# make deb is installed with dpkg and read with man and systemd-analyze
+# playbook (sysctl -w) in a namespace; make deb is installed with dpkg
+# and read with man and systemd-analyze
 have ansible-playbook || need+=(ansible-core)
+have sysctl || need+=(procps)
 have man || need+=(man-db)
 have systemd-analyze || need+=(systemd)
 # the Go bootstrap (no Go installed): zip, openssl for the checksum

@@ -84,7 +84,12 @@ esac
 src=$tmp/x/golang.org/toolchain@$modver
 chmod -R a+rX "$src"
 chmod a+x "$src"/bin/* "$src"/pkg/tool/*/*
-[ ! -e "$dest" ] || die "$dest exists: remove it or set GO_INSTALL_DIR"
-mkdir -p "$(dirname "$dest")"
-mv "$src" "$dest"
+if [ -d "$dest" ] && [ -z "$(ls -A "$dest")" ]; then
+	mv "$src"/* "$dest"/ # an empty directory (a mount point) is filled
+elif [ -e "$dest" ]; then
+	die "$dest exists and is not empty: remove it or set GO_INSTALL_DIR"
+else
+	mkdir -p "$(dirname "$dest")"
+	mv "$src" "$dest"
+fi
 echo "go-bootstrap: installed $("$dest/bin/go" version) in $dest ($got)" >&2

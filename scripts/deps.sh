@@ -29,6 +29,7 @@ have man || need+=(man-db)
 have systemd-analyze || need+=(systemd)
 # the Go bootstrap (no Go installed): zip, openssl for the checksum
 # database's signature
+[ -s /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates) # https: apt's curl only recommends it
 have unzip || need+=(unzip)
 have openssl || need+=(openssl)
 

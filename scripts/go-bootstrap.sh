@@ -69,8 +69,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 url=$proxy/golang.org/toolchain/@v/$modver.zip
 echo "go-bootstrap: no Go installed: fetching golang.org/toolchain@$modver from $proxy" >&2
-curl -fsL --retry 2 --max-time 600 -o "$tmp/toolchain.zip" "$url" ||
-	die "the Go module proxy $proxy is unreachable ($url): install Go >= 1.26 from https://go.dev/dl"
+rc=0
+curl -fsL --retry 2 --max-time 600 -o "$tmp/toolchain.zip" "$url" || rc=$?
+case $rc in
+0) ;;
+60 | 77) die "cannot verify the TLS certificate of $proxy (curl exit $rc): apt-get install ca-certificates" ;;
+*) die "the Go module proxy $proxy is unreachable ($url, curl exit $rc): install Go >= 1.26 from https://go.dev/dl" ;;
+esac
 unzip -q "$tmp/toolchain.zip" -d "$tmp/x"
 got=$(h1 "$tmp/x")
 [ "$got" = "$want" ] || die "golang.org/toolchain@$modver: checksum mismatch: zip $got, go-toolchain.sum $want: not installing"

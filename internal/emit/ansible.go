@@ -24,6 +24,9 @@ func ansible(p plan.Plan) (string, error) {
 	b.WriteString("# Needs only ansible-core (ansible.builtin): values are compared with whitespace collapsed,\n")
 	b.WriteString("# so a second run reports no change. longhaul_scopes: netns keys (tcp_rmem, ...) and/or host-wide\n")
 	b.WriteString("# keys (net.core.*, tcp_mem; a network namespace cannot set these).\n")
+	if n := len(routes(p)); n > 0 {
+		fmt.Fprintf(&b, "# %d route(s) are changed at run time (ip route replace): persist them with --emit networkd, nm or nmstate.\n", n)
+	}
 	fmt.Fprintf(&b, "- name: %s\n", strconv.Quote("longhaul plan: "+apply.Summary(p)))
 	b.WriteString("  hosts: all\n  become: true\n  gather_facts: false\n  vars:\n")
 	b.WriteString("    longhaul_persist: true\n    longhaul_scopes: [netns, host]\n")

@@ -4,11 +4,13 @@
 GO       ?= go
 BIN      := bin/longhaul
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 FUZZTIME ?= 3s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
 .PHONY: all deps build test unit fuzz fuzz-long vet demo bench bench-emulator bench-analyze clean
+.PHONY: man deb
 
 all: build
 
@@ -18,7 +20,7 @@ deps:
 
 build:
 	@command -v $(GO) >/dev/null || { echo "make: go not found; install Go >= 1.23 (https://go.dev/dl)" >&2; exit 1; }
-	$(GO) build -trimpath -ldflags "-s -w -X github.com/longhaul/longhaul/internal/cli.version=$(VERSION)" -o $(BIN) ./cmd/longhaul
+	$(GO) build -trimpath -ldflags "-s -w -X github.com/longhaul/longhaul/internal/cli.version=$(VERSION) -X github.com/longhaul/longhaul/internal/cli.commit=$(COMMIT)" -o $(BIN) ./cmd/longhaul
 
 # vet also proves the portability promise (the commands that need no Linux
 # build for macOS and Windows, and every package vets there) and that no
@@ -69,6 +71,17 @@ DEMO_OUT ?= out/demo
 demo: deps build
 	@rm -rf $(DEMO_OUT)
 	$(BIN) lab buffers --quick -o $(DEMO_OUT)
+
+# man pages generated from the command tree (out/man/longhaul*.1).
+MAN_OUT ?= out/man
+man:
+	@rm -rf $(MAN_OUT)
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) $(GO) run ./cmd/longhaul-man -o $(MAN_OUT) -version $(VERSION)
+
+# the Debian package (dpkg-deb, no debhelper): binary, man pages, shell
+# completions and the systemd units under deploy/; written to out/deb/.
+deb: build man
+	@BIN=$(BIN) MAN=$(MAN_OUT) VERSION=$(VERSION) scripts/mkdeb.sh
 
 clean:
 	rm -rf bin out

@@ -22,6 +22,18 @@ have prometheus && have promtool || need+=(prometheus)
 have /usr/bin/time || need+=(time)
 # the report is checked in a real browser (headless)
 have chromium || need+=(chromium)
+# plan --emit is checked with the real tools: ansible-core applies the
+# playbook (sysctl -w) in a namespace; make deb is installed with dpkg
+# and read with man and systemd-analyze
+have ansible-playbook || need+=(ansible-core)
+have sysctl || need+=(procps)
+have man || need+=(man-db)
+have systemd-analyze || need+=(systemd)
+# the Go bootstrap (no Go installed): zip, openssl for the checksum
+# database's signature
+[ -s /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates) # https: apt's curl only recommends it
+have unzip || need+=(unzip)
+have openssl || need+=(openssl)
 
 if ((${#need[@]})); then
 	if [ "$(id -u)" != 0 ]; then
@@ -33,10 +45,28 @@ if ((${#need[@]})); then
 	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
+# tuned's own profile loader and sysctl plugin check plan --emit tuned;
+# the package is unpacked, not installed, so no tuned daemon starts and
+# retunes this host (tests find it through LONGHAUL_TUNED_DIR).
+tuned_dir=/var/cache/longhaul/tuned
+if [ ! -d "$tuned_dir/usr/lib/python3/dist-packages/tuned" ] && [ "$(id -u)" = 0 ]; then
+	tmp=$(mktemp -d)
+	if (cd "$tmp" && apt-get download -qq tuned >/dev/null 2>&1); then
+		mkdir -p "$tuned_dir" && dpkg-deb -x "$tmp"/tuned_*.deb "$tuned_dir"
+	else
+		echo "deps: could not download Debian's tuned package: the tuned profile test will skip" >&2
+	fi
+	rm -rf "$tmp"
+fi
+
 for go in go /usr/local/go/bin/go /usr/lib/go/bin/go; do
 	if have "$go"; then
 		exit 0
 	fi
 done
-echo "deps: Go is not installed; install Go >= 1.23 from https://go.dev/dl (Debian 12's golang is too old)" >&2
-exit 1
+# No Go: fetch the pinned toolchain from the module proxy, checksum-verified.
+if [ "$(id -u)" != 0 ] && [ -z "${GO_INSTALL_DIR:-}" ]; then
+	echo "deps: Go is not installed; run as root to bootstrap Go into /usr/local/go, or install Go >= 1.26 from https://go.dev/dl" >&2
+	exit 1
+fi
+exec "$(dirname "$0")/go-bootstrap.sh"

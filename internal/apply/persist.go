@@ -82,10 +82,23 @@ func renderSysctlDropIn(existing []byte, id, summary string, set []sysctlEntry) 
 		if e.comment != "" {
 			b.WriteString(e.comment + "\n")
 		}
-		fmt.Fprintf(&b, "%s = %s\n", e.key, e.value)
+		b.WriteString(SysctlLine(e.key, e.value))
 	}
 	return []byte(b.String()), nil
 }
+
+// SysctlLine is one sysctl.d(5) assignment the way apply --persist
+// writes it: "key = value" with the value's whitespace normalized to
+// single spaces, so that a multi-value key (tcp_rmem, which the kernel
+// prints with tabs) compares equal to what is written however often it
+// is applied. plan --emit writes the same lines.
+func SysctlLine(key, value string) string {
+	return fmt.Sprintf("%s = %s\n", key, sysctl.Normalize(value))
+}
+
+// NetworkdRoute is the systemd.network(5) [Route] section apply
+// --persist writes for r (dhcp: the gateway is learned by DHCP).
+func NetworkdRoute(r rtnl.Route, dhcp bool) string { return routeBlock(r, dhcp) }
 
 // networkFile returns the .network file (path within root) that
 // systemd-networkd applies to dev: the first, in lexical order of file
@@ -260,6 +273,12 @@ func renderNetworkdDropIn(existing []byte, file, id, summary string, set []rtnl.
 
 // nmHint is the NetworkManager command that persists a route's metrics.
 func nmHint(r rtnl.Route) string {
+	return fmt.Sprintf("NetworkManager manages %s: persist the route with %s", r.Dev, NMCommand(r))
+}
+
+// NMCommand is the nmcli command line that adds r with its metrics to
+// the connection NetworkManager has on r.Dev and reapplies it.
+func NMCommand(r rtnl.Route) string {
 	fam := "ipv4"
 	if r.Family == "inet6" {
 		fam = "ipv6"
@@ -281,8 +300,8 @@ func nmHint(r rtnl.Route) string {
 	if r.InitRwnd > 0 {
 		attrs = append(attrs, fmt.Sprintf("initrwnd=%d", r.InitRwnd))
 	}
-	return fmt.Sprintf(`NetworkManager manages %s: persist the route with nmcli connection modify "$(nmcli -g GENERAL.CONNECTION device show %s)" +%s.routes "%s" && nmcli device reapply %s`,
-		r.Dev, r.Dev, fam, strings.Join(attrs, " "), r.Dev)
+	return fmt.Sprintf(`nmcli connection modify "$(nmcli -g GENERAL.CONNECTION device show %s)" +%s.routes "%s" && nmcli device reapply %s`,
+		r.Dev, fam, strings.Join(attrs, " "), r.Dev)
 }
 
 // sysctlConflicts compares the keys apply sets (key -> value) with the

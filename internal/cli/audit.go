@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/audit"
+	"github.com/longhaul/longhaul/internal/drift"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ type auditArgs struct {
 	snapshot string
 	failOn   string
 	json     bool
+	against  string
 }
 
 func newAuditCmd() *cobra.Command {
@@ -35,9 +37,14 @@ observed, what was expected, why (with numbers) and the fix.
 With --rtt and --rate it judges the buffers for that path; without, it says
 what they allow at common RTTs.
 
+With --against PLAN it checks instead that the host has a plan's values
+(made with longhaul plan -o, applied by apply, Ansible, tuned, ...): each
+sysctl compared with whitespace collapsed, each route's initcwnd/initrwnd;
+the drifted keys are listed (--json: schema longhaul.drift/v1).
+
 Exit status: 0 when the audit ran (whatever it found), 3 with --fail-on when
-a finding at or above that severity exists, 2 for bad flags, 1 when the host
-could not be read.`,
+a finding at or above that severity exists, 4 with --against when a key has
+drifted from the plan, 2 for bad flags, 1 when the host could not be read.`,
 		Example: `  # this host
   longhaul audit
 
@@ -52,7 +59,10 @@ could not be read.`,
   longhaul audit --snapshot prod-audit.json --rtt 200ms --rate 10Gbit/s
 
   # in CI: fail when anything critical is found
-  longhaul audit --rtt 50ms --rate 1Gbit/s --fail-on crit`,
+  longhaul audit --rtt 50ms --rate 1Gbit/s --fail-on crit
+
+  # after config management ran: does the host still have the plan? (exit 4 if not)
+  longhaul audit --against plan.json`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runAudit(a, c.OutOrStdout(), c.ErrOrStderr())
@@ -64,7 +74,8 @@ could not be read.`,
 	f.StringVar(&a.root, "root", "", "read proc/sys, proc and etc under this directory instead of / (routes are then not read)")
 	f.StringVar(&a.snapshot, "snapshot", "", "judge a snapshot from a file written by audit --json instead of this host")
 	f.StringVar(&a.failOn, "fail-on", "", "exit 3 if a finding is at least this severe: warn or crit")
-	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.audit/v1)")
+	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.audit/v1; with --against "+drift.Schema+")")
+	f.StringVar(&a.against, "against", "", "check that the host has this plan's values (longhaul plan -o FILE); exit 4 when one drifted")
 	return c
 }
 
@@ -99,6 +110,9 @@ func runAudit(a auditArgs, stdout, stderr io.Writer) error {
 	if a.snapshot != "" && (a.root != "" || a.netns != "") {
 		return usagef("--snapshot judges a saved snapshot: it does not go with --root or --netns")
 	}
+	if a.against != "" && (given || failOn != "") {
+		return usagef("--against checks a plan's values: --rtt, --rate and --fail-on do not go with it")
+	}
 	var s *snapshot.Snapshot
 	if a.snapshot != "" {
 		s, err = loadSnapshot(a.snapshot)
@@ -107,6 +121,9 @@ func runAudit(a auditArgs, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if a.against != "" {
+		return runAgainst(a, s, stdout)
 	}
 	p := audit.Path{}
 	if given {
@@ -200,4 +217,63 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// runAgainst compares the host with a plan file and prints the drift.
+func runAgainst(a auditArgs, s *snapshot.Snapshot, stdout io.Writer) error {
+	p, err := readPlan(a.against)
+	if err != nil {
+		return err
+	}
+	rep := drift.Compare(s, p)
+	if a.json {
+		if err := writeJSON(stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printDrift(stdout, rep, a.against)
+	}
+	if rep.Drifted == 0 {
+		return nil
+	}
+	var keys []string
+	for _, c := range rep.Checks {
+		if c.Status == drift.Drifted {
+			keys = append(keys, c.Key)
+		}
+	}
+	return driftError{fmt.Sprintf("audit: %d key(s) drifted from %s: %s", rep.Drifted, a.against, strings.Join(keys, ", "))}
+}
+
+func printDrift(w io.Writer, rep drift.Report, file string) {
+	head := fmt.Sprintf("Host %s, Linux %s", orDash(rep.Host), orDash(rep.Kernel))
+	if rep.Netns != "" {
+		head += ", netns " + rep.Netns
+	}
+	if rep.Source != "live" {
+		head += " (" + rep.Source + ")"
+	}
+	fmt.Fprintf(w, "%s against %s\n\n", head, file)
+	for _, c := range rep.Checks {
+		fmt.Fprintf(w, "%-7s %s\n", strings.ToUpper(c.Status), c.Key)
+		switch c.Status {
+		case drift.Drifted:
+			fmt.Fprintf(w, "  plan: %s\n  host: %s\n", c.Want, c.Have)
+		case drift.OK:
+			fmt.Fprintf(w, "  %s\n", c.Have)
+		}
+		if c.Note != "" {
+			fmt.Fprintf(w, "  note: %s\n", c.Note)
+		}
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "\nNote: %s\n", n)
+	}
+	ok := 0
+	for _, c := range rep.Checks {
+		if c.Status == drift.OK {
+			ok++
+		}
+	}
+	fmt.Fprintf(w, "\nSummary: %d drifted, %d as planned, %d not checked\n", rep.Drifted, ok, len(rep.Checks)-rep.Drifted-ok)
 }

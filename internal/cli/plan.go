@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/apply"
+	"github.com/longhaul/longhaul/internal/emit"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/snapshot"
@@ -29,6 +30,8 @@ type planArgs struct {
 	stateDir   string
 	out        string
 	json       bool
+	emit       string
+	from       string
 }
 
 func newPlanCmd() *cobra.Command {
@@ -64,9 +67,16 @@ Save the plan with -o (or --json) and apply it with longhaul apply.`,
   # a copied /proc/sys and /etc tree, a namespace, or a saved audit snapshot
   longhaul plan --root /tmp/hostcopy --rtt 200ms --rate 1Gbit/s
   longhaul plan --netns client --rtt 200ms --rate 1Gbit/s --role client
-  longhaul plan --snapshot prod-audit.json --rtt 80ms --rate 10Gbit/s --memory-budget 8GiB`,
+  longhaul plan --snapshot prod-audit.json --rtt 80ms --rate 10Gbit/s --memory-budget 8GiB
+
+  # the plan in the form a fleet applies (--from: a plan saved with -o)
+  longhaul plan --rtt 200ms --rate 1Gbit/s --emit ansible > longhaul.yml
+  longhaul plan --from plan.json --emit tuned > /etc/tuned/longhaul/tuned.conf`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if a.emit != "" || a.from != "" {
+				return runEmit(c, a, c.OutOrStdout(), c.ErrOrStderr())
+			}
 			return runPlan(a, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
@@ -83,6 +93,8 @@ Save the plan with -o (or --json) and apply it with longhaul apply.`,
 	f.StringVar(&a.stateDir, "state-dir", "", "journal directory to check for interrupted applies (default ROOT"+apply.DefaultStateDir+")")
 	f.StringVarP(&a.out, "output", "o", "", "also write the plan as JSON to this file (for longhaul apply)")
 	f.BoolVar(&a.json, "json", false, "print the plan as JSON (schema "+plan.Schema+") instead of text")
+	f.StringVar(&a.emit, "emit", "", "print the plan as FORMAT instead of text: "+emit.Names())
+	f.StringVar(&a.from, "from", "", "with --emit: render this saved plan (-o plan.json) instead of making one")
 	return c
 }
 
@@ -140,12 +152,46 @@ func (a planArgs) request() (plan.Request, error) {
 }
 
 func runPlan(a planArgs, stdout, stderr io.Writer) error {
-	req, err := a.request()
+	p, err := makePlan(a, stderr)
 	if err != nil {
 		return err
 	}
+	if a.out != "" {
+		if err := savePlan(a.out, p); err != nil {
+			return err
+		}
+	}
+	if a.json {
+		return writeJSON(stdout, p)
+	}
+	printPlan(stdout, p, a.out)
+	return nil
+}
+
+// savePlan writes the plan as JSON (-o).
+func savePlan(name string, p plan.Plan) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	err = writeJSON(f, p)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("plan: write %s: %w", name, err)
+	}
+	return nil
+}
+
+// makePlan gathers the host (or reads the snapshot) and makes the plan.
+func makePlan(a planArgs, stderr io.Writer) (plan.Plan, error) {
+	req, err := a.request()
+	if err != nil {
+		return plan.Plan{}, err
+	}
 	if a.snapshot != "" && (a.root != "" || a.netns != "") {
-		return usagef("--snapshot plans for a saved snapshot: it does not go with --root or --netns")
+		return plan.Plan{}, usagef("--snapshot plans for a saved snapshot: it does not go with --root or --netns")
 	}
 	warnInterrupted(stderr, apply.Options{Root: a.root, StateDir: a.stateDir})
 	var s *snapshot.Snapshot
@@ -155,33 +201,13 @@ func runPlan(a planArgs, stdout, stderr io.Writer) error {
 		s, err = snapshot.Gather(snapshot.Options{Root: a.root, Netns: a.netns})
 	}
 	if err != nil {
-		return err
+		return plan.Plan{}, err
 	}
 	p, err := plan.Make(s, req)
-	if err != nil {
-		if errors.Is(err, plan.ErrInput) {
-			return usageError{err}
-		}
-		return err
+	if err != nil && errors.Is(err, plan.ErrInput) {
+		return p, usageError{err}
 	}
-	if a.out != "" {
-		f, err := os.Create(a.out)
-		if err != nil {
-			return fmt.Errorf("plan: %w", err)
-		}
-		err = writeJSON(f, p)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("plan: write %s: %w", a.out, err)
-		}
-	}
-	if a.json {
-		return writeJSON(stdout, p)
-	}
-	printPlan(stdout, p, a.out)
-	return nil
+	return p, err
 }
 
 func roleText(r plan.Role) string {
@@ -307,4 +333,46 @@ func warnInterrupted(w io.Writer, o apply.Options) {
 		fmt.Fprintf(w, "longhaul: warning: transaction %s (%s) was interrupted while %s: the host may be half changed; longhaul rollback %s restores it, or apply the same plan again to complete it\n",
 			t.ID, t.Summary, t.State, t.ID)
 	}
+}
+
+// runEmit prints a plan, made now or read with --from, in an --emit
+// format.
+func runEmit(c *cobra.Command, a planArgs, stdout, stderr io.Writer) error {
+	if a.emit == "" {
+		return usagef("--from renders a saved plan: give the format with --emit (%s)", emit.Names())
+	}
+	if a.json {
+		return usagef("--emit and --json are two outputs: give one (-o plan.json saves the JSON beside --emit)")
+	}
+	var p plan.Plan
+	if a.from != "" {
+		for _, name := range []string{"rtt", "rate", "flows", "role", "memory-budget", "dst", "size", "app-buffers", "netns", "root", "snapshot"} {
+			if c.Flags().Changed(name) {
+				return usagef("--from renders a saved plan as it is: --%s does not go with it", name)
+			}
+		}
+		var err error
+		if p, err = readPlan(a.from); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if p, err = makePlan(a, stderr); err != nil {
+			return err
+		}
+		if a.out != "" {
+			if err := savePlan(a.out, p); err != nil {
+				return err
+			}
+		}
+	}
+	out, err := emit.Render(p, a.emit)
+	if err != nil {
+		if errors.Is(err, emit.ErrInput) {
+			return usagef("--emit %s: %v", a.emit, err)
+		}
+		return err
+	}
+	_, err = stdout.Write(out)
+	return err
 }

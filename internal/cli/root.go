@@ -25,6 +25,7 @@ const (
 	exitError    = 1 // the command could not do its work
 	exitUsage    = 2 // bad flags or input values
 	exitFindings = 3 // audit --fail-on: findings at or above the level
+	exitDrift    = 4 // audit --against: the host does not have the plan's values
 )
 
 // SignalStatus is the exit status of a command ended by signal s, as
@@ -50,6 +51,12 @@ type findingsError struct{ msg string }
 
 func (e findingsError) Error() string { return e.msg }
 
+// driftError reports that audit --against found keys that differ from
+// the plan.
+type driftError struct{ msg string }
+
+func (e driftError) Error() string { return e.msg }
+
 // ExitCode prints err as one line on stderr and maps it to an exit status.
 func ExitCode(err error, stderr io.Writer) int {
 	if err == nil {
@@ -62,7 +69,10 @@ func ExitCode(err error, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "longhaul: %v\n", err)
 	var u usageError
 	var f findingsError
+	var d driftError
 	switch {
+	case errors.As(err, &d):
+		return exitDrift
 	case errors.As(err, &u), errors.Is(err, pathmodel.ErrInput), errors.Is(err, snapshot.ErrNoHost):
 		return exitUsage
 	case errors.As(err, &f):
@@ -73,6 +83,20 @@ func ExitCode(err error, stderr io.Writer) int {
 
 // Run executes longhaul with args (without the program name).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+		return usageError{err}
+	}
+	return err
+}
+
+// Command returns longhaul's command tree, for documentation generators
+// (man pages: cmd/longhaul-man).
+func Command() *cobra.Command { return newRoot(io.Discard, io.Discard) }
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "longhaul",
 		Short: "Explain, fix and prove TCP throughput over long paths",
@@ -84,7 +108,6 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -97,11 +120,10 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 	root.AddCommand(newAnalyzeCmd())
 	root.AddCommand(newPlanCmd(), newApplyCmd(), newRollbackCmd())
 	root.AddCommand(platformCommands()...)
-	err := root.ExecuteContext(ctx)
-	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
-		return usageError{err}
-	}
-	return err
+	root.AddCommand(newVersionCmd())
+	root.Version = Build().Version
+	root.SetVersionTemplate(Build().versionLine())
+	return root
 }
 
 // exitStatus passes the command's exit status through.

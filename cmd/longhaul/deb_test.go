@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// stamped builds longhaul the way make build does, with a version and a
+// commit stamped in.
+func stamped(t *testing.T, version, commit string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "longhaul")
+	ld := "-s -w -X github.com/longhaul/longhaul/internal/cli.version=" + version + " -X github.com/longhaul/longhaul/internal/cli.commit=" + commit
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", ld, "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func goVersion(t *testing.T) string {
+	out, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func TestVersion(t *testing.T) {
+	bin := stamped(t, "1.2.3", "0123456789abcdef")
+	gov := goVersion(t)
+	out, _, code := exe(t, bin, "version")
+	want := "longhaul 1.2.3\ncommit:   0123456789abcdef\ngo:       " + gov + "\nplatform: linux/" + runtime.GOARCH + "\n"
+	if code != 0 || out != want {
+		t.Errorf("version: exit %d\n%s\nwant:\n%s", code, out, want)
+	}
+	out, _, code = exe(t, bin, "--version")
+	if code != 0 || out != "longhaul 1.2.3 (commit 0123456789abcdef, "+gov+", linux/"+runtime.GOARCH+")\n" {
+		t.Errorf("--version: exit %d: %q", code, out)
+	}
+	out, _, _ = exe(t, bin, "version", "--json")
+	var doc map[string]string
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc["schema"] != "longhaul.version/v1" || doc["version"] != "1.2.3" || doc["go_version"] != gov {
+		t.Errorf("version --json: %v\n%s", err, out)
+	}
+	// Unstamped (go build, go install): the toolchain's record stands in.
+	out, _, _ = exe(t, binary(t), "version", "--json")
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc["version"] != "dev" || doc["commit"] == "" || doc["go_version"] != gov {
+		t.Errorf("unstamped version --json: %v\n%s", err, out)
+	}
+}
+
+// TestIntegrationDeb builds the package with scripts/mkdeb.sh from a
+// stamped binary, generated man pages and a deploy directory holding the
+// repository's units plus a fixture unit, installs it with dpkg into a
+// throwaway root (dpkg --root, maintainer scripts chrootless: no chroot
+// image is needed, and the postinst leaves the host's systemd alone under
+// DPKG_ROOT), and uses it from there: longhaul version, man, the shell
+// completions, and systemd's view of every unit (systemd-analyze --root).
+// Then dpkg removes it without leftovers.
+func TestIntegrationDeb(t *testing.T) {
+	for _, tool := range []string{"dpkg", "dpkg-deb", "man", "systemd-analyze"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (scripts/deps.sh installs it)", tool)
+		}
+	}
+	bin := stamped(t, "v1.2.3", "0123456789abcdef")
+	work := t.TempDir()
+	man, deploy, out := filepath.Join(work, "man"), filepath.Join(work, "deploy"), filepath.Join(work, "deb")
+	if b, err := exec.Command("go", "run", "../longhaul-man", "-o", man, "-version", "v1.2.3").CombinedOutput(); err != nil {
+		t.Fatalf("man pages: %v\n%s", err, b)
+	}
+	units := map[string]string{"longhaul-fixture.service": "[Unit]\nDescription=longhaul fixture unit\n\n[Service]\nExecStart=/usr/bin/longhaul version\n"}
+	repoUnits, _ := filepath.Glob("../../deploy/*.service")
+	for _, u := range repoUnits {
+		b, err := os.ReadFile(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		units[filepath.Base(u)] = string(b)
+	}
+	if err := os.MkdirAll(deploy, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range units {
+		if err := os.WriteFile(filepath.Join(deploy, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk := exec.Command("scripts/mkdeb.sh")
+	mk.Dir = "../.."
+	mk.Env = append(os.Environ(), "BIN="+bin, "MAN="+man, "DEPLOY="+deploy, "OUT="+out)
+	b, err := mk.Output()
+	if err != nil {
+		t.Fatalf("mkdeb: %v", err)
+	}
+	deb := strings.TrimSpace(string(b))
+	if filepath.Base(deb) != "longhaul_1.2.3_"+debArch()+".deb" {
+		t.Errorf("package %s", deb)
+	}
+	root := installDeb(t, deb)
+	checkInstalled(t, root, units)
+	if b, err := exec.Command("dpkg", "--root="+root, "--force-script-chrootless", "--log=/dev/null", "--purge", "longhaul").CombinedOutput(); err != nil {
+		t.Fatalf("dpkg --purge: %v\n%s", err, b)
+	}
+	for _, f := range []string{"usr/bin/longhaul", "usr/share/man/man1/longhaul.1.gz", "lib/systemd/system/longhaul-fixture.service"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err == nil {
+			t.Errorf("%s left after purge", f)
+		}
+	}
+}
+
+func debArch() string {
+	if runtime.GOARCH == "386" {
+		return "i386"
+	}
+	return runtime.GOARCH
+}
+
+// installDeb installs deb into an empty dpkg root.
+func installDeb(t *testing.T, deb string) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, d := range []string{"var/lib/dpkg/info", "var/lib/dpkg/updates"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "var/lib/dpkg/status"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := exec.Command("dpkg", "--root="+root, "--force-script-chrootless", "--log=/dev/null", "-i", deb).CombinedOutput()
+	if err != nil {
+		if strings.Contains(string(b), "superuser privilege") {
+			t.Skipf("dpkg needs root to install: %s", b)
+		}
+		t.Fatalf("dpkg -i: %v\n%s", err, b)
+	}
+	return root
+}
+
+func checkInstalled(t *testing.T, root string, units map[string]string) {
+	t.Helper()
+	out, _, code := exe(t, filepath.Join(root, "usr/bin/longhaul"), "version")
+	if code != 0 || !strings.HasPrefix(out, "longhaul v1.2.3\ncommit:   0123456789abcdef\n") {
+		t.Errorf("installed longhaul version: exit %d\n%s", code, out)
+	}
+	page, err := exec.Command("man", "-M", filepath.Join(root, "usr/share/man"), "longhaul-plan").Output()
+	if err != nil || !strings.Contains(string(page), "--emit") || !strings.Contains(string(page), "longhaul v1.2.3") {
+		t.Errorf("man longhaul-plan from the package: %v\n%.400s", err, page)
+	}
+	if page, err := exec.Command("man", "-M", filepath.Join(root, "usr/share/man"), "longhaul").Output(); err != nil || !strings.Contains(string(page), "longhaul-audit(1)") {
+		t.Errorf("man longhaul: %v\n%.400s", err, page)
+	}
+	for f, want := range map[string]string{
+		"usr/share/bash-completion/completions/longhaul":    "__start_longhaul",
+		"usr/share/zsh/vendor-completions/_longhaul":        "#compdef longhaul",
+		"usr/share/fish/vendor_completions.d/longhaul.fish": "complete -c longhaul",
+	} {
+		if b, err := os.ReadFile(filepath.Join(root, f)); err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	for name, body := range units {
+		b, err := exec.Command("systemd-analyze", "--root="+root, "cat-config", "systemd/system/"+name).CombinedOutput()
+		if err != nil || !strings.Contains(string(b), "/lib/systemd/system/"+name) || !strings.Contains(string(b), strings.TrimSpace(body)) {
+			t.Errorf("systemd-analyze --root cat-config %s: %v\n%s", name, err, b)
+		}
+	}
+	if b, err := exec.Command("dpkg", "--root="+root, "-s", "longhaul").Output(); err != nil || !strings.Contains(string(b), "Status: install ok installed") || !strings.Contains(string(b), "Version: 1.2.3") {
+		t.Errorf("dpkg -s: %v\n%s", err, b)
+	}
+}

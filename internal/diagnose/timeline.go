@@ -54,6 +54,18 @@ type Sample struct {
 	// producer knows the receiver's window limited it (tcp_info chrono),
 	// whatever Rwnd says.
 	AppLimited, SndbufLimited, RwndLimited bool
+	// TimeoutRecovery: the sender is recovering from a retransmission
+	// timeout (a capture tells it by the silence before the
+	// retransmission): loss, whatever the window says.
+	TimeoutRecovery bool
+	// Stalled: the interval that ends at this sample was the silence
+	// before a retransmission timeout; it is loss time, whatever the
+	// state was when it began.
+	Stalled bool
+	// SendGap: the interval that ends at this sample was a wait with room
+	// in both windows and nothing sent (the sender had nothing to send
+	// after an ACK freed room); it is application time.
+	SendGap bool
 }
 
 // Point is one point of the downsampled series a report draws: the
@@ -138,6 +150,24 @@ type Timeline struct {
 	// last data, not attributed to any state.
 	IdleGaps int
 	IdleTime time.Duration
+	// SendGaps counts waits with room in both windows after an ACK and
+	// nothing sent (Sample.SendGap); SendGapTime is their total.
+	SendGaps    int
+	SendGapTime time.Duration
+	// StallTime is the silence before retransmission timeouts
+	// (Sample.Stalled), counted as loss recovery.
+	StallTime time.Duration
+	// DrainIsApp: a last flight that drains to nothing in flight, with no
+	// new data for a quarter RTT after it, was the application's (it had
+	// nothing more to send), not the congestion window's; its time moves
+	// to app-limited (a send gap). Producers that see every packet set
+	// it; tcp_info polls cannot tell a round's end from an idle sender.
+	DrainIsApp      bool
+	busySS, busyNet time.Duration // congestion-window time since the last send
+	drainSS         time.Duration
+	drainNet        time.Duration
+	drainAt         time.Duration
+	lastSend        time.Duration
 
 	Series        []Point
 	Events        []Event
@@ -190,6 +220,8 @@ func (tl *Timeline) classify(s *Sample) State {
 		return StateZeroWindow
 	case Closed(s.Rwnd, mss, tl.MaxRwnd) && s.Inflight == 0 && !s.AppLimited:
 		return StateZeroWindow
+	case s.TimeoutRecovery:
+		return StateLoss
 	case (atWindow || s.RwndLimited) && s.Rwnd > 0 && 2*s.Rwnd < tl.MaxRwnd:
 		// Pinned at a window less than half the largest this receiver
 		// offered: its buffer holds data the application has not read
@@ -228,12 +260,20 @@ func (tl *Timeline) add(s *Sample) {
 		tl.roundEnd, tl.roundAcked = s.Sent, s.Delivered
 	} else {
 		dt := s.T - tl.prev.T
-		if tl.prevState == StateApp && tl.prev.Inflight <= 0 {
+		switch {
+		case s.Stalled && tl.prevState != StateZeroWindow:
+			tl.StateTime[StateLoss] += dt
+			tl.StallTime += dt
+		case s.SendGap && (tl.prevState == StateSlowStart || tl.prevState == StateNetwork || tl.prevState == StateApp):
+			tl.StateTime[StateApp] += dt
+			tl.SendGaps++
+			tl.SendGapTime += dt
+		case tl.prevState == StateApp && tl.prev.Inflight <= 0:
 			// Idle with nothing outstanding: count it only once the
 			// sender sends again, so a connection kept open after its
 			// transfer is not called application-limited.
 			tl.idle += dt
-		} else {
+		default:
 			tl.StateTime[tl.prevState] += dt
 		}
 		if tl.idle > 0 && s.Sent > tl.prev.Sent {
@@ -242,6 +282,9 @@ func (tl *Timeline) add(s *Sample) {
 			tl.IdleTime += tl.idle
 			tl.idle = 0
 		}
+	}
+	if tl.DrainIsApp && tl.Samples > 0 {
+		tl.drain(s)
 	}
 	tl.rounds(s)
 	st := tl.classify(s)
@@ -253,6 +296,59 @@ func (tl *Timeline) add(s *Sample) {
 	if tl.MaxPoints > 0 {
 		tl.point(s, st)
 	}
+}
+
+// drain follows the time the congestion window had since the last new
+// data, and moves it to the application when the flight drained to
+// nothing and no new data came within a quarter RTT (see DrainIsApp).
+func (tl *Timeline) drain(s *Sample) {
+	dt := s.T - tl.prev.T
+	if !s.Stalled && !s.SendGap {
+		switch tl.prevState {
+		case StateSlowStart:
+			tl.busySS += dt
+		case StateNetwork:
+			tl.busyNet += dt
+		}
+	}
+	slack := max(time.Millisecond, s.RTT/4)
+	if tl.drainSS+tl.drainNet > 0 {
+		switch {
+		case s.Sent > tl.prev.Sent && s.T-tl.drainAt <= slack:
+			tl.drainSS, tl.drainNet = 0, 0 // a round's end, not the data's
+		case s.T-tl.drainAt > slack:
+			tl.Settle()
+		}
+	}
+	if s.Sent > tl.prev.Sent {
+		tl.busySS, tl.busyNet, tl.lastSend = 0, 0, s.T
+		return
+	}
+	if tl.prev.Inflight > 0 && s.Inflight <= 0 {
+		tl.drainSS, tl.drainNet, tl.drainAt = tl.busySS, tl.busyNet, s.T
+		tl.busySS, tl.busyNet = 0, 0
+		if s.RTT > 0 && s.T-tl.lastSend > 2*s.RTT+200*time.Millisecond {
+			// Far longer than a round: a sender with data and room
+			// would have had ACKs to send on; it had nothing to send.
+			tl.Settle()
+		}
+	}
+}
+
+// Settle moves a pending drained flight to the application: called by
+// drain, and by the producer once the samples end (the flow ended with
+// that flight).
+func (tl *Timeline) Settle() {
+	d := tl.drainSS + tl.drainNet
+	if d <= 0 {
+		return
+	}
+	tl.StateTime[StateSlowStart] -= tl.drainSS
+	tl.StateTime[StateNetwork] -= tl.drainNet
+	tl.StateTime[StateApp] += d
+	tl.SendGaps++
+	tl.SendGapTime += d
+	tl.drainSS, tl.drainNet = 0, 0
 }
 
 // rounds tracks slow start: each round's largest flight against the

@@ -103,6 +103,7 @@ func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, 
 
 func (a *Analyzer) newFlow(k key, s *capture.Segment, t int64) ref {
 	f := newFlow(len(a.flows)+1, s, t, &a.opts)
+	f.clk = &a.clock
 	a.flows = append(a.flows, f)
 	a.index[k] = ref{f, 0}
 	a.index[key{k.dst, k.src}] = ref{f, 1}

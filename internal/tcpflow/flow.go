@@ -49,10 +49,11 @@ type Flow struct {
 	rst                 bool
 	opts                *Options
 	series              bool
+	clk                 *clock // the analyzer's, for the tick
 }
 
 func newFlow(id int, s *capture.Segment, t int64, o *Options) *Flow {
-	f := &Flow{ID: id, client: -1, start: t, end: t, opts: o, scale: diagnose.ScaleUnknown, noScaleSide: -1, synT: -1, synAckT: -1, ackT: -1}
+	f := &Flow{ID: id, client: -1, start: t, end: t, opts: o, scale: diagnose.ScaleUnknown, noScaleSide: -1, synT: -1, synAckT: -1, ackT: -1, clk: &clock{}}
 	f.Addr[0] = netip.AddrPortFrom(s.Src, s.SrcPort)
 	f.Addr[1] = netip.AddrPortFrom(s.Dst, s.DstPort)
 	f.series = o.MaxPoints > 0 && (o.SeriesFlow == 0 || o.SeriesFlow == id)
@@ -60,6 +61,7 @@ func newFlow(id int, s *capture.Segment, t int64, o *Options) *Flow {
 		f.dir[i].rwnd = -1
 		f.dir[i].firstData = -1
 		f.dir[i].tl.MaxEvents = 4 * o.MaxPoints
+		f.dir[i].tl.DrainIsApp = true
 		if f.series {
 			f.dir[i].tl.MaxPoints = o.MaxPoints
 		}
@@ -234,8 +236,13 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		}
 		p.sndUna = min(ack, p.sndMax)
 		p.dupAcks = 0
+		p.lastProgress, p.ackAdvT = t, t
+		if p.rtoRun > 0 {
+			p.stallTo = t
+			p.closeStall()
+		}
 		if p.recovery && p.sndUna >= p.recoverPoint {
-			p.recovery = false
+			p.recovery, p.rtoRecovery = false, false
 		}
 		p.ackedHoles()
 	} else if ack == p.sndUna && s.PayloadLen == 0 && s.Flags&capture.FlagFIN == 0 && p.sndMax > p.sndUna && s.Window == p.lastRawAdv {
@@ -339,10 +346,10 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 			d.addHole(d.sndMax, seq, t)
 		}
 		d.sndMax = end
+		d.lastProgress, d.lastNewT = t, t
 		if !d.timing {
 			d.timing, d.timedAt, d.timedEnd = true, t, end
 		}
-		d.lastShort = int64(n) < d.effMSS()
 	default:
 		if d.isHWDup(seq, n, s, o, t) {
 			d.hwdup++
@@ -361,17 +368,19 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		if d.queued() {
 			d.queuedBytes += int64(n)
 		}
-		kind := diagnose.EvRetransRTO
-		switch {
-		case end <= d.sndUna:
+		kind := diagnose.EvRetransSpurious
+		if end > d.sndUna {
+			kind = f.retransKind(d, t)
+		}
+		switch kind {
+		case diagnose.EvRetransSpurious:
 			d.spurious++
 			d.spuriousBytes += int64(n)
-			kind = diagnose.EvRetransSpurious
-		case d.dupAcks >= 1 || d.nsack > 0:
+		case diagnose.EvRetransFast:
 			d.fast++
-			kind = diagnose.EvRetransFast
 		default:
 			d.rto++
+			d.stall(t)
 		}
 		d.tl.AddEvent(rt, kind, seq, int64(n))
 		if d.timing && seq < d.timedEnd {
@@ -379,6 +388,7 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		}
 		if !d.recovery && end > d.sndUna {
 			d.recovery, d.recoverPoint = true, d.sndMax
+			d.rtoRecovery = kind == diagnose.EvRetransRTO
 		}
 		d.sndMax = max(d.sndMax, end)
 	}
@@ -435,11 +445,39 @@ func (f *Flow) rtt(d *direction) time.Duration {
 
 // sample adds the sender's view of direction d at time t to its timeline.
 func (f *Flow) sample(d *direction, t int64) {
-	v := d.view(t)
-	infl := max(d.sndMax-v.ack-v.sacked, 0)
+	if d.d > 0 {
+		f.catchUp(d, t)
+	}
+	f.addSample(d, t, d.sndMax, d.view(t))
+	d.prevSent = d.sndMax
+}
+
+// catchUp adds a sample at every instant between the previous sample
+// and t when the sender's view changed: an ACK seen at the capture at r.t
+// reaches a sender away from the capture d.d later, when no packet may
+// be captured; without these samples the time between would keep the
+// state of before the ACK (a sender that got its last ACK and went idle
+// would look busy until its next packet).
+func (f *Flow) catchUp(d *direction, t int64) {
+	at := t - d.d
+	for d.hHead < len(d.hist2) && d.hist2[d.hHead].t <= at {
+		r := d.hist2[d.hHead]
+		d.hHead++
+		changed := r.ack != d.cur.ack || r.sacked != d.cur.sacked || r.rwnd != d.cur.rwnd
+		d.cur = r
+		if when := r.t + d.d; changed && when > d.prevSampleT {
+			f.addSample(d, when, d.prevSent, r)
+		}
+	}
+}
+
+// addSample adds the sender's state at t (sent bytes, the receiver's
+// feedback as the sender knew it) to the direction's timeline.
+func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
+	infl := max(sent-v.ack-v.sacked, 0)
 	s := diagnose.Sample{
 		T:          time.Duration(t - f.start),
-		Sent:       d.sndMax,
+		Sent:       sent,
 		Delivered:  v.ack,
 		Inflight:   infl,
 		Rwnd:       v.rwnd,
@@ -452,6 +490,27 @@ func (f *Flow) sample(d *direction, t int64) {
 	}
 	mss := d.effMSS()
 	d.tl.MSS = int(mss)
-	s.AppLimited = d.lastShort && infl > 0 && (v.rwnd < 0 || infl < v.rwnd-mss) && !d.recovery
+	s.TimeoutRecovery = d.recovery && d.rtoRecovery
+	s.Stalled = d.rtoRun > 0 && d.rtoLastT == t
+	s.SendGap = f.sendGap(d, t, infl, v.rwnd, mss)
 	d.tl.Add(s)
+	d.prevSampleT = t
+}
+
+// sendGap reports whether the sender, since the previous sample, sat
+// with data in flight and room in the receiver's window after an ACK had
+// freed room in its congestion window, and sent nothing new for longer
+// than it takes a sender with data to answer an ACK (a quarter RTT, 1 ms,
+// two clock ticks): it had nothing to send. This is evidence that
+// persists; the size of the last segment is not (real senders mix sizes:
+// TSO remainders, TLS records, MSS-sized options).
+func (f *Flow) sendGap(d *direction, t, infl, rwnd, mss int64) bool {
+	if infl <= 0 || d.recovery || d.ackAdvT <= d.lastNewT || d.prevSampleT < d.ackAdvT {
+		return false
+	}
+	if rwnd >= 0 && infl >= rwnd-mss {
+		return false
+	}
+	slack := max(int64(time.Millisecond), int64(f.rtt(d))/4, 2*int64(f.clk.tick()))
+	return t-(d.ackAdvT+d.d) > slack
 }

@@ -340,6 +340,7 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	if d.missed > 0 {
 		info.Flags = append(info.Flags, diagnose.FlagCaptureDrops)
 	}
+	d.tl.Settle()
 	info.CaptureLimited = f.captureLimited(a, d, p, info)
 	dr.Verdict = diagnose.Diagnose(&d.tl, info)
 	if d.tl.MaxPoints > 0 {

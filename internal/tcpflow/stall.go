@@ -1,0 +1,86 @@
+package tcpflow
+
+import (
+	"time"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
+)
+
+// Retransmission kinds are told by evidence (RFC 5681, 6298, 6675):
+//
+//   - timeout: the peer had been silent (no ACK at all) for longer than
+//     any RTO the sender can have armed: at least rtoFloor, and more than
+//     the path RTT plus rtoSlack (Linux's RTO is srtt + max(4 rttvar,
+//     200 ms); RFC 6298's minimum is 1 s), or the retransmission belongs
+//     to a recovery a timeout started (after an RTO Linux resends the
+//     whole flight in slow start);
+//   - fast: duplicate ACKs or SACK blocks showing a hole came before it
+//     (three dupACKs, or fewer with RFC 5827 early retransmit / RACK);
+//   - anything else (no evidence, short silence: a tail loss probe) is
+//     counted with the timeouts, as timer-driven.
+const (
+	rtoFloor = 150 * time.Millisecond
+	rtoSlack = 100 * time.Millisecond
+)
+
+// retransKind classifies a retransmission of data not yet acknowledged,
+// sent at t.
+func (f *Flow) retransKind(d *direction, t int64) diagnose.EventKind {
+	if d.recovery && d.rtoRecovery {
+		return diagnose.EvRetransRTO
+	}
+	silence := time.Duration(t - max(d.lastAckT, d.firstData))
+	if silence >= f.rtoThreshold(d) {
+		return diagnose.EvRetransRTO
+	}
+	if d.dupAcks >= 1 || d.nsack > 0 {
+		return diagnose.EvRetransFast
+	}
+	return diagnose.EvRetransRTO
+}
+
+// rtoThreshold is the silence after which a retransmission can only be
+// the retransmission timer's.
+func (f *Flow) rtoThreshold(d *direction) time.Duration {
+	return max(rtoFloor, f.rtt(d)+rtoSlack)
+}
+
+// stall notes a timeout retransmission at t. A stall runs from when
+// the data last moved (the last ACK that advanced, or the last new data)
+// to the ACK that moves it again; rtoSinceAck counts the timeouts since
+// the peer last said anything at all.
+func (d *direction) stall(t int64) {
+	if d.rtoRun == 0 {
+		d.rtoStalls++
+		d.stallFrom = max(d.lastProgress, d.firstData)
+	}
+	if d.lastAckT > d.rtoLastT {
+		d.rtoSinceAck = 0
+	}
+	d.rtoRun++
+	d.rtoSinceAck++
+	d.rtoLastT = t
+	d.stallTo = t
+}
+
+// closeStall adds the current stall's time to the total when the data
+// moves again (or the flow ends).
+func (d *direction) closeStall() {
+	if d.rtoRun > 0 && d.stallTo > d.stallFrom {
+		d.stallTime += d.stallTo - d.stallFrom
+	}
+	d.rtoRun, d.rtoSinceAck = 0, 0
+	d.stallFrom, d.stallTo = 0, 0
+}
+
+// unresponsive reports whether the peer stopped answering for good: the
+// sender's last timeout retransmissions (two or more, backing off) drew
+// no ACK at all until the capture ends or the connection is reset. It
+// returns how long the sender kept trying, from the last time the data
+// moved to the end of the flow.
+func (f *Flow) unresponsive(d *direction) (time.Duration, bool) {
+	if d.rtoRun == 0 || d.rtoSinceAck < 2 || d.lastAckT > d.rtoLastT {
+		return 0, false
+	}
+	return time.Duration(f.end - d.stallFrom), true
+}

@@ -66,6 +66,10 @@ type Sample struct {
 	// in both windows and nothing sent (the sender had nothing to send
 	// after an ACK freed room); it is application time.
 	SendGap bool
+	// Turn: the new data at this sample answers the peer (it sent data
+	// since the sender's last): a request's answer, not a round's next
+	// flight.
+	Turn bool
 }
 
 // Point is one point of the downsampled series a report draws: the
@@ -314,7 +318,7 @@ func (tl *Timeline) drain(s *Sample) {
 	slack := max(time.Millisecond, s.RTT/4)
 	if tl.drainSS+tl.drainNet > 0 {
 		switch {
-		case s.Sent > tl.prev.Sent && s.T-tl.drainAt <= slack:
+		case s.Sent > tl.prev.Sent && s.T-tl.drainAt <= slack && !s.Turn:
 			tl.drainSS, tl.drainNet = 0, 0 // a round's end, not the data's
 		case s.T-tl.drainAt > slack:
 			tl.Settle()

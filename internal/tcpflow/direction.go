@@ -124,7 +124,14 @@ type direction struct {
 	// new data; prevSampleT: this direction's previous sample (send gaps).
 	ackAdvT, lastNewT, prevSampleT int64
 	prevSent                       int64 // sndMax at the previous sample
-	fin                            bool
+	sampled                        bool
+	// Request/response (turns.go): answers, think times, and the time
+	// this end's last pure ACK of the peer's data was seen.
+	turns                   int
+	thinkTotal, thinkMax    int64
+	firstThink, firstReqAck int64
+	reqAckT, turnT          int64
+	fin                     bool
 
 	// The sender's view lags the capture by d (ns): acks in history.
 	d     int64

@@ -229,6 +229,9 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	}
 	p.raw = s.Window
 	newData := ack > p.sndUna
+	if newData && s.PayloadLen == 0 {
+		f.dir[i].reqAckT = t
+	}
 	if newData {
 		if p.timing && ack >= p.timedEnd {
 			p.addRTT(t - p.timedAt)
@@ -324,6 +327,9 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		d.tl.AddEvent(rt, diagnose.EvZeroWindowProbe, seq, 1)
 		d.sndMax = max(d.sndMax, end)
 		return
+	}
+	if seq >= d.sndMax {
+		f.turn(d, &f.dir[1-i], t)
 	}
 	if d.firstData < 0 {
 		d.firstData = t
@@ -449,7 +455,7 @@ func (f *Flow) sample(d *direction, t int64) {
 		f.catchUp(d, t)
 	}
 	f.addSample(d, t, d.sndMax, d.view(t))
-	d.prevSent = d.sndMax
+	d.prevSent, d.sampled = d.sndMax, true
 }
 
 // catchUp adds a sample at every instant between the previous sample
@@ -460,6 +466,11 @@ func (f *Flow) sample(d *direction, t int64) {
 // would look busy until its next packet).
 func (f *Flow) catchUp(d *direction, t int64) {
 	at := t - d.d
+	if !d.sampled {
+		// Nothing before the first sample: skip what the sender knew.
+		d.view(t)
+		return
+	}
 	for d.hHead < len(d.hist2) && d.hist2[d.hHead].t <= at {
 		r := d.hist2[d.hHead]
 		d.hHead++
@@ -475,6 +486,12 @@ func (f *Flow) catchUp(d *direction, t int64) {
 // feedback as the sender knew it) to the direction's timeline.
 func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 	infl := max(sent-v.ack-v.sacked, 0)
+	if v.rwnd >= 0 && d.maxRwnd > 0 && infl > d.maxRwnd {
+		// The sender cannot have had more out than it was ever offered:
+		// the excess is the error of the lag estimate (data bunched on
+		// the way to the capture).
+		infl = d.maxRwnd
+	}
 	s := diagnose.Sample{
 		T:          time.Duration(t - f.start),
 		Sent:       sent,
@@ -493,6 +510,7 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 	s.TimeoutRecovery = d.recovery && d.rtoRecovery
 	s.Stalled = d.rtoRun > 0 && d.rtoLastT == t
 	s.SendGap = f.sendGap(d, t, infl, v.rwnd, mss)
+	s.Turn = d.turnT == t
 	d.tl.Add(s)
 	d.prevSampleT = t
 }

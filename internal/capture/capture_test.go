@@ -119,6 +119,8 @@ func TestFormatsAndLinkTypes(t *testing.T) {
 		{"ppp in hdlc framing v6", ct.Format{}, capture.LinkPPPHDLC, ct.PPP, v6},
 		{"pppoe linktype", ct.Format{}, capture.LinkPPPoE, ct.PPPoE, v4},
 		{"pppoe over ethernet", ct.Format{}, capture.LinkEthernet, ct.PPPoEther, v6},
+		{"802.11 data", ct.Format{}, capture.Link80211, ct.Wifi, v4},
+		{"radiotap 802.11 v6", ct.Format{NG: true}, capture.LinkRadiotap, ct.Radiotap, v6},
 		{"ipv4 super-frame (total length 0)", ct.Format{}, capture.LinkEthernet, func(b []byte) []byte { return ct.Ether(b) }, super4},
 		{"ipv6 jumbo super-frame", ct.Format{NG: true}, capture.LinkEthernet, func(b []byte) []byte { return ct.Ether(b) }, super6},
 	}
@@ -324,6 +326,9 @@ func TestDecodeSkips(t *testing.T) {
 		{"short", capture.LinkEthernet, short, capture.Short},
 		{"arp", capture.LinkEthernet, arp, capture.NotIP},
 		{"unknown link", 147, udp, capture.UnknownLink},
+		{"802.11 encrypted", capture.Link80211, func() []byte { b := ct.Wifi(seg(false).IP()); b[1] |= 0x40; return b }(), capture.NotIP},
+		{"802.11 management", capture.Link80211, func() []byte { b := ct.Wifi(seg(false).IP()); b[0] = 0x80; return b }(), capture.NotIP},
+		{"radiotap short", capture.LinkRadiotap, []byte{0, 0, 40, 0, 1}, capture.Short},
 		{"bad version", capture.LinkRaw, []byte{0x50, 1, 2}, capture.Malformed},
 	}
 	for _, tc := range tests {

@@ -23,6 +23,8 @@ const (
 	LinkPPPHDLC   LinkType = 50  // PPP in HDLC-like framing
 	LinkPPPoE     LinkType = 51  // PPPoE session header, then PPP
 	LinkRaw       LinkType = 101 // raw IPv4 or IPv6
+	Link80211     LinkType = 105 // IEEE 802.11 (Wi-Fi) data frames, LLC/SNAP
+	LinkRadiotap  LinkType = 127 // radiotap header, then IEEE 802.11
 	LinkLoop      LinkType = 108 // OpenBSD loopback: AF_ in network byte order
 	LinkLinuxSLL  LinkType = 113 // Linux cooked capture v1
 	LinkIPv4      LinkType = 228 // raw IPv4

@@ -131,6 +131,7 @@ type direction struct {
 	thinkTotal, thinkMax    int64
 	firstThink, firstReqAck int64
 	reqAckT, turnT          int64
+	pureAcks                int64 // ACKs without payload from the peer
 	fin                     bool
 
 	// The sender's view lags the capture by d (ns): acks in history.

@@ -229,8 +229,11 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	}
 	p.raw = s.Window
 	newData := ack > p.sndUna
-	if newData && s.PayloadLen == 0 {
-		f.dir[i].reqAckT = t
+	if s.PayloadLen == 0 && s.Flags&capture.FlagFIN == 0 {
+		p.pureAcks++
+		if newData {
+			f.dir[i].reqAckT = t
+		}
 	}
 	if newData {
 		if p.timing && ack >= p.timedEnd {

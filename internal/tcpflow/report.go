@@ -360,6 +360,8 @@ func (f *Flow) captureLimited(a *Analyzer, d, p *direction, in diagnose.Info) st
 	switch {
 	case d.segs > 0 && d.lastAckT == 0 && d.rttN == 0:
 		return "the capture holds only one direction of the flow (no ACKs for this data): capture on a host or port that sees both directions"
+	case d.segs >= 10 && d.pureAcks == 0 && p.segs > 0:
+		return "the capture holds no ACK without payload from the receiver (it looks filtered to segments with data): when the data was acknowledged, and so the RTT and the flight, cannot be known; capture without a payload filter"
 	case d.missed > 0 && d.missed*4 > d.sndMax:
 		return fmt.Sprintf("the capture missed %d of %d bytes acknowledged (packets dropped by the capture, or another path): capture with a larger buffer (tcpdump -B) and a smaller snaplen (-s 128)", d.missed, d.sndMax)
 	}

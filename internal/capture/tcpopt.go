@@ -30,6 +30,18 @@ type Options struct {
 	TSval, TSecr  uint32
 	NSACK         int
 	SACK          [4]SACKBlock
+	// Layout holds the kinds of the first 8 options in order, one byte
+	// each (NOP and end-of-list included), the first in the highest
+	// byte used: the order stacks write SYN options in tells them apart.
+	Layout uint64
+	NKinds uint8
+}
+
+func (o *Options) kind(k byte) {
+	if o.NKinds < 8 {
+		o.Layout = o.Layout<<8 | uint64(k)
+		o.NKinds++
+	}
 }
 
 // ParseOptions decodes the TCP options in b into o (reset first). It
@@ -39,6 +51,7 @@ func ParseOptions(b []byte, o *Options) error {
 	*o = Options{}
 	for i := 0; i < len(b); {
 		kind := b[i]
+		o.kind(kind)
 		switch kind {
 		case optEnd:
 			return nil

@@ -476,8 +476,8 @@ func (tl *Timeline) Share(st State) float64 {
 func (tl *Timeline) Shares() map[string]float64 {
 	m := map[string]float64{}
 	for st := StateZeroWindow; st < NumStates; st++ {
-		if v := tl.Share(st); v > 0 {
-			m[st.String()] = math.Round(v*1e4) / 1e4
+		if v := math.Round(tl.Share(st)*1e4) / 1e4; v > 0 {
+			m[st.String()] = v
 		}
 	}
 	return m

@@ -135,10 +135,13 @@ type direction struct {
 	fin                     bool
 
 	// The sender's view lags the capture by d (ns): acks in history.
-	d     int64
-	hist2 []ackRec
-	hHead int // next read position
-	cur   ackRec
+	// lagFromData: d came from the other direction's ACK times, not the
+	// handshake (see Flow.lagFromData).
+	d           int64
+	lagFromData bool
+	hist2       []ackRec
+	hHead       int // next read position
+	cur         ackRec
 
 	tl diagnose.Timeline
 }

@@ -187,6 +187,21 @@ func (f *Flow) halves() (h1, h2 int64, ok bool) {
 	return f.synAckT - f.synT, f.ackT - f.synAckT, f.synAckT >= f.synT && f.ackT >= f.synAckT
 }
 
+// lagFromData checks the lag of direction d (its sender's half of the
+// path, from the handshake) against the data: the other direction's ACK
+// times at the capture measure the same half (capture - d's sender -
+// capture). A slow SYN-ACK (a busy accept queue, a SYN proxy) makes the
+// handshake's half far longer than the data's; the data's low percentile
+// wins then, and the report says so. It only ever lowers the lag.
+func (f *Flow) lagFromData(d, other *direction) {
+	if d.d <= 0 {
+		return
+	}
+	if q := int64(other.rttQuantile(0.1)); q > 0 && 2*q < d.d {
+		d.d, d.lagFromData = q, true
+	}
+}
+
 // setVantageDelays gives each direction its sender's lag behind the
 // capture point: the client's data sees ACKs h2 late, the server's h1.
 func (f *Flow) setVantageDelays() {
@@ -239,6 +254,9 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		if p.timing && ack >= p.timedEnd {
 			p.addRTT(t - p.timedAt)
 			p.timing = false
+			if p.rttN == 8 || p.rttN%64 == 0 {
+				f.lagFromData(&f.dir[i], p)
+			}
 		}
 		p.sndUna = min(ack, p.sndMax)
 		p.dupAcks = 0

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/capture"
+	"github.com/longhaul/longhaul/internal/diagnose"
 )
 
 // Analyzer follows every TCP flow in a stream of packets.
@@ -140,7 +141,13 @@ func (a *Analyzer) Finish() *Analysis {
 	}
 	an.Duration = time.Duration(a.clock.last).Seconds()
 	for _, f := range a.flows {
-		an.Flows = append(an.Flows, f.report(a))
+		r := f.report(a)
+		if msgs := CheckInvariants(r); len(msgs) > 0 {
+			// Never print a contradiction as fact: flag it, list it.
+			r.Inconsistent = msgs
+			r.Flags = append(r.Flags, diagnose.FlagInconsistent)
+		}
+		an.Flows = append(an.Flows, r)
 	}
 	if an.Flows == nil {
 		an.Flows = []*FlowReport{}

@@ -82,12 +82,13 @@ func stateShare(v *diagnose.Verdict) float64 {
 	return -1
 }
 
-// leadingPercent reads the "NN%" a summary starts with.
+// leadingPercent reads the whole "NN% of" a summary starts with: the
+// share it states (a loss rate is written with decimals, "1.00%").
 func leadingPercent(s string) (float64, bool) {
 	i := strings.IndexByte(s, '%')
-	if i <= 0 || i > 4 {
+	if i <= 0 || i > 3 || !strings.HasPrefix(s[i:], "% of ") {
 		return 0, false
 	}
-	p, err := strconv.ParseFloat(s[:i], 64)
-	return p, err == nil
+	p, err := strconv.Atoi(s[:i])
+	return float64(p), err == nil
 }

@@ -26,6 +26,9 @@ type FlowReport struct {
 	diagnose.Verdict
 	Handshake  *Handshake  `json:"handshake,omitempty"`
 	Directions []DirReport `json:"directions"`
+	// Inconsistent lists what in this report contradicts itself
+	// (CheckInvariants); the flow is flagged inconsistent-numbers.
+	Inconsistent []string `json:"inconsistent,omitempty"`
 }
 
 // Handshake holds the handshake timings at the capture point.

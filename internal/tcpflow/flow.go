@@ -243,7 +243,8 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		w = 0
 	}
 	p.raw = s.Window
-	newData := ack > p.sndUna
+	// The ACK of a FIN (one past the data) moves no data.
+	newData := min(ack, p.sndMax) > p.sndUna
 	if s.PayloadLen == 0 && s.Flags&capture.FlagFIN == 0 {
 		p.pureAcks++
 		if newData {
@@ -395,9 +396,9 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		if d.queued() {
 			d.queuedBytes += int64(n)
 		}
-		kind := diagnose.EvRetransSpurious
+		kind, timedOut := diagnose.EvRetransSpurious, false
 		if end > d.sndUna {
-			kind = f.retransKind(d, t)
+			kind, timedOut = f.retransKind(d, t)
 		}
 		switch kind {
 		case diagnose.EvRetransSpurious:
@@ -407,7 +408,9 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 			d.fast++
 		default:
 			d.rto++
-			d.stall(t)
+			if timedOut {
+				d.stall(t)
+			}
 		}
 		d.tl.AddEvent(rt, kind, seq, int64(n))
 		if d.timing && seq < d.timedEnd {

@@ -292,7 +292,8 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 		// data sent or acknowledged; idle head and tail (a request
 		// awaited, keep-alives, FINs and resets long after) apart.
 		last := max(d.lastData, d.lastProgress)
-		dr.Duration = secs(last - d.firstData)
+		// A sender away from the capture sees the last ACK its lag later.
+		dr.Duration = secs(last - d.firstData + d.d*bool2int(d.lastProgress >= d.lastData && d.sndUna > 0))
 		dr.HeadSeconds = secs(d.firstData - f.start)
 		dr.TailSeconds = secs(f.end - last)
 	}
@@ -459,4 +460,11 @@ func dur(d time.Duration) string {
 		return fmt.Sprintf("%.3g s", d.Seconds())
 	}
 	return fmt.Sprintf("%.3g ms", float64(d)/1e6)
+}
+
+func bool2int(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

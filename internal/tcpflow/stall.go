@@ -24,19 +24,20 @@ const (
 )
 
 // retransKind classifies a retransmission of data not yet acknowledged,
-// sent at t.
-func (f *Flow) retransKind(d *direction, t int64) diagnose.EventKind {
-	if d.recovery && d.rtoRecovery {
-		return diagnose.EvRetransRTO
-	}
+// sent at t; timedOut says the timer fired after silence (a stall), not
+// that it continues a recovery a timeout began.
+func (f *Flow) retransKind(d *direction, t int64) (kind diagnose.EventKind, timedOut bool) {
 	silence := time.Duration(t - max(d.lastAckT, d.firstData))
 	if silence >= f.rtoThreshold(d) {
-		return diagnose.EvRetransRTO
+		return diagnose.EvRetransRTO, true
+	}
+	if d.recovery && d.rtoRecovery {
+		return diagnose.EvRetransRTO, false
 	}
 	if d.dupAcks >= 1 || d.nsack > 0 {
-		return diagnose.EvRetransFast
+		return diagnose.EvRetransFast, false
 	}
-	return diagnose.EvRetransRTO
+	return diagnose.EvRetransRTO, false
 }
 
 // rtoThreshold is the silence after which a retransmission can only be

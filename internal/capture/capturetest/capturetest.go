@@ -376,3 +376,6 @@ func Radiotap(ip []byte) []byte {
 	h := []byte{0, 0, 9, 0, 2, 0, 0, 0, 0}
 	return append(h, Wifi(ip)...)
 }
+
+// NOP appends a no-operation option (to write a stack's exact order).
+func (o Opts) NOP() Opts { return append(o, 1) }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -23,6 +24,8 @@ import (
 type emulateArgs struct {
 	rtt, rate, upRate, downRate string
 	loss, upLoss, downLoss      string
+	burst, upBurst, downBurst   string
+	outage, upOut, downOut      string
 	queue, jitter               string
 	upQueue, downQueue          string
 	upJitter, downJitter        string
@@ -85,6 +88,12 @@ start. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN).`,
 	f.StringVar(&a.loss, "loss", "", "random loss per segment, both directions, e.g. 0.1%")
 	f.StringVar(&a.upLoss, "up-loss", "", "loss client -> server (overrides --loss)")
 	f.StringVar(&a.downLoss, "down-loss", "", "loss server -> client (overrides --loss)")
+	f.StringVar(&a.burst, "burst-loss", "", "loss in bursts (Gilbert-Elliott), both directions: MEAN/BURST, e.g. 1%/8 (1% of segments, lost 8 in a row on average)")
+	f.StringVar(&a.upBurst, "up-burst-loss", "", "burst loss client -> server (overrides --burst-loss)")
+	f.StringVar(&a.downBurst, "down-burst-loss", "", "burst loss server -> client (overrides --burst-loss)")
+	f.StringVar(&a.outage, "outage", "", "drop everything, both directions, for DURATION@START after the start, e.g. 1s@5s (comma-separated list)")
+	f.StringVar(&a.upOut, "up-outage", "", "outages client -> server (overrides --outage)")
+	f.StringVar(&a.downOut, "down-outage", "", "outages server -> client (overrides --outage)")
 	f.StringVar(&a.queue, "queue", "1bdp", "bottleneck queue: bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp; at least 100 packets)")
 	f.StringVar(&a.jitter, "jitter", "", "extra one-way delay, uniform in [0, jitter], without reordering")
 	f.StringVar(&a.upQueue, "up-queue", "", "queue client -> server (overrides --queue)")
@@ -158,6 +167,9 @@ func (a emulateArgs) linkConfigs() (up, down linkemu.Config, rtt time.Duration, 
 		return
 	}
 	if down.Loss, err = loss("down-loss", a.downLoss, a.loss); err != nil {
+		return
+	}
+	if err = a.burstAndOutages(&up, &down); err != nil {
 		return
 	}
 	dur := func(flag, v, def string) (time.Duration, error) {
@@ -408,4 +420,49 @@ func reclaimTerminal() {
 	signal.Ignore(syscall.SIGTTOU)
 	defer signal.Reset(syscall.SIGTTOU)
 	_ = unix.IoctlSetPointerInt(int(os.Stdin.Fd()), unix.TIOCSPGRP, unix.Getpgrp())
+}
+
+// burstAndOutages adds --burst-loss (the Gilbert-Elliott model from a
+// mean and a burst length) and --outage to the two directions.
+func (a emulateArgs) burstAndOutages(up, down *linkemu.Config) error {
+	for _, d := range []struct {
+		c         *linkemu.Config
+		dir, b, o string
+	}{{up, "up", a.upBurst, a.upOut}, {down, "down", a.downBurst, a.downOut}} {
+		b, flag := d.b, d.dir+"-burst-loss"
+		if b == "" {
+			b, flag = a.burst, "burst-loss"
+		}
+		if b != "" {
+			if d.c.Loss != nil {
+				return usagef("--%s: give either --loss or --burst-loss for a direction, not both", flag)
+			}
+			mean, burst, ok := strings.Cut(b, "/")
+			m, err := units.ParsePercent(mean)
+			if err != nil || !ok {
+				return usagef("--%s: want MEAN/BURST, e.g. 1%%/8 (1%% of segments, in bursts of 8 on average)", flag)
+			}
+			n, err := strconv.ParseFloat(burst, 64)
+			if err != nil {
+				return usagef("--%s: burst length %q: want a number of segments, e.g. 8", flag, burst)
+			}
+			ge, err := linkemu.BurstLoss(m, n)
+			if err != nil {
+				return usagef("--%s: %v", flag, err)
+			}
+			d.c.Loss = ge
+		}
+		o, flag := d.o, d.dir+"-outage"
+		if o == "" {
+			o, flag = a.outage, "outage"
+		}
+		if o != "" {
+			out, err := linkemu.ParseOutages(o)
+			if err != nil {
+				return usagef("--%s: %v", flag, err)
+			}
+			d.c.Outages = out
+		}
+	}
+	return nil
 }

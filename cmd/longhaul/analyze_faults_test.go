@@ -89,7 +89,7 @@ func TestIntegrationAnalyzeTruthFaults(t *testing.T) {
 			kfast, ktimeout := kernelRetrans(t, counters)
 			fast, timeout := f.retransSegments()
 			r := min(fast, kfast) + min(timeout, ktimeout)
-			t.Logf("retransmissions: analyze %d fast, %d timeout; kernel %d fast, %d timeout (segments)", fast, timeout, kfast, ktimeout)
+			t.Logf("retransmissions: analyze %d fast, %d timeout; kernel %d fast, %d timeout (segments; %s)", fast, timeout, kfast, ktimeout, kernelDetail(counters))
 			right += r
 			total += max(kfast+ktimeout, fast+timeout)
 		})
@@ -143,9 +143,19 @@ func (f *faultFlow) retransSegments() (fast, timeout int64) {
 		if d.Sender != f.Sender || d.MSS <= 0 {
 			continue
 		}
+		// The kernel does not count spurious retransmissions apart: each
+		// goes with the recovery it was part of (the kind before it).
+		last := "retrans-fast"
 		for _, e := range d.Timeline.Events {
 			n := (e.Len + d.MSS - 1) / d.MSS
-			switch e.Kind {
+			kind := e.Kind
+			switch kind {
+			case "retrans-spurious":
+				kind = last
+			case "retrans-fast", "retrans-rto":
+				last = kind
+			}
+			switch kind {
 			case "retrans-fast":
 				fast += n
 			case "retrans-rto":
@@ -184,4 +194,24 @@ func kernelRetrans(t *testing.T, file string) (fast, timeout int64) {
 		}
 	}
 	return vals["TcpExtTCPFastRetrans"], vals["TcpExtTCPSlowStartRetrans"] + vals["TcpExtTCPTimeouts"] + vals["TcpExtTCPLossProbes"]
+}
+
+// kernelDetail lists the counters behind the kernel's numbers.
+func kernelDetail(file string) string {
+	b, _ := os.ReadFile(file)
+	var out []string
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		names, vals := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		if len(names) != len(vals) || len(names) == 0 || names[0] != vals[0] {
+			continue
+		}
+		for j, n := range names {
+			switch n {
+			case "TCPFastRetrans", "TCPSlowStartRetrans", "TCPTimeouts", "TCPLossProbes", "RetransSegs":
+				out = append(out, n+"="+vals[j])
+			}
+		}
+	}
+	return strings.Join(out, " ")
 }

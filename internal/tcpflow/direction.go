@@ -123,6 +123,9 @@ type direction struct {
 	// ackAdvT: the last ACK that advanced snd.una; lastNewT: the last
 	// new data; prevSampleT: this direction's previous sample (send gaps).
 	ackAdvT, lastNewT, prevSampleT int64
+	headRetxT                      int64 // the last resend of the segment at snd.una
+	headRetxMax                    int64 // snd.max at that resend
+	rackT                          int64 // the last SACK of data sent after it
 	prevSent                       int64 // sndMax at the previous sample
 	sampled                        bool
 	// Request/response (turns.go): answers, think times, and the time

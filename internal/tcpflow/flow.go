@@ -288,6 +288,9 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		}
 		if r > ack && r <= p.sndMax+1 {
 			p.addSACK(max(l, ack), min(r, p.sndMax))
+			if r > p.headRetxMax {
+				p.rackT = t // news of data sent after the head's last resend
+			}
 		}
 	}
 	if newData || o.NSACK > 0 {
@@ -398,7 +401,10 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		}
 		kind, timedOut := diagnose.EvRetransSpurious, false
 		if end > d.sndUna {
-			kind, timedOut = f.retransKind(d, t)
+			kind, timedOut = f.retransKind(d, seq, t)
+			if seq <= d.sndUna {
+				d.headRetxT, d.headRetxMax = t, d.sndMax
+			}
 		}
 		switch kind {
 		case diagnose.EvRetransSpurious:
@@ -410,6 +416,12 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 			d.rto++
 			if timedOut {
 				d.stall(t)
+				// A timeout starts a recovery of its own (RFC 6298 5.5;
+				// Linux's Loss state), even inside a fast recovery whose
+				// retransmission was lost: what follows up to the data
+				// sent so far is resent in slow start, by the timer's
+				// doing.
+				d.recovery, d.rtoRecovery, d.recoverPoint = true, true, d.sndMax
 			}
 		}
 		d.tl.AddEvent(rt, kind, seq, int64(n))

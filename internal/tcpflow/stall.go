@@ -11,9 +11,13 @@ import (
 //   - timeout: the peer had been silent (no ACK at all) for longer than
 //     any RTO the sender can have armed: at least rtoFloor, and more than
 //     the path RTT plus rtoSlack (Linux's RTO is srtt + max(4 rttvar,
-//     200 ms); RFC 6298's minimum is 1 s), or the retransmission belongs
-//     to a recovery a timeout started (after an RTO Linux resends the
-//     whole flight in slow start);
+//     200 ms); RFC 6298's minimum is 1 s); or the first unacknowledged
+//     segment is resent again that long after its last resend with no
+//     SACK since for newer data (the timer runs from the head's
+//     transmission and duplicate ACKs do not stop it; RACK would need
+//     such a SACK to find the resend lost); or the retransmission belongs to a
+//     recovery a timeout started (after an RTO Linux resends the whole
+//     flight in slow start);
 //   - fast: duplicate ACKs or SACK blocks showing a hole came before it
 //     (three dupACKs, or fewer with RFC 5827 early retransmit / RACK);
 //   - anything else (no evidence, short silence: a tail loss probe) is
@@ -26,9 +30,16 @@ const (
 // retransKind classifies a retransmission of data not yet acknowledged,
 // sent at t; timedOut says the timer fired after silence (a stall), not
 // that it continues a recovery a timeout began.
-func (f *Flow) retransKind(d *direction, t int64) (kind diagnose.EventKind, timedOut bool) {
-	silence := time.Duration(t - max(d.lastAckT, d.firstData))
-	if silence >= f.rtoThreshold(d) {
+func (f *Flow) retransKind(d *direction, seq, t int64) (kind diagnose.EventKind, timedOut bool) {
+	thr := f.rtoThreshold(d)
+	if time.Duration(t-max(d.lastAckT, d.firstData)) >= thr {
+		return diagnose.EvRetransRTO, true // no ACK at all for that long
+	}
+	if seq <= d.sndUna && d.headRetxT > d.ackAdvT && d.rackT <= d.headRetxT && time.Duration(t-d.headRetxT) >= thr {
+		// The first unacknowledged segment resent again an RTO after its
+		// last resend, with no SACK since for data sent after that resend
+		// (which is what lets RACK find a lost retransmission): the
+		// timer's. Duplicate ACKs for older data do not rearm it.
 		return diagnose.EvRetransRTO, true
 	}
 	if d.recovery && d.rtoRecovery {

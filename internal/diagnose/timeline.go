@@ -98,10 +98,13 @@ const (
 	EvZeroWindowProbe
 	EvKeepAlive
 	EvReorder
+	// EvDSACK: the receiver reported data it got twice (RFC 2883): an
+	// earlier retransmission was spurious. Not a transmission.
+	EvDSACK
 	numEvents
 )
 
-var eventNames = [numEvents]string{"retrans-fast", "retrans-rto", "retrans-spurious", "hardware-dup", "zero-window", "window-open", "zero-window-probe", "keep-alive", "reorder"}
+var eventNames = [numEvents]string{"retrans-fast", "retrans-rto", "retrans-spurious", "hardware-dup", "zero-window", "window-open", "zero-window-probe", "keep-alive", "reorder", "dsack"}
 
 func (k EventKind) String() string {
 	if k < numEvents {

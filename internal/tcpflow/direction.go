@@ -87,7 +87,9 @@ type direction struct {
 	hist     [nHist]uint32
 
 	recovery     bool
-	rtoRecovery  bool // the recovery began with a timeout
+	rtoRecovery  bool  // the recovery began with a timeout, no F-RTO undo yet
+	rtoRetxEnd   int64 // the highest byte resent since the timeout
+	frto         bool  // F-RTO's undo applies to this timeout
 	recoverPoint int64
 	// Timeout stalls (see stall.go): lastProgress is when the data last
 	// moved (an ACK advanced or new data was sent); a run of timeout

@@ -251,6 +251,9 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 			f.dir[i].reqAckT = t
 		}
 	}
+	if newData && p.rtoRecovery && p.frto && p.newsOfUnresent(p.sndUna, min(ack, p.sndMax)) {
+		p.rtoRecovery = false
+	}
 	if newData {
 		if p.timing && ack >= p.timedEnd {
 			p.addRTT(t - p.timedAt)
@@ -269,6 +272,7 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		if p.recovery && p.sndUna >= p.recoverPoint {
 			p.recovery, p.rtoRecovery = false, false
 		}
+
 		p.ackedHoles()
 	} else if ack == p.sndUna && s.PayloadLen == 0 && s.Flags&capture.FlagFIN == 0 && p.sndMax > p.sndUna && s.Window == p.lastRawAdv {
 		p.dupAcks++
@@ -282,11 +286,14 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 			if p.retrans > p.spurious {
 				p.spurious++
 				p.spuriousBytes += r - l
-				p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvRetransSpurious, l, r-l)
+				p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvDSACK, l, r-l)
 			}
 			continue
 		}
 		if r > ack && r <= p.sndMax+1 {
+			if p.rtoRecovery && p.frto && p.newsOfUnresent(max(l, ack), min(r, p.sndMax)) {
+				p.rtoRecovery = false
+			}
 			p.addSACK(max(l, ack), min(r, p.sndMax))
 			if r > p.headRetxMax {
 				p.rackT = t // news of data sent after the head's last resend
@@ -415,6 +422,9 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		default:
 			d.rto++
 			if timedOut {
+				// F-RTO applies to a timeout outside a fast recovery, or a
+				// repeated one (Linux's tcp_enter_loss).
+				d.frto = !(d.recovery && !d.rtoRecovery) || d.rtoRun > 0
 				d.stall(t)
 				// A timeout starts a recovery of its own (RFC 6298 5.5;
 				// Linux's Loss state), even inside a fast recovery whose
@@ -422,9 +432,13 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 				// sent so far is resent in slow start, by the timer's
 				// doing.
 				d.recovery, d.rtoRecovery, d.recoverPoint = true, true, d.sndMax
+				d.rtoRetxEnd = end
 			}
 		}
 		d.tl.AddEvent(rt, kind, seq, int64(n))
+		if d.rtoRecovery {
+			d.rtoRetxEnd = max(d.rtoRetxEnd, end)
+		}
 		if d.timing && seq < d.timedEnd {
 			d.timing = false // Karn: no sample from retransmitted data
 		}

@@ -15,11 +15,12 @@ import (
 //     segment is resent again that long after its last resend with no
 //     SACK since for newer data (the timer runs from the head's
 //     transmission and duplicate ACKs do not stop it; RACK would need
-//     such a SACK to find the resend lost); or the retransmission belongs to a
-//     recovery a timeout started (after an RTO Linux resends the whole
-//     flight in slow start);
+//     such a SACK to find the resend lost); or it resends the flight
+//     after a timeout before any ACK showed data never resent arrived
+//     (RFC 5682's test, Linux's Loss state);
 //   - fast: duplicate ACKs or SACK blocks showing a hole came before it
-//     (three dupACKs, or fewer with RFC 5827 early retransmit / RACK);
+//     (three dupACKs, or fewer with RFC 5827 early retransmit / RACK), or
+//     it follows the partial ACKs of a recovery under way;
 //   - anything else (no evidence, short silence: a tail loss probe) is
 //     counted with the timeouts, as timer-driven.
 const (
@@ -43,12 +44,18 @@ func (f *Flow) retransKind(d *direction, seq, t int64) (kind diagnose.EventKind,
 		return diagnose.EvRetransRTO, true
 	}
 	if d.recovery && d.rtoRecovery {
+		// After a timeout the sender resends the flight in slow start
+		// (Linux's Loss state) until an ACK shows data it never resent
+		// arrived (F-RTO, RFC 5682: then it recovers as from dupACKs).
 		return diagnose.EvRetransRTO, false
 	}
-	if d.dupAcks >= 1 || d.nsack > 0 {
+	if d.dupAcks >= 1 || d.nsack > 0 || d.recovery {
+		// Clocked by ACKs: duplicate ACKs, SACK holes, or the partial
+		// ACKs of a recovery under way (also the rest of a flight resent
+		// after a timeout, as ACKs return: Linux counts those as fast).
 		return diagnose.EvRetransFast, false
 	}
-	return diagnose.EvRetransRTO, false
+	return diagnose.EvRetransRTO, false // a timer with no evidence: a tail loss probe
 }
 
 // rtoThreshold is the silence after which a retransmission can only be
@@ -95,4 +102,27 @@ func (f *Flow) unresponsive(d *direction) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(f.end - d.stallFrom), true
+}
+
+// newsOfUnresent reports whether [l, r), newly acknowledged or SACKed,
+// holds data the sender never resent since its timeout (above what it
+// resent, in order from the head) and that no earlier SACK reported:
+// F-RTO's sign (RFC 5682 3.1 step 3b, Linux's FLAG_ORIG_SACK_ACKED) that
+// not everything sent before the timeout was lost, after which the
+// sender recovers as from duplicate ACKs.
+func (d *direction) newsOfUnresent(l, r int64) bool {
+	l = max(l, d.rtoRetxEnd)
+	for l < r {
+		covered := false
+		for i := 0; i < d.nsack; i++ {
+			if s := d.sack[i]; s.l <= l && l < s.r {
+				l, covered = s.r, true
+				break
+			}
+		}
+		if !covered {
+			return true
+		}
+	}
+	return false
 }

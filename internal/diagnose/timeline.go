@@ -150,7 +150,11 @@ type Timeline struct {
 	// window limit, whose largest flight stayed within 5% of the
 	// previous one's; BusyRounds all such rounds.
 	FlatRounds, BusyRounds int
-	ssDone                 bool
+	// FirstBusyMax is the largest flight of the first four such rounds;
+	// lastBusy the last four rounds' (Plateau compares them).
+	FirstBusyMax int64
+	lastBusy     [4]int64
+	ssDone       bool
 
 	// IdleGaps counts periods with nothing outstanding between data;
 	// IdleTime is their total. TrailingIdle is the idle time after the
@@ -397,6 +401,10 @@ func (tl *Timeline) rounds(s *Sample) {
 		if d := tl.roundMax - tl.prevMax; d <= tl.prevMax/20 && -d <= tl.prevMax/20 {
 			tl.FlatRounds++
 		}
+		if tl.BusyRounds <= 4 {
+			tl.FirstBusyMax = max(tl.FirstBusyMax, tl.roundMax)
+		}
+		tl.lastBusy[tl.BusyRounds%4] = tl.roundMax
 	}
 	tl.prevMax = tl.roundMax
 	tl.roundEnd, tl.roundMax, tl.roundAcked = s.Sent, s.Inflight, s.Delivered
@@ -494,4 +502,17 @@ func FromSamples(samples []Sample, mss, maxPoints int) *Timeline {
 		tl.Add(s)
 	}
 	return tl
+}
+
+// Plateau reports whether the flight of the busy rounds after slow start
+// stayed level from the first four to the last four (within 15%), over at
+// least 8 rounds: with no loss, Reno and CUBIC would have grown it round
+// after round, so something else (the send buffer) held it. Noise from
+// round to round does not matter, unlike FlatRounds.
+func (tl *Timeline) Plateau() bool {
+	if tl.BusyRounds < 8 || tl.FirstBusyMax <= 0 {
+		return false
+	}
+	last := max(tl.lastBusy[0], tl.lastBusy[1], tl.lastBusy[2], tl.lastBusy[3])
+	return 20*last <= 23*tl.FirstBusyMax && 20*last >= 17*tl.FirstBusyMax
 }

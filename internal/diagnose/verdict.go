@@ -289,12 +289,22 @@ func network(tl *Timeline, in Info, fl []string) string {
 	switch {
 	case random >= lossRate || (!overflow && tl.Share(StateLoss) >= lossShare):
 		return LossLimited
-	case in.Retrans == 0 && tl.BusyRounds >= 6 && tl.FlatRounds*10 >= tl.BusyRounds*7 && !slices.Contains(fl, FlagBufferbloat) && !queueing(in):
+	case in.Retrans == 0 && tl.BusyRounds >= 6 && flat(tl) && !slices.Contains(fl, FlagBufferbloat) && !queueing(in):
 		// A flight flat for round after round with no loss and no queue:
 		// CUBIC/Reno would keep growing, so the send buffer holds it.
 		return SndbufLimited
 	}
 	return Bottleneck
+}
+
+// flat: the flight stayed level after slow start. Over 8 rounds and more
+// the first rounds are compared with the last (noise between rounds does
+// not matter, slow growth does); over fewer, round with round.
+func flat(tl *Timeline) bool {
+	if tl.BusyRounds >= 8 {
+		return tl.Plateau()
+	}
+	return tl.FlatRounds*10 >= tl.BusyRounds*7
 }
 
 // QueueStood reports whether an RTT sample shows a queue standing on the

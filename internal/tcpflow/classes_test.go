@@ -375,3 +375,34 @@ func TestClassBlameTheRightEnd(t *testing.T) {
 		t.Errorf("verdict %s fix %s; want rwnd-limited with the Windows setting", f.Verdict.Verdict, f.Fix)
 	}
 }
+
+// A send-buffer plateau with round-to-round noise (an emulated path on a
+// busy host) is still a plateau; a flight that keeps growing with no loss
+// is the congestion window at work.
+func TestNoisyPlateauIsSndbuf(t *testing.T) {
+	noisy := []int{115840, 104256, 121632, 110048, 118736}
+	plateau := append([]int{14480, 28960, 57920, 115840}, repeat(40, 0)...)
+	for i := 4; i < len(plateau); i++ {
+		plateau[i] = noisy[i%len(noisy)]
+	}
+	growing := append([]int{14480, 28960, 57920, 115840}, repeat(40, 0)...)
+	for i := 4; i < len(growing); i++ {
+		growing[i] = growing[i-1] + 2*1448
+	}
+	for _, tc := range []struct {
+		name    string
+		flights []int
+		want    string
+	}{{"noisy plateau", plateau, diagnose.SndbufLimited}, {"growing", growing, diagnose.Bottleneck}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newConv()
+			handshake(c, stdSyn, stdSyn, 100*time.Millisecond, "client")
+			c.Win[server] = 32768 // << 7: 4 MB
+			rounds(c, client, tc.flights, 1448, []time.Duration{100 * time.Millisecond})
+			f := analyze(t, c, Options{}).Flows[0]
+			if f.Verdict.Verdict != tc.want {
+				t.Errorf("verdict %s (shares %v), want %s", f.Verdict.Verdict, f.Shares, tc.want)
+			}
+		})
+	}
+}

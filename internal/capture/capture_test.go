@@ -197,6 +197,8 @@ func TestErrors(t *testing.T) {
 		{"empty", nil, "an empty file", "", 0, capture.ErrFormat},
 		{"text", []byte("12:00:00.000 IP 10.0.0.1.22 > 10.0.0.2.5000: Flags [P.]\n"), "a text file", "", 0, capture.ErrFormat},
 		{"snoop", []byte("snoop\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x04"), "snoop file (Solaris), not pcap or pcapng: convert it with `editcap -F pcap", "", 0, capture.ErrFormat},
+		{"etherpeek tagged", []byte("\x7fver\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), "EtherPeek/AiroPeek/OmniPeek tagged file, not pcap or pcapng: convert it with `editcap -F pcap", "", 0, capture.ErrFormat},
+		{"etherpeek classic", append([]byte{6, 0, 0, 0, 0x10, 0, 0, 0, 0, 3}, make([]byte, 60)...), "classic EtherPeek/AiroPeek file (version 5-7), not pcap or pcapng: convert it with `editcap -F pcap", "", 0, capture.ErrFormat},
 		{"zstd", []byte("\x28\xb5\x2f\xfd\x00\x00"), "zstd", "", 0, capture.ErrFormat},
 		{"unknown binary", []byte{0, 1, 2, 3, 0xff, 0xfe}, "unknown format (starts 00 01 02 03)", "", 0, capture.ErrFormat},
 		{"truncated pcap header", full[:10], "truncated at byte 0 (after 0 packets): pcap file header needs 24 bytes, 10 present", "", 0, capture.ErrTruncated},

@@ -168,17 +168,19 @@ type Timeline struct {
 	// StallTime is the silence before retransmission timeouts
 	// (Sample.Stalled), counted as loss recovery.
 	StallTime time.Duration
-	// DrainIsApp: a last flight that drains to nothing in flight, with no
-	// new data for a quarter RTT after it, was the application's (it had
-	// nothing more to send), not the congestion window's; its time moves
-	// to app-limited (a send gap). Producers that see every packet set
-	// it; tcp_info polls cannot tell a round's end from an idle sender.
+	// DrainIsApp: a flight that drains to nothing in flight and is
+	// followed by new data only after a quarter RTT or more (or by the
+	// answer to a request) was the application's last for a while, not
+	// the congestion window's; its time moves to app-limited (a send
+	// gap); see also Settle. Producers that see every packet set it;
+	// tcp_info polls cannot tell a round's end from an idle sender.
 	DrainIsApp      bool
 	busySS, busyNet time.Duration // congestion-window time since the last send
 	drainSS         time.Duration
 	drainNet        time.Duration
 	drainAt         time.Duration
 	lastSend        time.Duration
+	answering       bool // the current flight began as an answer (Sample.Turn)
 
 	Series        []Point
 	Events        []Event
@@ -323,15 +325,17 @@ func (tl *Timeline) drain(s *Sample) {
 		}
 	}
 	slack := max(time.Millisecond, s.RTT/4)
-	if tl.drainSS+tl.drainNet > 0 {
-		switch {
-		case s.Sent > tl.prev.Sent && s.T-tl.drainAt <= slack && !s.Turn:
+	if tl.drainSS+tl.drainNet > 0 && s.Sent > tl.prev.Sent {
+		if s.T-tl.drainAt <= slack && !s.Turn {
 			tl.drainSS, tl.drainNet = 0, 0 // a round's end, not the data's
-		case s.T-tl.drainAt > slack:
-			tl.Settle()
+		} else {
+			tl.settle() // the sender paused, or answered a request
 		}
 	}
 	if s.Sent > tl.prev.Sent {
+		if tl.prev.Inflight <= 0 {
+			tl.answering = s.Turn // a new flight: an answer to a request?
+		}
 		tl.busySS, tl.busyNet, tl.lastSend = 0, 0, s.T
 		return
 	}
@@ -341,15 +345,26 @@ func (tl *Timeline) drain(s *Sample) {
 		if s.RTT > 0 && s.T-tl.lastSend > 2*s.RTT+200*time.Millisecond {
 			// Far longer than a round: a sender with data and room
 			// would have had ACKs to send on; it had nothing to send.
-			tl.Settle()
+			tl.settle()
 		}
 	}
 }
 
-// Settle moves a pending drained flight to the application: called by
-// drain, and by the producer once the samples end (the flow ended with
-// that flight).
+// Settle is called by the producer once the samples end: a transfer that
+// was one flight (all its congestion-window time in the flight that
+// drained last), or whose last flight answered a request, had nothing
+// more to send after it, so that time is the application's (one request,
+// one answer); the last flight of a longer transfer stays the congestion
+// window's.
 func (tl *Timeline) Settle() {
+	if d := tl.drainSS + tl.drainNet; d > 0 && (tl.answering || tl.StateTime[StateSlowStart]+tl.StateTime[StateNetwork] <= d) {
+		tl.settle()
+	}
+	tl.drainSS, tl.drainNet = 0, 0
+}
+
+// settle moves a pending drained flight to the application.
+func (tl *Timeline) settle() {
 	d := tl.drainSS + tl.drainNet
 	if d <= 0 {
 		return

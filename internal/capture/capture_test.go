@@ -375,11 +375,18 @@ func TestParseOptions(t *testing.T) {
 func TestOptionLayout(t *testing.T) {
 	var o capture.Options
 	// MSS, SACK-permitted, NOP NOP timestamps, NOP window scale.
-	if err := capture.ParseOptions(ct.Opts{}.MSS(1460).SACKOK().TS(1, 0).WScale(7), &o); err != nil {
+	b := ct.Opts{}.MSS(1460).SACKOK().TS(1, 0).WScale(7)
+	if err := capture.ParseOptions(b, &o); err != nil {
 		t.Fatal(err)
 	}
+	o.SetLayout(b)
 	if want := uint64(0x02040101080103); o.Layout != want || o.NKinds != 7 {
 		t.Errorf("layout %#x (%d kinds), want %#x (7)", o.Layout, o.NKinds, want)
+	}
+	// A bad length stops the walk without a panic.
+	o.SetLayout([]byte{2, 0, 1, 3, 3})
+	if o.NKinds == 0 {
+		t.Error("no kinds from a malformed option list")
 	}
 }
 

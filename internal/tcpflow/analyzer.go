@@ -59,6 +59,9 @@ func (a *Analyzer) Packet(p *capture.Packet) {
 	badOpt := false
 	if r == capture.OK {
 		badOpt = capture.ParseOptions(a.seg.Options, &a.opt) != nil
+		if a.seg.Flags&capture.FlagSYN != 0 {
+			a.opt.SetLayout(a.seg.Options)
+		}
 	}
 	a.segment(&a.seg, &a.opt, badOpt, r, p.Time)
 }
@@ -293,6 +296,9 @@ func (a *Analyzer) run(rd *capture.Reader) error {
 				it.badOpt = false
 				if it.res == capture.OK {
 					it.badOpt = capture.ParseOptions(it.seg.Options, &it.opt) != nil
+					if it.seg.Flags&capture.FlagSYN != 0 {
+						it.opt.SetLayout(it.seg.Options)
+					}
 				}
 				// The raw options alias the read buffer: not for the
 				// other side.

@@ -559,7 +559,7 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 	d.tl.MSS = int(mss)
 	s.TimeoutRecovery = d.recovery && d.rtoRecovery
 	s.Stalled = d.rtoRun > 0 && d.rtoLastT == t
-	s.SendGap = f.sendGap(d, t, infl, v.rwnd, mss)
+	s.SendGap = f.sendGap(d, t, infl, v.rwnd, mss, int64(s.RTT))
 	s.Turn = d.turnT == t
 	d.tl.Add(s)
 	d.prevSampleT = t
@@ -572,13 +572,13 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 // two clock ticks): it had nothing to send. This is evidence that
 // persists; the size of the last segment is not (real senders mix sizes:
 // TSO remainders, TLS records, MSS-sized options).
-func (f *Flow) sendGap(d *direction, t, infl, rwnd, mss int64) bool {
+func (f *Flow) sendGap(d *direction, t, infl, rwnd, mss, rtt int64) bool {
 	if infl <= 0 || d.recovery || d.ackAdvT <= d.lastNewT || d.prevSampleT < d.ackAdvT {
 		return false
 	}
 	if rwnd >= 0 && infl >= rwnd-mss {
 		return false
 	}
-	slack := max(int64(time.Millisecond), int64(f.rtt(d))/4, 2*int64(f.clk.tick()))
-	return t-(d.ackAdvT+d.d) > slack
+	wait := t - (d.ackAdvT + d.d)
+	return wait > max(int64(time.Millisecond), rtt/4) && wait > 2*int64(f.clk.tick())
 }

@@ -9,7 +9,7 @@ FUZZTIME ?= 3s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test unit fuzz fuzz-long vet demo bench bench-emulator bench-analyze clean
+.PHONY: all deps build test unit fuzz fuzz-long vet demo bench bench-emulator bench-analyze eval-captures clean
 .PHONY: man deb
 
 all: build
@@ -63,6 +63,11 @@ bench-emulator: build
 # scripts/bench-analyze.sh
 bench-analyze: build
 	@BIN=$(BIN) scripts/bench-analyze.sh
+
+# analyze's score on the labelled public captures of testdata/corpus/manifest.tsv
+# present under CORPUS_DIR (fetches nothing): scripts/eval-captures.sh
+eval-captures:
+	@scripts/eval-captures.sh
 
 # the main job on its default path (200 ms, 1 Gbit/s): the seed's buffer
 # experiment, quick variant (~1 min, root), table on stdout, report in

@@ -67,6 +67,11 @@ type peer struct {
 	capture      string
 	dev          string
 	timeout      time.Duration
+	// tolerate: a transfer that fails (a peer that stops answering) is
+	// the case, not an error; netstat: write the namespace's TCP
+	// counters (/proc/net/netstat, /proc/net/snmp) there at the end.
+	tolerate bool
+	netstat  string
 }
 
 func peerMain(args []string) error {
@@ -88,6 +93,8 @@ func peerMain(args []string) error {
 	fs.StringVar(&p.capture, "capture", "", "capture the transfer with tcpdump into this file")
 	fs.StringVar(&p.dev, "dev", "lh0", "interface to capture on")
 	fs.DurationVar(&p.timeout, "timeout", 30*time.Second, "give up after this long")
+	fs.BoolVar(&p.tolerate, "tolerate", false, "exit 0 when the transfer fails (the peer stopped answering)")
+	fs.StringVar(&p.netstat, "netstat", "", "write the namespace's TCP counters to this file at the end")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -144,6 +151,11 @@ func peerMain(args []string) error {
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
+		if p.tolerate {
+			// Give up on the connection before the capture is stopped,
+			// so the reset is in the file.
+			dl = dl.Add(-2 * time.Second)
+		}
 		_ = conn.SetDeadline(dl)
 	}
 	// The end that sends closes its half when it is done; an end that
@@ -186,7 +198,31 @@ func peerMain(args []string) error {
 		}
 	}
 	close(readAll)
-	return errors.Join(<-sent, rerr)
+	err := errors.Join(<-sent, rerr)
+	if p.netstat != "" {
+		if werr := copyCounters(p.netstat); werr != nil {
+			return werr
+		}
+	}
+	if p.tolerate && err != nil {
+		_ = conn.SetLinger(0)
+		return nil
+	}
+	return err
+}
+
+// copyCounters writes the namespace's TCP counters (the kernel's own
+// count of fast and timeout retransmissions) to file.
+func copyCounters(file string) error {
+	var all []byte
+	for _, f := range []string{"/proc/net/netstat", "/proc/net/snmp"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		all = append(all, b...)
+	}
+	return os.WriteFile(file, all, 0o644)
 }
 
 // startCapture runs tcpdump on dev (headers only) and returns once it

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/longhaul/longhaul/internal/capture"
 	ct "github.com/longhaul/longhaul/internal/capture/capturetest"
@@ -119,6 +120,8 @@ func TestFormatsAndLinkTypes(t *testing.T) {
 		{"ppp in hdlc framing v6", ct.Format{}, capture.LinkPPPHDLC, ct.PPP, v6},
 		{"pppoe linktype", ct.Format{}, capture.LinkPPPoE, ct.PPPoE, v4},
 		{"pppoe over ethernet", ct.Format{}, capture.LinkEthernet, ct.PPPoEther, v6},
+		{"802.11 data", ct.Format{}, capture.Link80211, ct.Wifi, v4},
+		{"radiotap 802.11 v6", ct.Format{NG: true}, capture.LinkRadiotap, ct.Radiotap, v6},
 		{"ipv4 super-frame (total length 0)", ct.Format{}, capture.LinkEthernet, func(b []byte) []byte { return ct.Ether(b) }, super4},
 		{"ipv6 jumbo super-frame", ct.Format{NG: true}, capture.LinkEthernet, func(b []byte) []byte { return ct.Ether(b) }, super6},
 	}
@@ -194,6 +197,8 @@ func TestErrors(t *testing.T) {
 		{"empty", nil, "an empty file", "", 0, capture.ErrFormat},
 		{"text", []byte("12:00:00.000 IP 10.0.0.1.22 > 10.0.0.2.5000: Flags [P.]\n"), "a text file", "", 0, capture.ErrFormat},
 		{"snoop", []byte("snoop\x00\x00\x00\x00\x00\x00\x02\x00\x00\x00\x04"), "snoop file (Solaris), not pcap or pcapng: convert it with `editcap -F pcap", "", 0, capture.ErrFormat},
+		{"etherpeek tagged", []byte("\x7fver\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"), "EtherPeek/AiroPeek/OmniPeek tagged file, not pcap or pcapng: convert it with `editcap -F pcap", "", 0, capture.ErrFormat},
+		{"etherpeek classic", append([]byte{6, 0, 0, 0, 0x10, 0, 0, 0, 0, 3}, make([]byte, 60)...), "classic EtherPeek/AiroPeek file (version 5-7), not pcap or pcapng: convert it with `editcap -F pcap", "", 0, capture.ErrFormat},
 		{"zstd", []byte("\x28\xb5\x2f\xfd\x00\x00"), "zstd", "", 0, capture.ErrFormat},
 		{"unknown binary", []byte{0, 1, 2, 3, 0xff, 0xfe}, "unknown format (starts 00 01 02 03)", "", 0, capture.ErrFormat},
 		{"truncated pcap header", full[:10], "truncated at byte 0 (after 0 packets): pcap file header needs 24 bytes, 10 present", "", 0, capture.ErrTruncated},
@@ -324,6 +329,9 @@ func TestDecodeSkips(t *testing.T) {
 		{"short", capture.LinkEthernet, short, capture.Short},
 		{"arp", capture.LinkEthernet, arp, capture.NotIP},
 		{"unknown link", 147, udp, capture.UnknownLink},
+		{"802.11 encrypted", capture.Link80211, func() []byte { b := ct.Wifi(seg(false).IP()); b[1] |= 0x40; return b }(), capture.NotIP},
+		{"802.11 management", capture.Link80211, func() []byte { b := ct.Wifi(seg(false).IP()); b[0] = 0x80; return b }(), capture.NotIP},
+		{"radiotap short", capture.LinkRadiotap, []byte{0, 0, 40, 0, 1}, capture.Short},
 		{"bad version", capture.LinkRaw, []byte{0x50, 1, 2}, capture.Malformed},
 	}
 	for _, tc := range tests {
@@ -356,10 +364,29 @@ func TestParseOptions(t *testing.T) {
 			if (err != nil) != tc.wantErr {
 				t.Errorf("err = %v, want error %v", err, tc.wantErr)
 			}
-			if diff := cmp.Diff(tc.want, o); diff != "" {
+			if diff := cmp.Diff(tc.want, o, cmpopts.IgnoreFields(capture.Options{}, "Layout", "NKinds")); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// The order of the SYN's options is kept (it tells stacks apart).
+func TestOptionLayout(t *testing.T) {
+	var o capture.Options
+	// MSS, SACK-permitted, NOP NOP timestamps, NOP window scale.
+	b := ct.Opts{}.MSS(1460).SACKOK().TS(1, 0).WScale(7)
+	if err := capture.ParseOptions(b, &o); err != nil {
+		t.Fatal(err)
+	}
+	o.SetLayout(b)
+	if want := uint64(0x02040101080103); o.Layout != want || o.NKinds != 7 {
+		t.Errorf("layout %#x (%d kinds), want %#x (7)", o.Layout, o.NKinds, want)
+	}
+	// A bad length stops the walk without a panic.
+	o.SetLayout([]byte{2, 0, 1, 3, 3})
+	if o.NKinds == 0 {
+		t.Error("no kinds from a malformed option list")
 	}
 }
 

@@ -125,10 +125,52 @@ func Decode(lt LinkType, data []byte, origLen int, s *Segment) Result {
 		return decodePPP(data, cut, s)
 	case LinkPPPoE:
 		return decodePPPoE(data, cut, s)
+	case LinkRadiotap:
+		if len(data) < 4 {
+			return Short
+		}
+		n := int(binary.LittleEndian.Uint16(data[2:]))
+		if n < 4 || len(data) < n {
+			return Short
+		}
+		return decode80211(data[n:], cut, s)
+	case Link80211:
+		return decode80211(data, cut, s)
 	default:
 		return UnknownLink
 	}
 	return decodeIP(ip, cut, s)
+}
+
+// decode80211 reads an IEEE 802.11 data frame carrying LLC/SNAP (what
+// monitor-mode and Wi-Fi captures hold); other frames are not IP, and
+// protected (encrypted) frames cannot be read.
+func decode80211(b []byte, cut int, s *Segment) Result {
+	if len(b) < 24 {
+		return Short
+	}
+	fc0, fc1 := b[0], b[1]
+	if fc0>>2&3 != 2 || fc0>>4&4 != 0 || fc1&0x40 != 0 {
+		return NotIP // not data, a null-function frame, or encrypted
+	}
+	n := 24
+	if fc1&3 == 3 {
+		n += 6 // four addresses (WDS)
+	}
+	if fc0>>4&8 != 0 {
+		n += 2 // QoS control
+		if fc1&0x80 != 0 {
+			n += 4 // HT control
+		}
+	}
+	if len(b) < n+8 {
+		return Short
+	}
+	llc := b[n:]
+	if llc[0] != 0xaa || llc[1] != 0xaa || llc[2] != 3 {
+		return NotIP
+	}
+	return decodeEther(binary.BigEndian.Uint16(llc[6:]), llc[8:], cut, s)
 }
 
 func decodeEther(etype uint16, b []byte, cut int, s *Segment) Result {

@@ -168,8 +168,8 @@ func FuzzParseOptions(f *testing.F) {
 func FuzzDecode(f *testing.F) {
 	ip := seg(true)
 	ip.Ext6 = []uint8{0, 43, 60, 44}
-	seeds := [][]byte{ct.Ether(seg(false).IP(), 1, 2), ct.PPPoEther(ip.IP()), ct.SLL2(ip.IP())}
-	lts := []uint16{1, 1, 276}
+	seeds := [][]byte{ct.Ether(seg(false).IP(), 1, 2), ct.PPPoEther(ip.IP()), ct.SLL2(ip.IP()), ct.Wifi(seg(false).IP()), ct.Radiotap(ip.IP())}
+	lts := []uint16{1, 1, 276, 105, 127}
 	var entries [][]byte
 	for i, s := range seeds {
 		f.Add(lts[i], s, 0)

@@ -23,6 +23,8 @@ const (
 	LinkPPPHDLC   LinkType = 50  // PPP in HDLC-like framing
 	LinkPPPoE     LinkType = 51  // PPPoE session header, then PPP
 	LinkRaw       LinkType = 101 // raw IPv4 or IPv6
+	Link80211     LinkType = 105 // IEEE 802.11 (Wi-Fi) data frames, LLC/SNAP
+	LinkRadiotap  LinkType = 127 // radiotap header, then IEEE 802.11
 	LinkLoop      LinkType = 108 // OpenBSD loopback: AF_ in network byte order
 	LinkLinuxSLL  LinkType = 113 // Linux cooked capture v1
 	LinkIPv4      LinkType = 228 // raw IPv4
@@ -183,6 +185,22 @@ func (r *Reader) sniff(br *bufio.Reader, head []byte) error {
 	return err
 }
 
+// isClassicPeek recognises the classic (Macintosh) EtherPeek/AiroPeek
+// header as Wireshark does: a master header of version 5, 6 or 7 and
+// status 0, then a secondary header whose 12 reserved bytes are zero.
+func isClassicPeek(br *bufio.Reader) bool {
+	h, _ := br.Peek(50)
+	if len(h) < 50 || h[0] < 5 || h[0] > 7 || h[1] != 0 {
+		return false
+	}
+	for _, b := range h[38:50] {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // sniffOther names a format we do not read.
 func sniffOther(br *bufio.Reader, head []byte) error {
 	has := func(p string) bool { return bytes.HasPrefix(head, []byte(p)) }
@@ -197,6 +215,10 @@ func sniffOther(br *bufio.Reader, head []byte) error {
 		return &FormatError{"a Sniffer file", convertHint}
 	case has("Observe"):
 		return &FormatError{"a Network Instruments Observer file", convertHint}
+	case has("\x7fver"):
+		return &FormatError{"an EtherPeek/AiroPeek/OmniPeek tagged file", convertHint}
+	case isClassicPeek(br):
+		return &FormatError{"a classic EtherPeek/AiroPeek file (version 5-7)", convertHint}
 	case has("\x28\xb5\x2f\xfd"):
 		return &FormatError{"a zstd-compressed file", "decompress it first (zstd -d FILE) or write it without compression"}
 	case has("\x04\x22\x4d\x18"):

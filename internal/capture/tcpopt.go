@@ -30,6 +30,32 @@ type Options struct {
 	TSval, TSecr  uint32
 	NSACK         int
 	SACK          [4]SACKBlock
+	// Layout holds the kinds of the first 8 options in order, one byte
+	// each (NOP and end-of-list included), the first in the highest
+	// byte used: the order stacks write SYN options in tells them apart.
+	// Set by SetLayout, not by ParseOptions.
+	Layout uint64
+	NKinds uint8
+}
+
+// SetLayout records in o the kinds of the first 8 options of b (raw TCP
+// options), NOP and end-of-list included. It is kept apart from
+// ParseOptions: only SYNs need it, and ParseOptions runs per packet.
+func (o *Options) SetLayout(b []byte) {
+	o.Layout, o.NKinds = 0, 0
+	for i := 0; i < len(b) && o.NKinds < 8; {
+		k := b[i]
+		o.Layout = o.Layout<<8 | uint64(k)
+		o.NKinds++
+		if k == optEnd {
+			return
+		}
+		if k == optNOP || i+1 >= len(b) || b[i+1] < 2 {
+			i++
+			continue
+		}
+		i += int(b[i+1])
+	}
 }
 
 // ParseOptions decodes the TCP options in b into o (reset first). It

@@ -33,8 +33,8 @@ func newAnalyzeCmd() *cobra.Command {
 		Use:   "analyze FILE [--flow ID] [--json] [--timeline]",
 		Short: "Explain a packet capture: what limited each TCP flow, by how much, and the fix",
 		Long: `analyze reads a capture (pcap or pcapng, optionally gzip'd; Ethernet with
-VLAN tags, raw IP, Linux cooked SLL/SLL2, BSD loopback, PPP and PPPoE; IPv4
-and IPv6) and follows every TCP flow. For each direction that carried data it
+VLAN tags, raw IP, Linux cooked SLL/SLL2, BSD loopback, PPP and PPPoE,
+802.11 with or without radiotap; IPv4 and IPv6) and follows every TCP flow. For each direction that carried data it
 attributes the transfer's time to what limited the sender: the receiver's
 window (rwnd-limited), a zero window, the send buffer, the application,
 slow start, loss recovery or the path (bottleneck), and prints the verdict

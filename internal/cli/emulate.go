@@ -40,10 +40,12 @@ type emulateArgs struct {
 // dirFlags are the link flags settable for both directions (--rate) and
 // for one (--up-rate, --down-rate).
 type dirFlags struct {
-	rate   units.Rate
-	loss   units.Percent
-	queue  emupath.Queue
-	jitter units.Duration
+	rate    units.Rate
+	loss    units.Percent
+	burst   emupath.Burst
+	outages emupath.Outages
+	queue   emupath.Queue
+	jitter  units.Duration
 }
 
 func newDirFlags() dirFlags {
@@ -53,6 +55,8 @@ func newDirFlags() dirFlags {
 func (d *dirFlags) register(f *pflag.FlagSet, prefix, what string) {
 	f.Var(&d.rate, prefix+"rate", "bottleneck rate on the wire"+what+", e.g. 1Gbit/s (default unlimited)")
 	f.Var(&d.loss, prefix+"loss", "random loss per segment"+what+", e.g. 0.1%")
+	f.Var(&d.burst, prefix+"burst-loss", "loss in bursts (Gilbert-Elliott)"+what+": MEAN/BURST, e.g. 1%/8 (1% of segments, lost 8 in a row on average)")
+	f.Var(&d.outages, prefix+"outage", "drop everything"+what+" for DURATION@START after the start, e.g. 1s@5s (comma-separated list)")
 	f.Var(&d.queue, prefix+"queue", "bottleneck queue"+what+": bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp; at least 100 packets)")
 	f.Var(&d.jitter, prefix+"jitter", "extra one-way delay"+what+", uniform in [0, jitter], without reordering")
 }
@@ -151,12 +155,18 @@ func (d dirFlags) resolve(both dirFlags) emupath.Direction {
 	if d.queue != (emupath.Queue{}) {
 		q = d.queue
 	}
-	return emupath.Direction{
+	out := emupath.Direction{
 		RateBps: pick(d.rate.IsSet(), d.rate.Bps, both.rate.Bps),
 		Loss:    pick(d.loss.IsSet(), d.loss.F, both.loss.F),
+		Burst:   pick(d.burst.Mean > 0, d.burst, both.burst),
+		Outages: pick(d.outages != nil, d.outages, both.outages),
 		Jitter:  pick(d.jitter.IsSet(), d.jitter.D, both.jitter.D),
 		Queue:   q,
 	}
+	if d.burst.Mean > 0 && !d.loss.IsSet() {
+		out.Loss = 0 // this direction's burst loss replaces the both-directions random loss
+	}
+	return out
 }
 
 func pick[T any](own bool, v, otherwise T) T {

@@ -45,4 +45,18 @@
 // writer, small tcp_wmem, short transfer, random loss, bottleneck, no
 // window scaling) and checks the verdict; one run's captures are kept
 // in internal/tcpflow/testdata/truth and judged without root.
+// TestIntegrationAnalyzeTruthFaults does the same for an outage (a
+// timeout stall), a peer that stops answering and bursty loss, and checks
+// the retransmission kinds against the sender's kernel counters.
+//
+// # Stalls, answers and evidence
+//
+// Producers may mark an interval as the silence before a retransmission
+// timeout (Sample.Stalled: loss time), as a wait with room to send and
+// nothing sent (Sample.SendGap: application time) and a flight as the
+// answer to a request (Sample.Turn); with DrainIsApp, a flight that drains
+// and is followed only after a pause (or as an answer) is application
+// time. Timeout stalls over a tenth of the time are flagged rto-stall, a
+// receiver that stopped answering peer-unresponsive; either, over a third
+// of the time or for good, makes the flow loss-limited.
 package diagnose

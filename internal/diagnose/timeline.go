@@ -54,6 +54,22 @@ type Sample struct {
 	// producer knows the receiver's window limited it (tcp_info chrono),
 	// whatever Rwnd says.
 	AppLimited, SndbufLimited, RwndLimited bool
+	// TimeoutRecovery: the sender is recovering from a retransmission
+	// timeout (a capture tells it by the silence before the
+	// retransmission): loss, whatever the window says.
+	TimeoutRecovery bool
+	// Stalled: the interval that ends at this sample was the silence
+	// before a retransmission timeout; it is loss time, whatever the
+	// state was when it began.
+	Stalled bool
+	// SendGap: the interval that ends at this sample was a wait with room
+	// in both windows and nothing sent (the sender had nothing to send
+	// after an ACK freed room); it is application time.
+	SendGap bool
+	// Turn: the new data at this sample answers the peer (it sent data
+	// since the sender's last): a request's answer, not a round's next
+	// flight.
+	Turn bool
 }
 
 // Point is one point of the downsampled series a report draws: the
@@ -82,10 +98,13 @@ const (
 	EvZeroWindowProbe
 	EvKeepAlive
 	EvReorder
+	// EvDSACK: the receiver reported data it got twice (RFC 2883): an
+	// earlier retransmission was spurious. Not a transmission.
+	EvDSACK
 	numEvents
 )
 
-var eventNames = [numEvents]string{"retrans-fast", "retrans-rto", "retrans-spurious", "hardware-dup", "zero-window", "window-open", "zero-window-probe", "keep-alive", "reorder"}
+var eventNames = [numEvents]string{"retrans-fast", "retrans-rto", "retrans-spurious", "hardware-dup", "zero-window", "window-open", "zero-window-probe", "keep-alive", "reorder", "dsack"}
 
 func (k EventKind) String() string {
 	if k < numEvents {
@@ -131,13 +150,37 @@ type Timeline struct {
 	// window limit, whose largest flight stayed within 5% of the
 	// previous one's; BusyRounds all such rounds.
 	FlatRounds, BusyRounds int
-	ssDone                 bool
+	// FirstBusyMax is the largest flight of the first four such rounds;
+	// lastBusy the last four rounds' (Plateau compares them).
+	FirstBusyMax int64
+	lastBusy     [4]int64
+	ssDone       bool
 
 	// IdleGaps counts periods with nothing outstanding between data;
 	// IdleTime is their total. TrailingIdle is the idle time after the
 	// last data, not attributed to any state.
 	IdleGaps int
 	IdleTime time.Duration
+	// SendGaps counts waits with room in both windows after an ACK and
+	// nothing sent (Sample.SendGap); SendGapTime is their total.
+	SendGaps    int
+	SendGapTime time.Duration
+	// StallTime is the silence before retransmission timeouts
+	// (Sample.Stalled), counted as loss recovery.
+	StallTime time.Duration
+	// DrainIsApp: a flight that drains to nothing in flight and is
+	// followed by new data only after a quarter RTT or more (or by the
+	// answer to a request) was the application's last for a while, not
+	// the congestion window's; its time moves to app-limited (a send
+	// gap); see also Settle. Producers that see every packet set it;
+	// tcp_info polls cannot tell a round's end from an idle sender.
+	DrainIsApp      bool
+	busySS, busyNet time.Duration // congestion-window time since the last send
+	drainSS         time.Duration
+	drainNet        time.Duration
+	drainAt         time.Duration
+	lastSend        time.Duration
+	answering       bool // the current flight began as an answer (Sample.Turn)
 
 	Series        []Point
 	Events        []Event
@@ -190,6 +233,8 @@ func (tl *Timeline) classify(s *Sample) State {
 		return StateZeroWindow
 	case Closed(s.Rwnd, mss, tl.MaxRwnd) && s.Inflight == 0 && !s.AppLimited:
 		return StateZeroWindow
+	case s.TimeoutRecovery:
+		return StateLoss
 	case (atWindow || s.RwndLimited) && s.Rwnd > 0 && 2*s.Rwnd < tl.MaxRwnd:
 		// Pinned at a window less than half the largest this receiver
 		// offered: its buffer holds data the application has not read
@@ -228,12 +273,20 @@ func (tl *Timeline) add(s *Sample) {
 		tl.roundEnd, tl.roundAcked = s.Sent, s.Delivered
 	} else {
 		dt := s.T - tl.prev.T
-		if tl.prevState == StateApp && tl.prev.Inflight <= 0 {
+		switch {
+		case s.Stalled && tl.prevState != StateZeroWindow:
+			tl.StateTime[StateLoss] += dt
+			tl.StallTime += dt
+		case s.SendGap && (tl.prevState == StateSlowStart || tl.prevState == StateNetwork || tl.prevState == StateApp):
+			tl.StateTime[StateApp] += dt
+			tl.SendGaps++
+			tl.SendGapTime += dt
+		case tl.prevState == StateApp && tl.prev.Inflight <= 0:
 			// Idle with nothing outstanding: count it only once the
 			// sender sends again, so a connection kept open after its
 			// transfer is not called application-limited.
 			tl.idle += dt
-		} else {
+		default:
 			tl.StateTime[tl.prevState] += dt
 		}
 		if tl.idle > 0 && s.Sent > tl.prev.Sent {
@@ -242,6 +295,9 @@ func (tl *Timeline) add(s *Sample) {
 			tl.IdleTime += tl.idle
 			tl.idle = 0
 		}
+	}
+	if tl.DrainIsApp && tl.Samples > 0 {
+		tl.drain(s)
 	}
 	tl.rounds(s)
 	st := tl.classify(s)
@@ -253,6 +309,72 @@ func (tl *Timeline) add(s *Sample) {
 	if tl.MaxPoints > 0 {
 		tl.point(s, st)
 	}
+}
+
+// drain follows the time the congestion window had since the last new
+// data, and moves it to the application when the flight drained to
+// nothing and no new data came within a quarter RTT (see DrainIsApp).
+func (tl *Timeline) drain(s *Sample) {
+	dt := s.T - tl.prev.T
+	if !s.Stalled && !s.SendGap {
+		switch tl.prevState {
+		case StateSlowStart:
+			tl.busySS += dt
+		case StateNetwork:
+			tl.busyNet += dt
+		}
+	}
+	slack := max(time.Millisecond, s.RTT/4)
+	if tl.drainSS+tl.drainNet > 0 && s.Sent > tl.prev.Sent {
+		if s.T-tl.drainAt <= slack && !s.Turn {
+			tl.drainSS, tl.drainNet = 0, 0 // a round's end, not the data's
+		} else {
+			tl.settle() // the sender paused, or answered a request
+		}
+	}
+	if s.Sent > tl.prev.Sent {
+		if tl.prev.Inflight <= 0 {
+			tl.answering = s.Turn // a new flight: an answer to a request?
+		}
+		tl.busySS, tl.busyNet, tl.lastSend = 0, 0, s.T
+		return
+	}
+	if tl.prev.Inflight > 0 && s.Inflight <= 0 {
+		tl.drainSS, tl.drainNet, tl.drainAt = tl.busySS, tl.busyNet, s.T
+		tl.busySS, tl.busyNet = 0, 0
+		if s.RTT > 0 && s.T-tl.lastSend > 2*s.RTT+200*time.Millisecond {
+			// Far longer than a round: a sender with data and room
+			// would have had ACKs to send on; it had nothing to send.
+			tl.settle()
+		}
+	}
+}
+
+// Settle is called by the producer once the samples end: a transfer that
+// was one flight (all its congestion-window time in the flight that
+// drained last), or whose last flight answered a request, had nothing
+// more to send after it, so that time is the application's (one request,
+// one answer); the last flight of a longer transfer stays the congestion
+// window's.
+func (tl *Timeline) Settle() {
+	if d := tl.drainSS + tl.drainNet; d > 0 && (tl.answering || tl.StateTime[StateSlowStart]+tl.StateTime[StateNetwork] <= d) {
+		tl.settle()
+	}
+	tl.drainSS, tl.drainNet = 0, 0
+}
+
+// settle moves a pending drained flight to the application.
+func (tl *Timeline) settle() {
+	d := tl.drainSS + tl.drainNet
+	if d <= 0 {
+		return
+	}
+	tl.StateTime[StateSlowStart] -= tl.drainSS
+	tl.StateTime[StateNetwork] -= tl.drainNet
+	tl.StateTime[StateApp] += d
+	tl.SendGaps++
+	tl.SendGapTime += d
+	tl.drainSS, tl.drainNet = 0, 0
 }
 
 // rounds tracks slow start: each round's largest flight against the
@@ -294,6 +416,10 @@ func (tl *Timeline) rounds(s *Sample) {
 		if d := tl.roundMax - tl.prevMax; d <= tl.prevMax/20 && -d <= tl.prevMax/20 {
 			tl.FlatRounds++
 		}
+		if tl.BusyRounds <= 4 {
+			tl.FirstBusyMax = max(tl.FirstBusyMax, tl.roundMax)
+		}
+		tl.lastBusy[tl.BusyRounds%4] = tl.roundMax
 	}
 	tl.prevMax = tl.roundMax
 	tl.roundEnd, tl.roundMax, tl.roundAcked = s.Sent, s.Inflight, s.Delivered
@@ -376,8 +502,8 @@ func (tl *Timeline) Share(st State) float64 {
 func (tl *Timeline) Shares() map[string]float64 {
 	m := map[string]float64{}
 	for st := StateZeroWindow; st < NumStates; st++ {
-		if v := tl.Share(st); v > 0 {
-			m[st.String()] = math.Round(v*1e4) / 1e4
+		if v := math.Round(tl.Share(st)*1e4) / 1e4; v > 0 {
+			m[st.String()] = v
 		}
 	}
 	return m
@@ -391,4 +517,17 @@ func FromSamples(samples []Sample, mss, maxPoints int) *Timeline {
 		tl.Add(s)
 	}
 	return tl
+}
+
+// Plateau reports whether the flight of the busy rounds after slow start
+// stayed level from the first four to the last four (within 15%), over at
+// least 8 rounds: with no loss, Reno and CUBIC would have grown it round
+// after round, so something else (the send buffer) held it. Noise from
+// round to round does not matter, unlike FlatRounds.
+func (tl *Timeline) Plateau() bool {
+	if tl.BusyRounds < 8 || tl.FirstBusyMax <= 0 {
+		return false
+	}
+	last := max(tl.lastBusy[0], tl.lastBusy[1], tl.lastBusy[2], tl.lastBusy[3])
+	return 20*last <= 23*tl.FirstBusyMax && 20*last >= 17*tl.FirstBusyMax
 }

@@ -37,6 +37,20 @@ const (
 	FlagCoarseClock        = "coarse-timestamps"
 	FlagClockSteps         = "clock-steps"
 	FlagCaptureDrops       = "capture-drops"
+	// FlagRTOStall: the sender waited for retransmission timeouts for a
+	// tenth of the transfer or more; FlagPeerUnresponsive: the receiver
+	// stopped answering for good while the sender backed off.
+	FlagRTOStall         = "rto-stall"
+	FlagPeerUnresponsive = "peer-unresponsive"
+	// FlagRequestResponse: the sender answers requests from the peer.
+	FlagRequestResponse = "request-response"
+	// FlagNoRTT: no RTT could be measured; the verdict rests on what
+	// needs none (a window closed, the sender idle).
+	FlagNoRTT = "no-rtt"
+	// FlagInconsistent: the report's numbers contradict each other
+	// (tcpflow.CheckInvariants); the analysis says so rather than
+	// printing them as fact.
+	FlagInconsistent = "inconsistent-numbers"
 )
 
 // Scale states of the window scale option.
@@ -93,6 +107,28 @@ type Info struct {
 	// Scope is what the shares are of, for the summary: "" means "the
 	// transfer" (a capture); live sockets say "the last 1 s".
 	Scope string
+
+	// Timeout stalls: how many, their time (the silence before each
+	// retransmission timeout until the data moved again), and whether the
+	// receiver stopped answering for good (UnresponsiveTime: from the
+	// last progress to the end). SACK is "on", "off" or "" (unknown).
+	RTOStalls        int
+	StallTime        time.Duration
+	PeerUnresponsive bool
+	UnresponsiveTime time.Duration
+	SACK             string
+	// Request/response: answers given, mean think time (request reaching
+	// the sender to the answer), and for the first request the time to
+	// its ACK at the capture and the think time after it.
+	Turns                   int
+	ThinkMean               time.Duration
+	FirstReqAck, FirstThink time.Duration
+	// ClockTick is the capture clock's granularity when coarse; an RTT
+	// below it is reported as "< tick".
+	ClockTick time.Duration
+	// SenderOS and ReceiverOS: the stacks the SYN options look like
+	// ("linux", "windows", "bsd", "solaris", "" unknown).
+	SenderOS, ReceiverOS string
 }
 
 // Verdict is the diagnosis of one flow direction.
@@ -130,8 +166,8 @@ func Diagnose(tl *Timeline, in Info) Verdict {
 	}
 	v.RwndBytes = tl.MaxRwnd
 	v.InflightBytes = tl.MaxInflight
-	if v.RwndBytes > 0 && in.RTT > 0 {
-		v.CeilingBps = pathmodel.WindowCeiling(float64(v.RwndBytes), in.RTT)
+	if r := pathRTT(in); v.RwndBytes > 0 && r > 0 {
+		v.CeilingBps = pathmodel.WindowCeiling(float64(v.RwndBytes), r)
 	}
 	if in.RateBps > 0 && in.RTT > 0 {
 		v.BDPBytes = int64(math.Round(pathmodel.BDP(in.RateBps, in.RTT)))
@@ -176,11 +212,50 @@ func Diagnose(tl *Timeline, in Info) Verdict {
 	default:
 		v.Verdict = Unknown
 	}
+	stalls(&v, tl, in)
+	if in.Turns > 0 {
+		v.Flags = appendFlag(v.Flags, FlagRequestResponse)
+	}
 	v.Summary, v.Fix = explain(v, tl, in)
 	return v
 }
 
+// stalls names timeout stalls: a receiver that stopped answering, or
+// waits for the retransmission timer that took a third of the transfer,
+// make the flow loss-limited whatever else held it the rest of the time
+// (a window, slow start); a tenth is flagged.
+func stalls(v *Verdict, tl *Timeline, in Info) {
+	tot := tl.Total()
+	if tot <= 0 || (in.RTOStalls == 0 && !in.PeerUnresponsive) {
+		return
+	}
+	if in.PeerUnresponsive {
+		v.Flags = appendFlag(v.Flags, FlagPeerUnresponsive)
+	}
+	if tl.StallTime*10 >= tot || in.StallTime*10 >= tot {
+		v.Flags = appendFlag(v.Flags, FlagRTOStall)
+	}
+	if in.PeerUnresponsive || tl.StallTime*3 >= tot {
+		v.Verdict = LossLimited
+		v.Share = round4(tl.Share(StateNetwork) + tl.Share(StateLoss))
+	}
+}
+
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// pathRTT is the RTT the window ceiling is computed with: the path's
+// (a low percentile of the data's samples, without the queue a full
+// window builds), or 0 when the RTT is below the clock's tick (then the
+// ceiling is unknown, only its lower bound).
+func pathRTT(in Info) time.Duration {
+	if in.RTT <= 0 || (in.ClockTick > 0 && in.RTT <= in.ClockTick) {
+		return 0
+	}
+	if in.MinRTT > 0 && in.MinRTT < in.RTT {
+		return in.MinRTT
+	}
+	return in.RTT
+}
 
 // dominant returns the state with the most time (ties: precedence).
 // Loss recovery and congestion-window-bound time count as one: both are
@@ -214,12 +289,22 @@ func network(tl *Timeline, in Info, fl []string) string {
 	switch {
 	case random >= lossRate || (!overflow && tl.Share(StateLoss) >= lossShare):
 		return LossLimited
-	case in.Retrans == 0 && tl.BusyRounds >= 6 && tl.FlatRounds*10 >= tl.BusyRounds*7 && !slices.Contains(fl, FlagBufferbloat) && !queueing(in):
+	case in.Retrans == 0 && tl.BusyRounds >= 6 && flat(tl) && !slices.Contains(fl, FlagBufferbloat) && !queueing(in):
 		// A flight flat for round after round with no loss and no queue:
 		// CUBIC/Reno would keep growing, so the send buffer holds it.
 		return SndbufLimited
 	}
 	return Bottleneck
+}
+
+// flat: the flight stayed level after slow start. Over 8 rounds and more
+// the first rounds are compared with the last (noise between rounds does
+// not matter, slow growth does); over fewer, round with round.
+func flat(tl *Timeline) bool {
+	if tl.BusyRounds >= 8 {
+		return tl.Plateau()
+	}
+	return tl.FlatRounds*10 >= tl.BusyRounds*7
 }
 
 // QueueStood reports whether an RTT sample shows a queue standing on the
@@ -315,7 +400,7 @@ func rateWords(bps float64) string {
 // explain writes the one-line summary and the fix.
 func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 	rcv, snd := orWord(in.Receiver, "the receiver"), orWord(in.Sender, "the sender")
-	rtt := dur(in.RTT)
+	rtt := rttWords(in)
 	achieved := rateWords(v.ThroughputBps)
 	share := pct(v.Share) + " of " + orWord(in.Scope, "the transfer")
 	switch v.Verdict {
@@ -339,6 +424,9 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 			fmt.Fprintf(&b, "The window never grew, as autotuning would make it: the receiving application probably sets SO_RCVBUF (autotuning is then off): "+
 				"raise it to >= %s or remove it (e.g. nginx listen ... rcvbuf=, iperf3 -w); %s at %s needs a window of %s (a buffer of %s, which SO_RCVBUF=%s gives since the kernel doubles it)%s.",
 				bytesIn((buf+1)/2), units.FormatRate(goal), rtt, bytesIn(int64(need)), bytesIn(buf), bytesIn((buf+1)/2), note)
+		case stackFix(in.ReceiverOS, "receive", buf) != "":
+			fmt.Fprintf(&b, "The window stopped at the receiver's buffer limit. %s %s; %s at %s needs a window of %s%s.",
+				rcv, stackFix(in.ReceiverOS, "receive", buf), units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
 		default:
 			fmt.Fprintf(&b, "The window stopped at the receiver's buffer limit: raise net.ipv4.tcp_rmem's maximum on %s to >= %d, or, if its application sets SO_RCVBUF (iperf3 -w, nginx rcvbuf=), "+
 				"that value to >= %d (and net.core.rmem_max, which clamps it); %s at %s needs a window of %s%s.", rcv, buf, (buf+1)/2, units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
@@ -353,32 +441,24 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 		summary = fmt.Sprintf("%s the flight stayed flat at %s, below the receiver's window, with no loss", share, bytesIn(tl.MaxInflight))
 		goal, note := target(in, pathmodel.WindowCeiling(float64(tl.MaxInflight), in.RTT))
 		need := pathmodel.BDP(goal, in.RTT)
+		if sf := stackFix(in.SenderOS, "send", pathmodel.BufferFor(need, pathmodel.SendRatio)); sf != "" {
+			fix = fmt.Sprintf("the sender %s never had more than %s in flight though %s allowed %s: its send buffer caps it at %s. %s %s; %s at %s needs %s in flight%s.",
+				snd, bytesIn(tl.MaxInflight), rcv, bytesIn(max(tl.MaxRwnd, 0)), rtt, snd, sf, units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
+			break
+		}
 		fix = fmt.Sprintf("the sender %s never had more than %s in flight though %s allowed %s: its send buffer caps it at %s at %s. "+
 			"Raise net.ipv4.tcp_wmem's maximum on %s to >= %d (or the application's SO_SNDBUF); %s at %s needs %s in flight%s.",
 			snd, bytesIn(tl.MaxInflight), rcv, bytesIn(max(tl.MaxRwnd, 0)), rateWords(pathmodel.WindowCeiling(float64(tl.MaxInflight), in.RTT)), rtt,
 			snd, pathmodel.BufferFor(need, pathmodel.SendRatio), units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
 	case AppLimited:
-		summary = fmt.Sprintf("%s the sender had nothing to send (%d idle gap(s), %s)", share, tl.IdleGaps, dur(tl.IdleTime))
-		if tl.IdleGaps == 0 { // not counted (live tcp_info)
-			summary = fmt.Sprintf("%s the sender had nothing to send (%s)", share, dur(tl.IdleTime))
-		}
-		fix = fmt.Sprintf("the application on %s is the limit, not TCP: it had nothing to send %s of the time. "+
-			"Buffer and window tuning will not help; make it write more at once, pipeline requests instead of waiting for each answer, or look at what it waits for.", snd, pct(v.Share))
+		summary, fix = appText(v, tl, in, share, snd, rcv)
 	case SlowStart:
 		summary = fmt.Sprintf("%s was spent in slow start (%d round trips of %s)", share, tl.SlowStartRounds, rtt)
 		fix = fmt.Sprintf("the transfer is too short to leave slow start: it took %d round trips at %s, each doubling the flight from the initial window. "+
 			"Reuse connections (keep-alive, HTTP/2), raise the sender's initial window (ip route change ... initcwnd 20) and the receiver's (initrwnd 20), "+
 			"and set net.ipv4.tcp_slow_start_after_idle=0 on %s so reused connections keep their window.", tl.SlowStartRounds, rtt, snd)
 	case LossLimited:
-		segs := fmt.Sprintf("%d segments", in.Retrans)
-		if in.RetransFast+in.RetransRTO > 0 {
-			segs += fmt.Sprintf(": %d fast, %d after a timeout", in.RetransFast, in.RetransRTO)
-		}
-		summary = fmt.Sprintf("%.2f%% of the data was retransmitted (%s); the sender spent %s of %s recovering or below its window",
-			100*retransRate(in), segs, pct(v.Share), orWord(in.Scope, "the time"))
-		fix = fmt.Sprintf("the path loses packets: %d segments retransmitted, %.2f%% of the data. Loss-based congestion control (CUBIC, Reno) halves its window at each loss, "+
-			"and at %s it takes long to grow back. Find the loss (interface errors, a policer, Wi-Fi, a full queue), and consider BBR on %s "+
-			"(net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq).", in.Retrans, 100*retransRate(in), rtt, snd)
+		summary, fix = lossText(v, in, rtt, snd, rcv)
 	case Bottleneck:
 		summary = fmt.Sprintf("%s the sender was bound by its congestion window, not by either host: the path is the limit (achieved %s)", share, achieved)
 		fix = "the flow runs at what the path gives; host tuning will not make it faster."
@@ -408,4 +488,107 @@ func orWord(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// rttWords is the RTT for the text: below the capture clock's tick it
+// is only known to be under the tick.
+func rttWords(in Info) string {
+	if in.ClockTick > 0 && in.RTT <= in.ClockTick {
+		return "< " + dur(in.ClockTick) + " (clock resolution)"
+	}
+	return dur(in.RTT)
+}
+
+// appText explains app-limited time: idle gaps (nothing in flight),
+// waits with room to send, and request/response turns. The fix blames
+// the end the flow waits on: with turns, the requester and the answer's
+// think time, not "write more at once".
+func appText(v Verdict, tl *Timeline, in Info, share, snd, rcv string) (summary, fix string) {
+	var parts []string
+	if tl.IdleGaps > 0 {
+		parts = append(parts, fmt.Sprintf("%d idle gap(s) with nothing in flight, %s", tl.IdleGaps, dur(tl.IdleTime)))
+	}
+	if tl.SendGaps > 0 {
+		parts = append(parts, fmt.Sprintf("%d wait(s) with room to send, %s", tl.SendGaps, dur(tl.SendGapTime)))
+	}
+	if other := tl.StateTime[StateApp] - tl.IdleTime - tl.SendGapTime; len(parts) == 0 || other*10 > tl.StateTime[StateApp] {
+		if other > 0 {
+			parts = append(parts, fmt.Sprintf("%s with data unsent", dur(other)))
+		}
+	}
+	summary = fmt.Sprintf("%s the sender had nothing to send (%s)", share, strings.Join(parts, "; "))
+	if in.Turns == 0 {
+		fix = fmt.Sprintf("the application on %s is the limit, not TCP: it had nothing to send %s of the time. "+
+			"Buffer and window tuning will not help; make it write more at once, pipeline requests instead of waiting for each answer, or look at what it waits for.", snd, pct(v.Share))
+		return summary, fix
+	}
+	summary += fmt.Sprintf("; it answered %d request(s) from %s, %s after each reached it (mean)", in.Turns, rcv, dur(in.ThinkMean))
+	if in.FirstReqAck > 0 {
+		summary += fmt.Sprintf("; the first was acknowledged in %s and answered %s later", dur(in.FirstReqAck), dur(in.FirstThink))
+	}
+	fix = fmt.Sprintf("the flow waits on the conversation, not on TCP: %s answers requests from %s one at a time (%d here), thinking %s on average before each answer, and waits for the next request in between. "+
+		"Fewer round trips help: pipeline or multiplex the requests on %s (HTTP/2, batched queries, larger reads), and look at what delays the answers on %s (a slow backend, disk, locks). Buffer and window tuning will not help.",
+		snd, rcv, in.Turns, dur(in.ThinkMean), rcv, snd)
+	return summary, fix
+}
+
+// lossText explains a loss-limited flow, naming timeout stalls and a
+// receiver that stopped answering, with the fix each needs.
+func lossText(v Verdict, in Info, rtt, snd, rcv string) (summary, fix string) {
+	segs := fmt.Sprintf("%d segments", in.Retrans)
+	if in.RetransFast+in.RetransRTO > 0 {
+		segs += fmt.Sprintf(": %d fast, %d after a timeout", in.RetransFast, in.RetransRTO)
+	}
+	switch {
+	case slices.Contains(v.Flags, FlagPeerUnresponsive):
+		summary = fmt.Sprintf("the receiver %s stopped answering: %s retransmitted (%s) and backed off for %s with no ACK, %s of %s",
+			rcv, snd, segs, dur(in.UnresponsiveTime), pct(v.Share), orWord(in.Scope, "the time"))
+		fix = fmt.Sprintf("%s acknowledged nothing for the last %s: it crashed, lost its network, or something on the path (a firewall or NAT whose state expired, a route change, an outage) drops this connection. "+
+			"No TCP or buffer tuning helps: check %s and the state tables and routes on the path; to give up sooner than the default 15 retries (about 15 minutes), lower net.ipv4.tcp_retries2 on %s or set TCP_USER_TIMEOUT in the application.",
+			rcv, dur(in.UnresponsiveTime), rcv, snd)
+		return summary, fix
+	case slices.Contains(v.Flags, FlagRTOStall):
+		summary = fmt.Sprintf("the sender stalled waiting for retransmission timeouts %d time(s), %s in all; %.2f%% of the data was retransmitted (%s); %s of %s recovering",
+			in.RTOStalls, dur(in.StallTime), 100*retransRate(in), segs, pct(v.Share), orWord(in.Scope, "the time"))
+		fix = fmt.Sprintf("losses in bursts (an outage or link flap, a middlebox or policer dropping a burst, a queue flushed) left the sender without the duplicate ACKs that trigger a fast retransmit, so it waited for its retransmission timer (200 ms or more, doubling each time): %s in all. "+
+			"Find the outage on the path (interface errors and flaps, Wi-Fi roaming, policers); buffer tuning will not help. ", dur(in.StallTime))
+		if in.SACK == "off" {
+			fix += "This connection runs without SACK: enable it on both ends (net.ipv4.tcp_sack=1) and check middleboxes that strip the option, so that one burst costs one recovery, not a timeout. "
+		}
+		fix += fmt.Sprintf("On %s, RACK-TLP (Linux >= 4.18, net.ipv4.tcp_recovery=1, the default) turns many tail losses into fast recoveries.", snd)
+		return summary, fix
+	}
+	summary = fmt.Sprintf("%.2f%% of the data was retransmitted (%s); the sender spent %s of %s recovering or below its window",
+		100*retransRate(in), segs, pct(v.Share), orWord(in.Scope, "the time"))
+	fix = fmt.Sprintf("the path loses packets: %d segments retransmitted, %.2f%% of the data. Loss-based congestion control (CUBIC, Reno) halves its window at each loss, "+
+		"and at %s it takes long to grow back. Find the loss (interface errors, a policer, Wi-Fi, a full queue), and consider BBR on %s "+
+		"(net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq).", in.Retrans, 100*retransRate(in), rtt, snd)
+	return summary, fix
+}
+
+// stackFix is the buffer setting to raise on a non-Linux end (the stack
+// its SYN options look like), or "" for Linux and unknown stacks (the
+// Linux text then applies).
+func stackFix(stack, dir string, buf int64) string {
+	switch stack {
+	case "windows":
+		if dir == "receive" {
+			return fmt.Sprintf("looks like a Windows stack: check receive window auto-tuning (netsh interface tcp show global; netsh interface tcp set global autotuninglevel=normal) and any SO_RCVBUF the application sets (>= %d)", buf)
+		}
+		return fmt.Sprintf("looks like a Windows stack: Windows sizes send buffers itself (ideal send backlog); raise the SO_SNDBUF the application sets (>= %d) or remove it", buf)
+	case "bsd":
+		long, short := "recv", "rcv"
+		if dir != "receive" {
+			long, short = "send", "snd"
+		}
+		return fmt.Sprintf("looks like a macOS or FreeBSD stack: raise kern.ipc.maxsockbuf and net.inet.tcp.%sbuf_max (FreeBSD) or net.inet.tcp.auto%sbufmax (macOS) with sysctl to >= %d, and keep net.inet.tcp.%sbuf_auto=1",
+			long, short, buf, long)
+	case "solaris":
+		long := "recv"
+		if dir != "receive" {
+			long = "send"
+		}
+		return fmt.Sprintf("looks like a Solaris or illumos stack: raise the TCP buffers with ipadm set-prop -p max_buf=%d tcp and -p %s_buf=%d tcp (or ndd /dev/tcp tcp_max_buf)", 2*buf, long, buf)
+	}
+	return ""
 }

@@ -12,10 +12,16 @@ import (
 	"github.com/longhaul/longhaul/internal/units"
 )
 
-// ErrInput marks errors caused by the caller's input (a value the kernel
-// or the link model refuses, an unavailable congestion control): the CLI
-// exits 2 on them.
+// ErrInput matches (errors.Is) errors caused by the caller's input (a
+// value the link model refuses): the CLI exits 2 on them.
 var ErrInput = errors.New("bad path input")
+
+// inputError is an input error whose text is the problem alone.
+type inputError struct{ error }
+
+func (e inputError) Is(target error) bool { return target == ErrInput }
+
+func inputf(format string, a ...any) error { return inputError{fmt.Errorf(format, a...)} }
 
 // ErrNotRoot is returned by Up without the privileges it needs.
 var ErrNotRoot = errors.New("the emulated path needs root: it creates network namespaces and TUN devices (CAP_SYS_ADMIN, CAP_NET_ADMIN); run it with sudo")
@@ -39,6 +45,8 @@ type Direction struct {
 	Jitter  time.Duration // extra delay, uniform in [0, Jitter]
 	RateBps float64       // on the wire; 0 is unlimited
 	Loss    float64       // random loss per segment, a fraction
+	Burst   Burst         // or loss in bursts
+	Outages Outages       // intervals that drop everything
 	Queue   Queue         // the bottleneck queue; only with a rate
 }
 
@@ -55,26 +63,33 @@ func (l Link) RTT() time.Duration { return l.Up.Delay + l.Down.Delay }
 // Configs turns the link into the two directions' models, checked.
 func (l Link) Configs() (up, down linkemu.Config, err error) {
 	if l.RTT() > MaxRTT {
-		return up, down, fmt.Errorf("%w: rtt %v is longer than the emulator supports (%v)", ErrInput, l.RTT(), MaxRTT)
+		return up, down, inputf("rtt %v is longer than the emulator supports (%v)", l.RTT(), MaxRTT)
 	}
-	up, down = l.Up.config(l.RTT(), l.Seed), l.Down.config(l.RTT(), l.Seed+1)
+	if up, err = l.Up.config(l.RTT(), l.Seed); err != nil {
+		return up, down, err
+	}
+	if down, err = l.Down.config(l.RTT(), l.Seed+1); err != nil {
+		return up, down, err
+	}
 	for _, c := range []linkemu.Config{up, down} {
 		if err := c.Validate(); err != nil {
-			return up, down, fmt.Errorf("%w: link: %v", ErrInput, err)
+			return up, down, inputf("link: %v", err)
 		}
 	}
 	return up, down, nil
 }
 
-func (d Direction) config(rtt time.Duration, seed int64) linkemu.Config {
-	c := linkemu.Config{Delay: d.Delay, Jitter: d.Jitter, RateBps: d.RateBps, Seed: seed}
-	if d.Loss > 0 {
-		c.Loss = linkemu.Bernoulli{P: d.Loss}
+func (d Direction) config(rtt time.Duration, seed int64) (linkemu.Config, error) {
+	c := linkemu.Config{Delay: d.Delay, Jitter: d.Jitter, RateBps: d.RateBps, Seed: seed, Outages: d.Outages}
+	loss, err := d.lossModel()
+	if err != nil {
+		return c, err
 	}
+	c.Loss = loss
 	if d.RateBps > 0 { // without a rate there is no bottleneck and no queue
 		c.QueueBytes, c.QueuePackets = d.Queue.limits(d.RateBps, rtt)
 	}
-	return c
+	return c, nil
 }
 
 // Symmetric is a link with the same rate, loss and queue each way and the

@@ -48,6 +48,8 @@ type Config struct {
 	QueuePackets int
 	// Loss decides random loss per segment; nil means no loss.
 	Loss LossModel
+	// Outages drop every segment for their interval (counted as loss).
+	Outages []Outage
 	// Seed seeds the deterministic random sources (loss and jitter).
 	Seed int64
 	// MaxLateness is the delivery lateness (reported with Link.Delivered)
@@ -107,7 +109,7 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return validOutages(c.Outages)
 }
 
 // MinBDPQueue floors a BDP-sized queue at 100 full-size packets on the

@@ -41,7 +41,7 @@ type Run struct {
 // DropCounts counts dropped segments by cause.
 type DropCounts struct {
 	Queue    int // drop-tail bottleneck queue full
-	Loss     int // random loss (Config.Loss)
+	Loss     int // random loss (Config.Loss) and outages (Config.Outages)
 	Overload int // the model's pending FIFO was full (emulator overload)
 }
 
@@ -178,6 +178,12 @@ func (l *Link) Enqueue(now time.Duration, p Packet, handle uint64) Verdict {
 	limited := l.psPerByte > 0
 	if limited {
 		l.drain(nowPs)
+	}
+
+	if len(l.cfg.Outages) > 0 && l.inOutage(now) {
+		v.Drops.Loss = nseg
+		l.st.DropsLoss += int64(nseg)
+		return v
 	}
 
 	runStart := -1 // first segment of the open run, -1 if none

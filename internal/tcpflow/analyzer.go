@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/capture"
+	"github.com/longhaul/longhaul/internal/diagnose"
 )
 
 // Analyzer follows every TCP flow in a stream of packets.
@@ -58,6 +59,9 @@ func (a *Analyzer) Packet(p *capture.Packet) {
 	badOpt := false
 	if r == capture.OK {
 		badOpt = capture.ParseOptions(a.seg.Options, &a.opt) != nil
+		if a.seg.Flags&capture.FlagSYN != 0 {
+			a.opt.SetLayout(a.seg.Options)
+		}
 	}
 	a.segment(&a.seg, &a.opt, badOpt, r, p.Time)
 }
@@ -103,6 +107,7 @@ func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, 
 
 func (a *Analyzer) newFlow(k key, s *capture.Segment, t int64) ref {
 	f := newFlow(len(a.flows)+1, s, t, &a.opts)
+	f.clk = &a.clock
 	a.flows = append(a.flows, f)
 	a.index[k] = ref{f, 0}
 	a.index[key{k.dst, k.src}] = ref{f, 1}
@@ -139,7 +144,13 @@ func (a *Analyzer) Finish() *Analysis {
 	}
 	an.Duration = time.Duration(a.clock.last).Seconds()
 	for _, f := range a.flows {
-		an.Flows = append(an.Flows, f.report(a))
+		r := f.report(a)
+		if msgs := CheckInvariants(r); len(msgs) > 0 {
+			// Never print a contradiction as fact: flag it, list it.
+			r.Inconsistent = msgs
+			r.Flags = append(r.Flags, diagnose.FlagInconsistent)
+		}
+		an.Flows = append(an.Flows, r)
 	}
 	if an.Flows == nil {
 		an.Flows = []*FlowReport{}
@@ -285,6 +296,9 @@ func (a *Analyzer) run(rd *capture.Reader) error {
 				it.badOpt = false
 				if it.res == capture.OK {
 					it.badOpt = capture.ParseOptions(it.seg.Options, &it.opt) != nil
+					if it.seg.Flags&capture.FlagSYN != 0 {
+						it.opt.SetLayout(it.seg.Options)
+					}
 				}
 				// The raw options alias the read buffer: not for the
 				// other side.

@@ -87,10 +87,22 @@ type direction struct {
 	hist     [nHist]uint32
 
 	recovery     bool
+	rtoRecovery  bool  // the recovery began with a timeout, no F-RTO undo yet
+	rtoRetxEnd   int64 // the highest byte resent since the timeout
+	frto         bool  // F-RTO's undo applies to this timeout
 	recoverPoint int64
-	retrans      int64
-	fast, rto    int64
-	spurious     int64
+	// Timeout stalls (see stall.go): lastProgress is when the data last
+	// moved (an ACK advanced or new data was sent); a run of timeout
+	// retransmissions with no ACK in between is one stall, from
+	// stallFrom to stallTo.
+	lastProgress                   int64
+	rtoStalls, rtoRun, rtoSinceAck int
+	rtoLastT                       int64
+	stallFrom, stallTo             int64
+	stallTime                      int64
+	retrans                        int64
+	fast, rto                      int64
+	spurious                       int64
 	// retransmitted payload, the part of it found spurious, and the part
 	// sent while a queue stood on the path (see queued)
 	retransBytes, spuriousBytes, queuedBytes int64
@@ -110,14 +122,31 @@ type direction struct {
 	firstData int64
 	lastData  int64
 	lastSend  int64
-	lastShort bool
-	fin       bool
+	// ackAdvT: the last ACK that advanced snd.una; lastNewT: the last
+	// new data; prevSampleT: this direction's previous sample (send gaps).
+	ackAdvT, lastNewT, prevSampleT int64
+	headRetxT                      int64 // the last resend of the segment at snd.una
+	headRetxMax                    int64 // snd.max at that resend
+	rackT                          int64 // the last SACK of data sent after it
+	prevSent                       int64 // sndMax at the previous sample
+	sampled                        bool
+	// Request/response (turns.go): answers, think times, and the time
+	// this end's last pure ACK of the peer's data was seen.
+	turns                   int
+	thinkTotal, thinkMax    int64
+	firstThink, firstReqAck int64
+	reqAckT, turnT          int64
+	pureAcks                int64 // ACKs without payload from the peer
+	fin                     bool
 
 	// The sender's view lags the capture by d (ns): acks in history.
-	d     int64
-	hist2 []ackRec
-	hHead int // next read position
-	cur   ackRec
+	// lagFromData: d came from the other direction's ACK times, not the
+	// handshake (see Flow.lagFromData).
+	d           int64
+	lagFromData bool
+	hist2       []ackRec
+	hHead       int // next read position
+	cur         ackRec
 
 	tl diagnose.Timeline
 }
@@ -386,17 +415,15 @@ func (d *direction) record(t int64) {
 }
 
 // view returns the receiver's feedback as the sender knew it at time t.
+// hHead is the next record not yet applied.
 func (d *direction) view(t int64) ackRec {
 	if d.d <= 0 {
 		return ackRec{t, d.sndUna, d.rwnd, d.sacked}
 	}
 	at := t - d.d
-	for d.hHead+1 < len(d.hist2) && d.hist2[d.hHead+1].t <= at {
+	for d.hHead < len(d.hist2) && d.hist2[d.hHead].t <= at {
+		d.cur = d.hist2[d.hHead]
 		d.hHead++
-		d.cur = d.hist2[d.hHead]
-	}
-	if d.hHead < len(d.hist2) && d.hist2[d.hHead].t <= at {
-		d.cur = d.hist2[d.hHead]
 	}
 	return d.cur
 }

@@ -49,10 +49,11 @@ type Flow struct {
 	rst                 bool
 	opts                *Options
 	series              bool
+	clk                 *clock // the analyzer's, for the tick
 }
 
 func newFlow(id int, s *capture.Segment, t int64, o *Options) *Flow {
-	f := &Flow{ID: id, client: -1, start: t, end: t, opts: o, scale: diagnose.ScaleUnknown, noScaleSide: -1, synT: -1, synAckT: -1, ackT: -1}
+	f := &Flow{ID: id, client: -1, start: t, end: t, opts: o, scale: diagnose.ScaleUnknown, noScaleSide: -1, synT: -1, synAckT: -1, ackT: -1, clk: &clock{}}
 	f.Addr[0] = netip.AddrPortFrom(s.Src, s.SrcPort)
 	f.Addr[1] = netip.AddrPortFrom(s.Dst, s.DstPort)
 	f.series = o.MaxPoints > 0 && (o.SeriesFlow == 0 || o.SeriesFlow == id)
@@ -60,6 +61,7 @@ func newFlow(id int, s *capture.Segment, t int64, o *Options) *Flow {
 		f.dir[i].rwnd = -1
 		f.dir[i].firstData = -1
 		f.dir[i].tl.MaxEvents = 4 * o.MaxPoints
+		f.dir[i].tl.DrainIsApp = true
 		if f.series {
 			f.dir[i].tl.MaxPoints = o.MaxPoints
 		}
@@ -185,6 +187,21 @@ func (f *Flow) halves() (h1, h2 int64, ok bool) {
 	return f.synAckT - f.synT, f.ackT - f.synAckT, f.synAckT >= f.synT && f.ackT >= f.synAckT
 }
 
+// lagFromData checks the lag of direction d (its sender's half of the
+// path, from the handshake) against the data: the other direction's ACK
+// times at the capture measure the same half (capture - d's sender -
+// capture). A slow SYN-ACK (a busy accept queue, a SYN proxy) makes the
+// handshake's half far longer than the data's; the data's low percentile
+// wins then, and the report says so. It only ever lowers the lag.
+func (f *Flow) lagFromData(d, other *direction) {
+	if d.d <= 0 {
+		return
+	}
+	if q := int64(other.rttQuantile(0.1)); q > 0 && 2*q < d.d {
+		d.d, d.lagFromData = q, true
+	}
+}
+
 // setVantageDelays gives each direction its sender's lag behind the
 // capture point: the client's data sees ACKs h2 late, the server's h1.
 func (f *Flow) setVantageDelays() {
@@ -226,17 +243,36 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		w = 0
 	}
 	p.raw = s.Window
-	newData := ack > p.sndUna
+	// The ACK of a FIN (one past the data) moves no data.
+	newData := min(ack, p.sndMax) > p.sndUna
+	if s.PayloadLen == 0 && s.Flags&capture.FlagFIN == 0 {
+		p.pureAcks++
+		if newData {
+			f.dir[i].reqAckT = t
+		}
+	}
+	if newData && p.rtoRecovery && p.frto && p.newsOfUnresent(p.sndUna, min(ack, p.sndMax)) {
+		p.rtoRecovery = false
+	}
 	if newData {
 		if p.timing && ack >= p.timedEnd {
 			p.addRTT(t - p.timedAt)
 			p.timing = false
+			if p.rttN == 8 || p.rttN%64 == 0 {
+				f.lagFromData(&f.dir[i], p)
+			}
 		}
 		p.sndUna = min(ack, p.sndMax)
 		p.dupAcks = 0
-		if p.recovery && p.sndUna >= p.recoverPoint {
-			p.recovery = false
+		p.lastProgress, p.ackAdvT = t, t
+		if p.rtoRun > 0 {
+			p.stallTo = t
+			p.closeStall()
 		}
+		if p.recovery && p.sndUna >= p.recoverPoint {
+			p.recovery, p.rtoRecovery = false, false
+		}
+
 		p.ackedHoles()
 	} else if ack == p.sndUna && s.PayloadLen == 0 && s.Flags&capture.FlagFIN == 0 && p.sndMax > p.sndUna && s.Window == p.lastRawAdv {
 		p.dupAcks++
@@ -250,12 +286,18 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 			if p.retrans > p.spurious {
 				p.spurious++
 				p.spuriousBytes += r - l
-				p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvRetransSpurious, l, r-l)
+				p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvDSACK, l, r-l)
 			}
 			continue
 		}
 		if r > ack && r <= p.sndMax+1 {
+			if p.rtoRecovery && p.frto && p.newsOfUnresent(max(l, ack), min(r, p.sndMax)) {
+				p.rtoRecovery = false
+			}
 			p.addSACK(max(l, ack), min(r, p.sndMax))
+			if r > p.headRetxMax {
+				p.rackT = t // news of data sent after the head's last resend
+			}
 		}
 	}
 	if newData || o.NSACK > 0 {
@@ -318,6 +360,9 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		d.sndMax = max(d.sndMax, end)
 		return
 	}
+	if seq >= d.sndMax {
+		f.turn(d, &f.dir[1-i], t)
+	}
 	if d.firstData < 0 {
 		d.firstData = t
 	}
@@ -339,10 +384,10 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 			d.addHole(d.sndMax, seq, t)
 		}
 		d.sndMax = end
+		d.lastProgress, d.lastNewT = t, t
 		if !d.timing {
 			d.timing, d.timedAt, d.timedEnd = true, t, end
 		}
-		d.lastShort = int64(n) < d.effMSS()
 	default:
 		if d.isHWDup(seq, n, s, o, t) {
 			d.hwdup++
@@ -361,24 +406,45 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		if d.queued() {
 			d.queuedBytes += int64(n)
 		}
-		kind := diagnose.EvRetransRTO
-		switch {
-		case end <= d.sndUna:
+		kind, timedOut := diagnose.EvRetransSpurious, false
+		if end > d.sndUna {
+			kind, timedOut = f.retransKind(d, seq, t)
+			if seq <= d.sndUna {
+				d.headRetxT, d.headRetxMax = t, d.sndMax
+			}
+		}
+		switch kind {
+		case diagnose.EvRetransSpurious:
 			d.spurious++
 			d.spuriousBytes += int64(n)
-			kind = diagnose.EvRetransSpurious
-		case d.dupAcks >= 1 || d.nsack > 0:
+		case diagnose.EvRetransFast:
 			d.fast++
-			kind = diagnose.EvRetransFast
 		default:
 			d.rto++
+			if timedOut {
+				// F-RTO applies to a timeout outside a fast recovery, or a
+				// repeated one (Linux's tcp_enter_loss).
+				d.frto = !(d.recovery && !d.rtoRecovery) || d.rtoRun > 0
+				d.stall(t)
+				// A timeout starts a recovery of its own (RFC 6298 5.5;
+				// Linux's Loss state), even inside a fast recovery whose
+				// retransmission was lost: what follows up to the data
+				// sent so far is resent in slow start, by the timer's
+				// doing.
+				d.recovery, d.rtoRecovery, d.recoverPoint = true, true, d.sndMax
+				d.rtoRetxEnd = end
+			}
 		}
 		d.tl.AddEvent(rt, kind, seq, int64(n))
+		if d.rtoRecovery {
+			d.rtoRetxEnd = max(d.rtoRetxEnd, end)
+		}
 		if d.timing && seq < d.timedEnd {
 			d.timing = false // Karn: no sample from retransmitted data
 		}
 		if !d.recovery && end > d.sndUna {
 			d.recovery, d.recoverPoint = true, d.sndMax
+			d.rtoRecovery = kind == diagnose.EvRetransRTO
 		}
 		d.sndMax = max(d.sndMax, end)
 	}
@@ -435,11 +501,50 @@ func (f *Flow) rtt(d *direction) time.Duration {
 
 // sample adds the sender's view of direction d at time t to its timeline.
 func (f *Flow) sample(d *direction, t int64) {
-	v := d.view(t)
-	infl := max(d.sndMax-v.ack-v.sacked, 0)
+	if d.d > 0 {
+		f.catchUp(d, t)
+	}
+	f.addSample(d, t, d.sndMax, d.view(t))
+	d.prevSent, d.sampled = d.sndMax, true
+}
+
+// catchUp adds a sample at every instant between the previous sample
+// and t when the sender's view changed: an ACK seen at the capture at r.t
+// reaches a sender away from the capture d.d later, when no packet may
+// be captured; without these samples the time between would keep the
+// state of before the ACK (a sender that got its last ACK and went idle
+// would look busy until its next packet).
+func (f *Flow) catchUp(d *direction, t int64) {
+	at := t - d.d
+	if !d.sampled {
+		// Nothing before the first sample: skip what the sender knew.
+		d.view(t)
+		return
+	}
+	for d.hHead < len(d.hist2) && d.hist2[d.hHead].t <= at {
+		r := d.hist2[d.hHead]
+		d.hHead++
+		changed := r.ack != d.cur.ack || r.sacked != d.cur.sacked || r.rwnd != d.cur.rwnd
+		d.cur = r
+		if when := r.t + d.d; changed && when > d.prevSampleT {
+			f.addSample(d, when, d.prevSent, r)
+		}
+	}
+}
+
+// addSample adds the sender's state at t (sent bytes, the receiver's
+// feedback as the sender knew it) to the direction's timeline.
+func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
+	infl := max(sent-v.ack-v.sacked, 0)
+	if v.rwnd >= 0 && d.maxRwnd > 0 && infl > d.maxRwnd {
+		// The sender cannot have had more out than it was ever offered:
+		// the excess is the error of the lag estimate (data bunched on
+		// the way to the capture).
+		infl = d.maxRwnd
+	}
 	s := diagnose.Sample{
 		T:          time.Duration(t - f.start),
-		Sent:       d.sndMax,
+		Sent:       sent,
 		Delivered:  v.ack,
 		Inflight:   infl,
 		Rwnd:       v.rwnd,
@@ -452,6 +557,28 @@ func (f *Flow) sample(d *direction, t int64) {
 	}
 	mss := d.effMSS()
 	d.tl.MSS = int(mss)
-	s.AppLimited = d.lastShort && infl > 0 && (v.rwnd < 0 || infl < v.rwnd-mss) && !d.recovery
+	s.TimeoutRecovery = d.recovery && d.rtoRecovery
+	s.Stalled = d.rtoRun > 0 && d.rtoLastT == t
+	s.SendGap = f.sendGap(d, t, infl, v.rwnd, mss, int64(s.RTT))
+	s.Turn = d.turnT == t
 	d.tl.Add(s)
+	d.prevSampleT = t
+}
+
+// sendGap reports whether the sender, since the previous sample, sat
+// with data in flight and room in the receiver's window after an ACK had
+// freed room in its congestion window, and sent nothing new for longer
+// than it takes a sender with data to answer an ACK (a quarter RTT, 1 ms,
+// two clock ticks): it had nothing to send. This is evidence that
+// persists; the size of the last segment is not (real senders mix sizes:
+// TSO remainders, TLS records, MSS-sized options).
+func (f *Flow) sendGap(d *direction, t, infl, rwnd, mss, rtt int64) bool {
+	if infl <= 0 || d.recovery || d.ackAdvT <= d.lastNewT || d.prevSampleT < d.ackAdvT {
+		return false
+	}
+	if rwnd >= 0 && infl >= rwnd-mss {
+		return false
+	}
+	wait := t - (d.ackAdvT + d.d)
+	return wait > max(int64(time.Millisecond), rtt/4) && wait > 2*int64(f.clk.tick())
 }

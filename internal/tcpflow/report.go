@@ -26,6 +26,9 @@ type FlowReport struct {
 	diagnose.Verdict
 	Handshake  *Handshake  `json:"handshake,omitempty"`
 	Directions []DirReport `json:"directions"`
+	// Inconsistent lists what in this report contradicts itself
+	// (CheckInvariants); the flow is flagged inconsistent-numbers.
+	Inconsistent []string `json:"inconsistent,omitempty"`
 }
 
 // Handshake holds the handshake timings at the capture point.
@@ -69,7 +72,17 @@ type DirReport struct {
 	KeepAlives  int64       `json:"keep_alives"`
 	IdleGaps    int         `json:"idle_gaps"`
 	IdleSeconds float64     `json:"idle_s"`
-	SuperFrames int64       `json:"super_frames,omitempty"`
+	// HeadSeconds: from the flow's first packet to this direction's first
+	// data; TailSeconds: from its last data moving to the flow's last
+	// packet (keep-alives, FINs, resets): not in Duration.
+	HeadSeconds float64 `json:"head_s"`
+	TailSeconds float64 `json:"tail_s"`
+	Stalls      Stalls  `json:"timeout_stalls"`
+	// Turns: answers to requests from the peer; ThinkSeconds their mean
+	// think time (request reaching the sender to the answer).
+	Turns        int     `json:"turns,omitempty"`
+	ThinkSeconds float64 `json:"think_s,omitempty"`
+	SuperFrames  int64   `json:"super_frames,omitempty"`
 	diagnose.Verdict
 	Timeline *Series `json:"timeline,omitempty"`
 }
@@ -109,6 +122,13 @@ type Retrans struct {
 	Fast     int64 `json:"fast"`
 	RTO      int64 `json:"rto"`
 	Spurious int64 `json:"spurious"`
+}
+
+// Stalls are waits for retransmission timeouts.
+type Stalls struct {
+	Count            int     `json:"count"`
+	Seconds          float64 `json:"seconds"`
+	PeerUnresponsive bool    `json:"peer_unresponsive,omitempty"`
 }
 
 // ZeroWindow counts zero-window stalls.
@@ -268,9 +288,26 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 		dr.ZeroWindow.Seconds += secs(f.end - d.zwStart)
 	}
 	if d.firstData >= 0 {
-		last := max(d.lastData, d.lastAckT)
-		dr.Duration = secs(last - d.firstData)
+		// The interval that moved data: from the first data to the last
+		// data sent or acknowledged; idle head and tail (a request
+		// awaited, keep-alives, FINs and resets long after) apart.
+		last := max(d.lastData, d.lastProgress)
+		// A sender away from the capture sees the last ACK its lag later.
+		dr.Duration = secs(last - d.firstData + d.d*bool2int(d.lastProgress >= d.lastData && d.sndUna > 0))
+		dr.HeadSeconds = secs(d.firstData - f.start)
+		dr.TailSeconds = secs(f.end - last)
 	}
+	if d.rtoRun > 0 {
+		d.stallTo = f.end
+	}
+	unresp, dead := f.unresponsive(d)
+	stallTime := d.stallTime
+	if d.rtoRun > 0 && d.stallTo > d.stallFrom {
+		stallTime += d.stallTo - d.stallFrom
+	}
+	dr.Stalls = Stalls{Count: d.rtoStalls, Seconds: secs(stallTime), PeerUnresponsive: dead}
+	dr.Turns = d.turns
+	dr.ThinkSeconds = d.thinkMean().Seconds()
 	// Window scale of the receiver's windows.
 	switch {
 	case f.shiftKnown[1-i] && f.scale == diagnose.ScaleNotNegotiated:
@@ -292,7 +329,10 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 		rt.SenderLag = secs(d.d)
 		rt.Path = rt.SenderLag + rt.AckMedian
 		rt.Source = "data to ACK at the capture point"
-		if d.d > 0 {
+		switch {
+		case d.lagFromData:
+			rt.Source = "sender's half from the other direction's ACK times (10th percentile; the handshake's was slower) + data to ACK at the capture point"
+		case d.d > 0:
 			rt.Source = "sender's half of the handshake + data to ACK at the capture point"
 		}
 	} else if h1, h2, ok := f.halves(); ok {
@@ -320,6 +360,22 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 		ZeroWindowTime:   time.Duration(dr.ZeroWindow.Seconds * 1e9),
 		Flags:            append([]string(nil), flowFlags...),
 		RateBps:          a.opts.RateBps,
+		RTOStalls:        d.rtoStalls,
+		StallTime:        time.Duration(stallTime),
+		PeerUnresponsive: dead,
+		UnresponsiveTime: unresp,
+		Turns:            d.turns,
+		ThinkMean:        d.thinkMean(),
+		FirstReqAck:      time.Duration(d.firstReqAck),
+		FirstThink:       time.Duration(d.firstThink),
+		ClockTick:        a.clock.tick(),
+	}
+	if d.synSeen && p.synSeen {
+		info.SACK = "off"
+		if d.syn.SACKPermitted && p.syn.SACKPermitted {
+			info.SACK = "on"
+		}
+		info.SenderOS, info.ReceiverOS = stackOf(&d.syn), stackOf(&p.syn)
 	}
 	if d.rttN > 0 {
 		info.MinRTT = time.Duration(d.d) + d.rttQuantile(0.1)
@@ -340,8 +396,12 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	if d.missed > 0 {
 		info.Flags = append(info.Flags, diagnose.FlagCaptureDrops)
 	}
+	d.tl.Settle()
 	info.CaptureLimited = f.captureLimited(a, d, p, info)
 	dr.Verdict = diagnose.Diagnose(&d.tl, info)
+	if info.CaptureLimited == "" {
+		dr.Verdict = f.judgeable(a, d, info, dr.Verdict)
+	}
 	if d.tl.MaxPoints > 0 {
 		dr.Timeline = &Series{Points: d.tl.Series, Events: d.tl.Events, EventsDropped: d.tl.EventsDropped}
 		if dr.Timeline.Points == nil {
@@ -359,16 +419,40 @@ func (f *Flow) captureLimited(a *Analyzer, d, p *direction, in diagnose.Info) st
 	switch {
 	case d.segs > 0 && d.lastAckT == 0 && d.rttN == 0:
 		return "the capture holds only one direction of the flow (no ACKs for this data): capture on a host or port that sees both directions"
+	case d.segs >= 10 && d.pureAcks == 0 && p.segs > 0:
+		return "the capture holds no ACK without payload from the receiver (it looks filtered to segments with data): when the data was acknowledged, and so the RTT and the flight, cannot be known; capture without a payload filter"
 	case d.missed > 0 && d.missed*4 > d.sndMax:
 		return fmt.Sprintf("the capture missed %d of %d bytes acknowledged (packets dropped by the capture, or another path): capture with a larger buffer (tcpdump -B) and a smaller snaplen (-s 128)", d.missed, d.sndMax)
 	}
-	if tick := a.clock.tick(); tick > 0 && in.RTT > 0 && tick*2 > in.RTT {
-		return fmt.Sprintf("the capture clock ticks every %s, more than half the RTT (%s): times in it cannot be trusted; capture with a finer clock (tcpdump --time-stamp-precision=nano)", dur(tick), dur(in.RTT))
-	}
-	if d.segs > 0 && in.RTT == 0 && d.tl.Total() > 0 {
-		return "no RTT could be measured (no handshake and no acknowledged data timed)"
-	}
 	return ""
+}
+
+// judgeable reports what the capture proves when its clock is coarse or
+// no RTT was measured: a verdict that rests on long stretches (a window
+// closed for seconds, a sender idle) stands, with the caveat as a flag;
+// only a verdict that needs what the capture lacks becomes
+// capture-limited.
+func (f *Flow) judgeable(a *Analyzer, d *direction, in diagnose.Info, v diagnose.Verdict) diagnose.Verdict {
+	tick := a.clock.tick()
+	coarse := tick > 0 && (in.RTT == 0 || tick*2 > in.RTT)
+	noRTT := in.RTT == 0 && d.tl.Total() > 0
+	if !coarse && !noRTT {
+		return v
+	}
+	timeless := v.Verdict == diagnose.ZeroWindow || v.Verdict == diagnose.AppLimited
+	long := tick == 0 || time.Duration(v.Share*float64(d.tl.Total())) >= 10*tick
+	if timeless && long {
+		if noRTT {
+			v.Flags = append(v.Flags, diagnose.FlagNoRTT)
+		}
+		return v
+	}
+	why := "no RTT could be measured (no handshake and no acknowledged data timed)"
+	if coarse && !noRTT {
+		why = fmt.Sprintf("the capture clock ticks every %s, more than half the RTT (%s): times in it cannot be trusted; capture with a finer clock (tcpdump --time-stamp-precision=nano)", dur(tick), dur(in.RTT))
+	}
+	in.CaptureLimited = why
+	return diagnose.Diagnose(&d.tl, in)
 }
 
 func dur(d time.Duration) string {
@@ -376,4 +460,11 @@ func dur(d time.Duration) string {
 		return fmt.Sprintf("%.3g s", d.Seconds())
 	}
 	return fmt.Sprintf("%.3g ms", float64(d)/1e6)
+}
+
+func bool2int(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -26,6 +26,11 @@ func TestTruthCaptures(t *testing.T) {
 		{"loss-limited", "loss-limited", nil},
 		{"bottleneck", "bottleneck", nil},
 		{"no-window-scaling", "rwnd-limited", []string{"no-window-scaling"}},
+		// cmd/longhaul's TestIntegrationAnalyzeTruthFaults: an outage, a
+		// path that dies for good, bursty loss.
+		{"rto-stall", "loss-limited", []string{"rto-stall"}},
+		{"peer-unresponsive", "loss-limited", []string{"peer-unresponsive"}},
+		{"burst-loss", "loss-limited", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -52,7 +57,7 @@ func TestTruthCaptures(t *testing.T) {
 				}
 			}
 			never := []string{"capture-drops", "hardware-duplicates", "window-scale-unknown", "mid-stream", "clock-steps", "coarse-timestamps"}
-			if len(tc.flags) == 0 {
+			if !slices.Contains(tc.flags, "no-window-scaling") {
 				never = append(never, "no-window-scaling")
 			}
 			for _, fl := range never {

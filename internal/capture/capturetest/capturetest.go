@@ -359,3 +359,23 @@ func (o Opts) SACK(edges ...uint32) Opts {
 	}
 	return o
 }
+
+// Wifi is an IEEE 802.11 QoS data frame (from the distribution system)
+// carrying ip in LLC/SNAP.
+func Wifi(ip []byte) []byte {
+	h := make([]byte, 26, 34+len(ip))
+	h[0], h[1] = 0x88, 0x02 // QoS data, from DS
+	h = append(h, 0xaa, 0xaa, 3, 0, 0, 0)
+	h = binary.BigEndian.AppendUint16(h, etherType(ip))
+	return append(h, ip...)
+}
+
+// Radiotap is a minimal radiotap header (flags field only), then an
+// IEEE 802.11 frame carrying ip.
+func Radiotap(ip []byte) []byte {
+	h := []byte{0, 0, 9, 0, 2, 0, 0, 0, 0}
+	return append(h, Wifi(ip)...)
+}
+
+// NOP appends a no-operation option (to write a stack's exact order).
+func (o Opts) NOP() Opts { return append(o, 1) }

@@ -94,6 +94,10 @@ Save the plan with -o (or --json) and apply it with longhaul apply.`,
 	f.StringVarP(&a.out, "output", "o", "", "also write the plan as JSON to this file (for longhaul apply)")
 	f.BoolVar(&a.json, "json", false, "print the plan as JSON (schema "+plan.Schema+") instead of text")
 	f.StringVar(&a.emit, "emit", "", "print the plan as FORMAT instead of text: "+emit.Names())
+	c.Long += "\n\nFormats for --emit:\n"
+	for _, ft := range emit.Formats() {
+		c.Long += fmt.Sprintf("  %-9s %s\n", ft.Name, ft.Desc)
+	}
 	f.StringVar(&a.from, "from", "", "with --emit: render this saved plan (-o plan.json) instead of making one")
 	return c
 }

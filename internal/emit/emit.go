@@ -150,18 +150,6 @@ func orDash(s string) string {
 	return s
 }
 
-// hostKeys and netnsKeys split settings by scope.
-func split(ss []Setting) (netns, host []Setting) {
-	for _, s := range ss {
-		if s.Host {
-			host = append(host, s)
-		} else {
-			netns = append(netns, s)
-		}
-	}
-	return netns, host
-}
-
 // keyList is the keys of ss, comma separated, sorted.
 func keyList(ss []Setting) string {
 	keys := make([]string, len(ss))

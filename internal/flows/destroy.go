@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -91,8 +90,6 @@ func (l *DestroyListener) Read() ([]Sock, error) {
 	return ParseDestroy(l.buf[:n])
 }
 
-// SetDeadline bounds the next Reads.
-func (l *DestroyListener) SetDeadline(t time.Time) error { return l.f.SetReadDeadline(t) }
 
 // Close leaves the groups; a blocked Read returns.
 func (l *DestroyListener) Close() error { return l.f.Close() }

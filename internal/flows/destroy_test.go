@@ -364,3 +364,6 @@ func TestRawDumpParse(t *testing.T) {
 		})
 	}
 }
+
+// SetDeadline bounds the next Reads.
+func (l *DestroyListener) SetDeadline(t time.Time) error { return l.f.SetReadDeadline(t) }

@@ -90,7 +90,6 @@ func (l *DestroyListener) Read() ([]Sock, error) {
 	return ParseDestroy(l.buf[:n])
 }
 
-
 // Close leaves the groups; a blocked Read returns.
 func (l *DestroyListener) Close() error { return l.f.Close() }
 

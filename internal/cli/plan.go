@@ -225,6 +225,29 @@ func roleText(r plan.Role) string {
 }
 
 func printPlan(w io.Writer, p plan.Plan, saved string) {
+	printPlanHead(w, p)
+	printPlanItems(w, p.Items)
+	printPlanMemory(w, p.Memory)
+	list := func(title string, lines []string) {
+		if len(lines) > 0 {
+			fmt.Fprintf(w, "\n%s\n", title)
+			for _, s := range lines {
+				fmt.Fprintf(w, "  - %s\n", s)
+			}
+		}
+	}
+	list("Warnings", p.Warnings)
+	list("Also looked at", p.Notes)
+	fmt.Fprintln(w)
+	if saved != "" {
+		fmt.Fprintf(w, "Plan written to %s: longhaul apply %s --dry-run shows what would change\n", saved, saved)
+	} else {
+		fmt.Fprintln(w, "Save it with -o plan.json, then: longhaul apply plan.json --dry-run")
+	}
+}
+
+// printPlanHead prints the host, the model's need and what to expect.
+func printPlanHead(w io.Writer, p plan.Plan) {
 	fmt.Fprintf(w, "Plan for %s (%s)\n", apply.Summary(p), roleText(p.Path.Role))
 	head := fmt.Sprintf("Host %s, Linux %s", orDash(p.Host), orDash(p.Kernel))
 	if p.Source != "" && p.Source != "live" {
@@ -241,9 +264,12 @@ func printPlan(w io.Writer, p plan.Plan, saved string) {
 	}
 	fmt.Fprintf(w, "Model: BDP %s per flow; %s\n", units.FormatBytes(float64(m.FlowBDPBytes)), strings.Join(need, ", "))
 	fmt.Fprintf(w, "Expected: %s now (%s), %s with the plan (%s)\n", units.FormatRate(m.NowBps), limitText(m.NowLimitedBy), units.FormatRate(m.PlannedBps), limitText(m.PlannedLimitedBy))
+}
 
+// printPlanItems prints the changes, numbered, then the applications'.
+func printPlanItems(w io.Writer, items []plan.Item) {
 	var changes, apps []plan.Item
-	for _, it := range p.Items {
+	for _, it := range items {
 		if it.Kind == plan.KindApp {
 			apps = append(apps, it)
 		} else {
@@ -277,7 +303,10 @@ func printPlan(w io.Writer, p plan.Plan, saved string) {
 			fmt.Fprintf(w, "  - %s\n     now:    %s\n     new:    %s\n     why:    %s\n", it.Key, it.Current, it.New, it.Why)
 		}
 	}
-	mem := p.Memory
+}
+
+// printPlanMemory prints what the planned flows may take.
+func printPlanMemory(w io.Writer, mem plan.Memory) {
 	fmt.Fprintf(w, "\nMemory: %d flow(s) need %s", mem.Flows, units.FormatIEC(float64(mem.NeededBytes)))
 	if mem.WorstCaseBytes > 0 {
 		fmt.Fprintf(w, ", at most %s if every buffer reaches its maximum", units.FormatIEC(float64(mem.WorstCaseBytes)))
@@ -289,24 +318,6 @@ func printPlan(w io.Writer, p plan.Plan, saved string) {
 		fmt.Fprintf(w, "; tcp_mem pressure %s, max %s", units.FormatIEC(float64(mem.TCPMemPressureBytes)), units.FormatIEC(float64(mem.TCPMemMaxBytes)))
 	}
 	fmt.Fprintln(w)
-	if len(p.Warnings) > 0 {
-		fmt.Fprintln(w, "\nWarnings")
-		for _, s := range p.Warnings {
-			fmt.Fprintf(w, "  - %s\n", s)
-		}
-	}
-	if len(p.Notes) > 0 {
-		fmt.Fprintln(w, "\nAlso looked at")
-		for _, s := range p.Notes {
-			fmt.Fprintf(w, "  - %s\n", s)
-		}
-	}
-	fmt.Fprintln(w)
-	if saved != "" {
-		fmt.Fprintf(w, "Plan written to %s: longhaul apply %s --dry-run shows what would change\n", saved, saved)
-	} else {
-		fmt.Fprintln(w, "Save it with -o plan.json, then: longhaul apply plan.json --dry-run")
-	}
 }
 
 func limitText(by string) string {

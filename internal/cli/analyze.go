@@ -176,6 +176,9 @@ func printAnalysis(w io.Writer, path string, an *tcpflow.Analysis, total int, a 
 	if an.Clock.Steps > 0 || an.Clock.Backwards > 0 {
 		fmt.Fprintf(w, "Clock: %d jump(s) cut out, %d timestamp(s) going backwards clamped\n", an.Clock.Steps, an.Clock.Backwards)
 	}
+	if an.UnansweredSYNs > 0 {
+		fmt.Fprintf(w, "Connection attempts never answered (SYN only, a scan or a SYN flood?): %s, counted, not listed\n", units.FormatInt(an.UnansweredSYNs))
+	}
 	if len(an.Flows) == 0 {
 		fmt.Fprintln(w, "No TCP flows.")
 		return

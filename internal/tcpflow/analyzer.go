@@ -15,6 +15,10 @@ type Analyzer struct {
 	opts  Options
 	flows []*Flow
 	index map[key]ref
+	// pending holds connection attempts seen only as a SYN (pending.go);
+	// nextID numbers connections in the order their first packet came.
+	pending pending
+	nextID  int
 	// cache is a direct-mapped cache of the flow index by port hash: a
 	// map lookup hashes two netip.AddrPorts (64 bytes), which cost 40% of
 	// the per-packet work when packets alternate between flows and
@@ -50,7 +54,7 @@ type Stats struct {
 
 // New returns an analyzer.
 func New(opts Options) *Analyzer {
-	return &Analyzer{opts: opts, index: make(map[key]ref)}
+	return &Analyzer{opts: opts, index: make(map[key]ref), pending: newPending()}
 }
 
 // Packet feeds one captured packet.
@@ -90,7 +94,14 @@ func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, 
 		var ok bool
 		r, ok = a.index[k]
 		if !ok {
-			r = a.newFlow(k, s, t)
+			if r, ok = a.takePending(k); !ok {
+				if pureSYN(s) {
+					a.nextID++
+					a.pending.put(k, hold(s, o, t, a.nextID))
+					return
+				}
+				r = a.newFlow(k, s, t)
+			}
 		}
 		c.k, c.r = k, r
 	}
@@ -106,7 +117,12 @@ func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, 
 }
 
 func (a *Analyzer) newFlow(k key, s *capture.Segment, t int64) ref {
-	f := newFlow(len(a.flows)+1, s, t, &a.opts)
+	a.nextID++
+	return a.newFlowID(k, s, t, a.nextID)
+}
+
+func (a *Analyzer) newFlowID(k key, s *capture.Segment, t int64, id int) ref {
+	f := newFlow(id, s, t, &a.opts)
 	f.clk = &a.clock
 	a.flows = append(a.flows, f)
 	a.index[k] = ref{f, 0}
@@ -128,6 +144,10 @@ type Analysis struct {
 	Clock    ClockReport   `json:"clock"`
 	Duration float64       `json:"duration_s"`
 	Flows    []*FlowReport `json:"flows"`
+	// UnansweredSYNs counts connection attempts seen only as a SYN that
+	// are not listed in Flows: there were more than 10,000 of them (a
+	// port scan or a SYN flood).
+	UnansweredSYNs int64 `json:"unanswered_syns,omitempty"`
 	// Error is set when the file ended badly: the flows are those read
 	// before it.
 	Error string `json:"error,omitempty"`
@@ -143,6 +163,7 @@ func (a *Analyzer) Finish() *Analysis {
 		}
 	}
 	an.Duration = time.Duration(a.clock.last).Seconds()
+	an.UnansweredSYNs = a.finishPending()
 	for _, f := range a.flows {
 		r := f.report(a)
 		if msgs := CheckInvariants(r); len(msgs) > 0 {

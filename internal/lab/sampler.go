@@ -16,6 +16,11 @@ type sampler struct {
 	interval time.Duration
 	t0       time.Time
 
+	// match, when set, replaces the port filter (see NewSockSampler);
+	// raw then keeps the sockets themselves.
+	match func(flows.Sock) bool
+	raw   []SockSample
+
 	mu      sync.Mutex
 	samples []results.Sample
 	errs    int
@@ -91,6 +96,14 @@ func (s *sampler) sample() {
 			continue
 		}
 		for _, k := range socks {
+			if s.match != nil {
+				if s.match(k) {
+					s.mu.Lock()
+					s.raw = append(s.raw, SockSample{T: t, Sock: k})
+					s.mu.Unlock()
+				}
+				continue
+			}
 			if (i == 1 && k.Local.Port() != s.port) || (i == 0 && k.Remote.Port() != s.port) {
 				continue
 			}

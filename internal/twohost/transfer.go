@@ -1,0 +1,120 @@
+package twohost
+
+import (
+	"crypto/tls"
+	"net"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// chunk is the size of one write or read of a data stream.
+const chunk = 256 << 10
+
+// transfer is one data stream on the server, bounded by the phase's
+// duration, the session's bytes and the stream's share of the rate.
+type transfer struct {
+	c     net.Conn
+	ph    *phase
+	until time.Time
+	idle  time.Duration
+	rate  float64 // bits/s; 0 unpaced
+}
+
+// take reserves n bytes of the session's budget; false when it is spent.
+func (t *transfer) take(n int) bool {
+	if t.ph.sess.budget.Add(-int64(n)) < 0 {
+		t.ph.capped.Store(true)
+		return false
+	}
+	return true
+}
+
+// pace sleeps while the stream is ahead of its rate.
+func (t *transfer) pace(start time.Time, sent int64) {
+	if t.rate <= 0 {
+		return
+	}
+	due := start.Add(time.Duration(float64(sent) * 8 / t.rate * float64(time.Second)))
+	if d := time.Until(due); d > 0 {
+		time.Sleep(min(d, time.Until(t.until)))
+	}
+}
+
+// sendData writes until the duration is over or the bytes are spent.
+func (t *transfer) sendData() {
+	if t.rate > 0 {
+		setPacing(t.c, t.rate)
+	}
+	buf := make([]byte, chunk)
+	start := time.Now()
+	var sent int64
+	for time.Now().Before(t.until) && t.take(len(buf)) {
+		_ = t.c.SetWriteDeadline(time.Now().Add(t.idle))
+		n, err := t.c.Write(buf)
+		sent += int64(n)
+		t.ph.bytes.Add(int64(n))
+		if err != nil {
+			return
+		}
+		t.pace(start, sent)
+	}
+	closeWrite(t.c)
+	// Let the client read the rest and close: wait for its FIN, bounded.
+	_ = t.c.SetReadDeadline(time.Now().Add(t.idle))
+	_, _ = t.c.Read(buf[:1])
+}
+
+// receive reads until the duration is over, the bytes are spent or the
+// client closes; a client that sends nothing for the idle timeout is
+// dropped.
+func (t *transfer) receive() {
+	buf := make([]byte, chunk)
+	start := time.Now()
+	var got int64
+	end := t.until.Add(time.Second)
+	for time.Now().Before(end) {
+		dl := time.Now().Add(t.idle)
+		if dl.After(end) {
+			dl = end
+		}
+		_ = t.c.SetReadDeadline(dl)
+		n, err := t.c.Read(buf)
+		got += int64(n)
+		t.ph.bytes.Add(int64(n))
+		if !t.take(n) || err != nil {
+			return
+		}
+		t.pace(start, got)
+	}
+}
+
+func closeWrite(c net.Conn) {
+	switch x := c.(type) {
+	case *net.TCPConn:
+		_ = x.CloseWrite()
+	case *tls.Conn:
+		_ = x.CloseWrite()
+	}
+}
+
+// setPacing caps the socket's sending rate in the kernel
+// (SO_MAX_PACING_RATE, TCP's internal pacing without fq).
+func setPacing(c net.Conn, bps float64) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	v := min(bps/8, float64(^uint32(0)-1))
+	_ = rc.Control(func(fd uintptr) {
+		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, int(v))
+	})
+}

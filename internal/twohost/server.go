@@ -31,7 +31,7 @@ const (
 	// endSlack is kept from a session's time for ending phases cleanly.
 	endSlack = 2 * time.Second
 	// minPhase is the shortest phase the server grants.
-	minPhase = time.Second
+	minPhase = 200 * time.Millisecond
 )
 
 // Software names this implementation in hello and start frames.

@@ -1,0 +1,172 @@
+package twohost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/lab"
+)
+
+// phase asks for one phase, runs its streams and collects both ends'
+// samples.
+func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRaw, error) {
+	var pr PhaseRaw
+	var mu sync.Mutex
+	locals := map[netip.AddrPort]bool{}
+	smp, err := lab.NewSockSampler(o.Netns, func(k flows.Sock) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return locals[k.Local]
+	}, o.SampleEvery)
+	if err != nil {
+		return pr, fmt.Errorf("tcp_info sampler: %w", err)
+	}
+	if err := cc.send(TypePhase, r); err != nil {
+		smp.Stop()
+		return pr, err
+	}
+	f, err := cc.await(TypeGrant, clientIdle)
+	if err == nil {
+		err = Decode(f, TypeGrant, &pr.Grant)
+	}
+	if err != nil {
+		smp.Stop()
+		return pr, err
+	}
+	cc.mu.Lock()
+	cc.samples = nil
+	cc.mu.Unlock()
+	cc.takePongs()
+	smp.Start(time.Now())
+	var moved atomic.Int64
+	errs := make(chan error, pr.Grant.Streams)
+	stop := make(chan struct{})
+	go cc.loadedPings(stop)
+	for i := 0; i < pr.Grant.Streams; i++ {
+		go func() {
+			errs <- cc.stream(ctx, o, pr.Grant, i, &moved, func(l netip.AddrPort) {
+				mu.Lock()
+				locals[l] = true
+				mu.Unlock()
+			})
+		}()
+	}
+	var streamErr error
+	for i := 0; i < pr.Grant.Streams; i++ {
+		if err := <-errs; err != nil && streamErr == nil {
+			streamErr = err
+		}
+	}
+	d := time.Duration(pr.Grant.DurationS * float64(time.Second))
+	f, err = cc.await(TypePhaseDone, d+clientIdle)
+	close(stop)
+	pr.Client = smp.Stop()
+	if err == nil {
+		err = Decode(f, TypePhaseDone, &pr.Done)
+	}
+	if err == nil {
+		err = streamErr
+	}
+	cc.mu.Lock()
+	pr.Server, cc.samples = cc.samples, nil
+	cc.mu.Unlock()
+	pr.LoadedRTTs, pr.ClientBytes = cc.takePongs(), moved.Load()
+	return pr, err
+}
+
+// loadedPings pings the server while a phase runs: the pong comes back
+// through the download direction's queue.
+func (cc *ctrl) loadedPings(stop chan struct{}) {
+	t := time.NewTicker(loadedPingEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if cc.ping() != nil {
+				return
+			}
+		}
+	}
+}
+
+// stream opens one data connection of a phase and moves its data.
+func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g Grant, i int, moved *atomic.Int64, local func(netip.AddrPort)) error {
+	c, err := clientHandshake(ctx, o, Auth{Purpose: PurposeData, Session: cc.acc.Session, Phase: g.Phase, Stream: i})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if a, ok := localAddr(c); ok {
+		local(a)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(clientIdle))
+	f, err := ReadFrame(c, MaxServerFrame)
+	if err == nil {
+		if re := AsError(f); re != nil {
+			return re
+		}
+		if f.Type != TypeGo {
+			return fmt.Errorf("%w: got %.32q, want go", ErrFrame, f.Type)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if g.Name == PhaseUpload {
+		return upload(c, time.Duration(g.DurationS*float64(time.Second)), moved)
+	}
+	return download(c, moved)
+}
+
+func localAddr(c net.Conn) (netip.AddrPort, bool) {
+	if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+		ap := a.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
+	}
+	return netip.AddrPort{}, false
+}
+
+// download reads until the server closes.
+func download(c net.Conn, moved *atomic.Int64) error {
+	buf := make([]byte, chunk)
+	for {
+		_ = c.SetReadDeadline(time.Now().Add(clientIdle))
+		n, err := c.Read(buf)
+		moved.Add(int64(n))
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// upload writes for d, then half-closes and waits for the server to
+// close. A server that stops reading early (its byte cap) ends it too.
+func upload(c net.Conn, d time.Duration, moved *atomic.Int64) error {
+	buf := make([]byte, chunk)
+	until := time.Now().Add(d)
+	for time.Now().Before(until) {
+		_ = c.SetWriteDeadline(time.Now().Add(clientIdle))
+		n, err := c.Write(buf)
+		moved.Add(int64(n))
+		if err != nil {
+			return nil // the server ended the stream (duration or bytes cap)
+		}
+	}
+	closeWrite(c)
+	_ = c.SetReadDeadline(time.Now().Add(clientIdle))
+	_, _ = io.Copy(io.Discard, c)
+	return nil
+}

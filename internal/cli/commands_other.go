@@ -19,6 +19,8 @@ func platformCommands() []*cobra.Command {
 		{"emulate", "Run a command over an emulated long path (Linux only)", "it builds network namespaces joined by TUN devices"},
 		{"lab", "Run a repeatable experiment over an emulated long path (Linux only)", "it runs on an emulated path of network namespaces and TUN devices"},
 		{"verify", "Prove a plan on an emulated copy of the path (Linux only)", "it runs on an emulated path of network namespaces and TUN devices"},
+		{"serve", "The far end of longhaul test (Linux only)", "it samples its sockets' tcp_info over Linux's sock_diag"},
+		{"test", "Measure and explain the path to a host running longhaul serve (Linux only)", "it samples its sockets' tcp_info over Linux's sock_diag"},
 	} {
 		c := c
 		out = append(out, &cobra.Command{

@@ -165,7 +165,8 @@ func (s *Server) closeAll() {
 
 func remoteAddr(c net.Conn) netip.AddrPort {
 	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		return a.AddrPort()
+		ap := a.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	}
 	return netip.AddrPort{}
 }
@@ -312,4 +313,3 @@ func (s *Server) lookup(id string) *session {
 func sameHost(a, b netip.AddrPort) bool { return a.Addr().Unmap() == b.Addr().Unmap() }
 
 var errClosed = errors.New("session closed")
-

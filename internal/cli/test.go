@@ -74,7 +74,7 @@ measured after applying the plans against the gain the model predicted.`,
 	a.duration = units.Duration{Min: time.Second, Max: time.Hour}
 	f.Var(&a.duration, "duration", "fixed length of each phase instead of --rounds, e.g. 10s")
 	a.rate = units.Rate{Min: 1e5, Max: 1e12}
-	f.Var(&a.rate, "rate", "the path's rate if known: sizes the model and the plans, and asks the server to pace at it")
+	f.Var(&a.rate, "rate", "the path's bottleneck rate if known: sizes the model and the plans (default: what the streams measured)")
 	f.StringVarP(&a.out, "output", "o", "", "write test.json, client-plan.json and server-plan.json into this directory")
 	f.BoolVar(&a.json, "json", false, "print the result as JSON (schema longhaul.test/v1)")
 	f.BoolVar(&a.compare, "compare", false, "compare two results: test --compare BEFORE.json AFTER.json")
@@ -126,7 +126,7 @@ func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOption
 		return o, usagef("--streams must be 0..%d, got %d", twohost.MaxStreams, a.streams)
 	}
 	o.Download, o.Upload = a.download || !a.upload, a.upload || !a.download
-	o.Streams, o.Rounds, o.Duration, o.RateBps, o.Netns = a.streams, a.rounds, a.duration.D, a.rate.Bps, a.netns
+	o.Streams, o.Rounds, o.Duration, o.Netns = a.streams, a.rounds, a.duration.D, a.netns
 	o.Progress = stderr
 	return o, nil
 }

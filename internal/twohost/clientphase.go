@@ -155,7 +155,7 @@ func download(c net.Conn, moved *atomic.Int64) error {
 // upload writes for d, then half-closes and waits for the server to
 // close. A server that stops reading early (its byte cap) ends it too.
 func upload(c net.Conn, d time.Duration, moved *atomic.Int64) error {
-	buf := make([]byte, chunk)
+	buf := make([]byte, writeChunk)
 	until := time.Now().Add(d)
 	for time.Now().Before(until) {
 		_ = c.SetWriteDeadline(time.Now().Add(clientIdle))

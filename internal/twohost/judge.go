@@ -11,7 +11,9 @@ import (
 	"github.com/longhaul/longhaul/internal/lab"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/units"
 )
 
 // Schema names the document test writes.
@@ -156,8 +158,10 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 	for _, p := range raw.Phases {
 		judged[p.Grant.Name] = judgePhase(p)
 	}
-	if fl := judged[PhaseCapacity]; len(fl) > 0 {
-		d.Capacity = capacityOf(fl)
+	for _, p := range raw.Phases {
+		if fl := judged[PhaseCapacity]; p.Grant.Name == PhaseCapacity && len(fl) > 0 {
+			d.Capacity = capacityOf(fl, senderSamples(p))
+		}
 	}
 	d.PathRateBps, d.PathRateBasis = pathRate(opt, d.Capacity, judged)
 	rtt := time.Duration(d.RTT.MinS * float64(time.Second))
@@ -224,9 +228,7 @@ func phaseRecord(p PhaseRaw) Phase {
 	for _, s := range p.Server {
 		ph.Samples = append(ph.Samples, lab.ResultSample(s.T, HostServer, s.Sock))
 	}
-	for _, f := range judgePhase(p) {
-		ph.ThroughputBps += f.ThroughputBps
-	}
+	ph.ThroughputBps = aggregateRate(senderSamples(p))
 	return ph
 }
 
@@ -265,11 +267,10 @@ func judgePhase(p PhaseRaw) []flows.Flow {
 	return out
 }
 
-func capacityOf(fl []flows.Flow) *Capacity {
-	c := &Capacity{Streams: len(fl), Verdicts: []string{}}
+func capacityOf(fl []flows.Flow, samples []lab.SockSample) *Capacity {
+	c := &Capacity{Streams: len(fl), Verdicts: []string{}, Bps: aggregateRate(samples)}
 	bound := 0
 	for _, f := range fl {
-		c.Bps += f.ThroughputBps
 		c.Verdicts = append(c.Verdicts, f.Verdict.Verdict)
 		if f.Verdict.Verdict == diagnose.RwndLimited || f.Verdict.Verdict == diagnose.SndbufLimited {
 			bound++
@@ -282,17 +283,17 @@ func capacityOf(fl []flows.Flow) *Capacity {
 // pathRate picks the path's rate for the model and the plans.
 func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow) (float64, string) {
 	if opt.RateBps > 0 {
-		return opt.RateBps, "--rate"
+		return scenario.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)"
 	}
 	best, basis := 0.0, ""
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
 		for _, f := range judged[name] {
-			if v := f.Verdict.Verdict; (v == diagnose.Bottleneck || v == diagnose.LossLimited) && f.ThroughputBps > best {
+			if f.Verdict.Verdict == diagnose.Bottleneck && f.ThroughputBps > best {
 				best, basis = f.ThroughputBps, "the "+name+" filled the path on one stream"
 			}
 		}
 	}
-	if c != nil && c.Bps > best && (!c.AtLeast || best == 0) {
+	if c != nil && c.Bps > best {
 		best, basis = c.Bps, fmt.Sprintf("measured with %d streams", c.Streams)
 		if c.AtLeast {
 			basis += " (at least: most streams were limited by a buffer)"
@@ -302,4 +303,42 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow) (fl
 		return best, basis
 	}
 	return 0, "unknown: no phase filled the path; run with --streams N or give --rate"
+}
+
+// aggregateRate is the rate all sockets together delivered (acknowledged
+// or SACKed) over the second half of their common active time. One
+// sock_diag dump gives every socket the same T, so the sum is taken per
+// dump: summing each socket's own rate over its own half would mix
+// windows and overstate the total.
+func aggregateRate(samples []lab.SockSample) float64 {
+	last := map[string]int64{}
+	var ts []float64
+	total := map[float64]int64{}
+	sorted := slices.Clone(samples)
+	slices.SortStableFunc(sorted, func(a, b lab.SockSample) int { return cmp.Compare(a.T, b.T) })
+	for i, s := range sorted {
+		last[s.Sock.Key()] = s.Sock.BytesAcked + s.Sock.SackedBytes
+		if i+1 < len(sorted) && sorted[i+1].T == s.T {
+			continue
+		}
+		var sum int64
+		for _, v := range last {
+			sum += v
+		}
+		ts = append(ts, s.T)
+		total[s.T] = sum
+	}
+	end := len(ts) - 1
+	for end > 0 && total[ts[end]] == total[ts[end-1]] {
+		end--
+	}
+	if end < 2 {
+		return 0
+	}
+	mid := ts[0] + (ts[end]-ts[0])/2
+	i := 0
+	for i < end-1 && ts[i] < mid {
+		i++
+	}
+	return float64(total[ts[end]]-total[ts[i]]) * 8 / (ts[end] - ts[i])
 }

@@ -38,6 +38,9 @@ func (d *Doc) direction(name string, f flows.Flow, rtt time.Duration) (Direction
 		return dir, fmt.Errorf("model of the %s: %w", name, err)
 	}
 	dir.Model = m
+	if sndbufHidden(dir) {
+		asSndbuf(&dir)
+	}
 	if m.ExpectedBps > 0 {
 		dir.Model.MeasuredVsModel = f.ThroughputBps / m.ExpectedBps
 	}

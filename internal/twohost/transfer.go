@@ -9,8 +9,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// chunk is the size of one write or read of a data stream.
-const chunk = 256 << 10
+// chunk is the size of one read of a data stream; writeChunk of one
+// write. Writes are small, as most applications' are: one large write
+// can queue more than a small send buffer holds (seen on 6.18: a 256 KB
+// write with a 128 KB tcp_wmem kept 340 KB in flight), which would hide
+// the very limit the test looks for.
+const (
+	chunk      = 256 << 10
+	writeChunk = 16 << 10
+)
 
 // transfer is one data stream on the server, bounded by the phase's
 // duration, the session's bytes and the stream's share of the rate.
@@ -47,7 +54,7 @@ func (t *transfer) sendData() {
 	if t.rate > 0 {
 		setPacing(t.c, t.rate)
 	}
-	buf := make([]byte, chunk)
+	buf := make([]byte, writeChunk)
 	start := time.Now()
 	var sent int64
 	for time.Now().Before(t.until) && t.take(len(buf)) {

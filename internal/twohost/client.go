@@ -164,8 +164,12 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 	left := caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
 	if need > left {
 		fit := int((left/float64(len(out)) - phaseOverheadS) / max(rtt.Seconds(), 1e-6))
-		return nil, 0, fmt.Errorf("%w: the path is too long for the server's caps: %d phase(s) of %s (%s) need %.0fs, the server allows %.0fs per test (its --max-duration); use --rounds %d or fewer phases, or ask its operator to raise --max-duration",
-			ErrInput, len(out), d.Round(100*time.Millisecond), how, need, caps.MaxDurationS, max(fit, 0))
+		hint := fmt.Sprintf("use --rounds %d or fewer phases, or ask its operator to raise --max-duration", fit)
+		if time.Duration(fit)*rtt < MinPhase {
+			hint = "run fewer phases (--download, --upload, --streams 0), or ask its operator to raise --max-duration"
+		}
+		return nil, 0, fmt.Errorf("%w: the path is too long for the server's caps: %d phase(s) of %s (%s) need %.0fs, the server allows %.0fs per test (its --max-duration); %s",
+			ErrInput, len(out), d.Round(100*time.Millisecond), how, need, caps.MaxDurationS, hint)
 	}
 	if o.Streams > caps.MaxStreams {
 		o.progress("the server allows %d streams, not %d", caps.MaxStreams, o.Streams)

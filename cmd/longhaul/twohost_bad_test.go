@@ -113,4 +113,3 @@ func otherVersionServer(t *testing.T, ns, addr string) net.Listener {
 	}()
 	return ln
 }
-

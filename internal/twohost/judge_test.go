@@ -119,6 +119,12 @@ func TestJudgeNamesHostAndSetting(t *testing.T) {
 			verdict: "rwnd-limited", limit: Limit{Host: HostServer, Setting: "net.ipv4.tcp_rmem", Value: small},
 		},
 		{
+			// At the path's rate a window above the BDP only caps the queue.
+			name: "window-bound at the path's rate", client: host(big, big), serv: host(big, big),
+			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 60 * time.Millisecond, flight: 700000, rwndShare: 0.7, ssthresh: 600000}),
+			verdict: "rwnd-limited", limit: Limit{Host: HostPath},
+		},
+		{
 			name: "the path", client: host(big, big), serv: host(big, big),
 			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 70 * time.Millisecond, flight: 800000, ssthresh: 600000}),
 			verdict: "bottleneck", limit: Limit{Host: HostPath},

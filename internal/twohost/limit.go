@@ -88,6 +88,9 @@ func model(recv, send *snapshot.Snapshot, rtt time.Duration, rate float64) (Mode
 func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
 	v := dir.Flow.Verdict
+	if l, ok := d.atPathRate(dir); ok {
+		return l
+	}
 	switch v.Verdict {
 	case diagnose.SndbufLimited:
 		val := d.snap(dir.Sender).Sysctls["net.ipv4.tcp_wmem"]
@@ -109,6 +112,26 @@ func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 		return Limit{Host: dir.Sender, Text: fmt.Sprintf("the %s's sending application: it had nothing to send most of the time (a rate cap, or CPU)", dir.Sender)}
 	}
 	return Limit{Host: "unknown", Text: "unknown: " + v.Summary}
+}
+
+// atPathRate: a window-bound flow that runs at the path's rate is
+// limited by the path. With a drop-tail queue at the bottleneck the
+// congestion window grows past the BDP until the peer's window (or the
+// send buffer) stops it, so the kernel counts rwnd- or sndbuf-limited
+// time although a larger window would only lengthen the queue (measured:
+// 941 Mbit/s at 200 ms, 73% rwnd-limited with a 28.5 MB window over a
+// 25 MB BDP).
+func (d *Doc) atPathRate(dir Direction) (Limit, bool) {
+	v := dir.Flow.Verdict.Verdict
+	if (v != diagnose.RwndLimited && v != diagnose.SndbufLimited) || d.PathRateBps <= 0 || dir.ThroughputBps < 0.95*d.PathRateBps {
+		return Limit{}, false
+	}
+	who, win := dir.Receiver+"'s receive window", dir.Model.ReceiverWindowBytes
+	if v == diagnose.SndbufLimited {
+		who, win = dir.Sender+"'s send buffer", dir.Model.SenderInFlightBytes
+	}
+	return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); the %s (%s) is above the BDP and only stops the bottleneck queue from growing",
+		units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps), who, units.FormatBytes(win))}, true
 }
 
 // maxIEC prints the maximum of a "min default max" triple.

@@ -299,6 +299,16 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow) (fl
 			basis += " (at least: most streams were limited by a buffer)"
 		}
 	}
+	if c != nil {
+		// The path carried at least what any one stream carried.
+		for _, name := range []string{PhaseDownload, PhaseUpload} {
+			for _, f := range judged[name] {
+				if f.ThroughputBps > best {
+					best, basis = f.ThroughputBps, "the "+name+" on one stream carried more than the streams together"
+				}
+			}
+		}
+	}
 	if best > 0 {
 		return best, basis
 	}

@@ -164,6 +164,8 @@ func TestAggregateRate(t *testing.T) {
 func TestPathRate(t *testing.T) {
 	bott := flows.Flow{ThroughputBps: 90e6}
 	bott.Verdict.Verdict = "bottleneck"
+	rwnd := flows.Flow{ThroughputBps: 940e6}
+	rwnd.Verdict.Verdict = "rwnd-limited"
 	loss := flows.Flow{ThroughputBps: 3e6}
 	loss.Verdict.Verdict = "loss-limited"
 	tests := []struct {
@@ -176,6 +178,7 @@ func TestPathRate(t *testing.T) {
 		{"--rate is the wire rate", JudgeOptions{RateBps: 1e9}, nil, nil, 1e9 * 1448 / 1538},
 		{"capacity beats one stream", JudgeOptions{}, &Capacity{Bps: 94e6, Streams: 8}, map[string][]flows.Flow{PhaseDownload: {bott}}, 94e6},
 		{"one bottlenecked stream beats buffer-bound streams", JudgeOptions{}, &Capacity{Bps: 60e6, Streams: 8, AtLeast: true}, map[string][]flows.Flow{PhaseUpload: {bott}}, 90e6},
+		{"one window-bound stream beat the streams together", JudgeOptions{}, &Capacity{Bps: 897e6, Streams: 8}, map[string][]flows.Flow{PhaseDownload: {rwnd}}, 940e6},
 		{"loss is not the path's rate", JudgeOptions{}, nil, map[string][]flows.Flow{PhaseDownload: {loss}}, 0},
 	}
 	for _, tc := range tests {

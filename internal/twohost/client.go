@@ -97,6 +97,7 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 		return nil, err
 	}
 	defer cc.close()
+	cc.wchunk = writeChunk(mine)
 	raw := &Raw{Server: o.Addr, Started: time.Now().UTC(), Client: mine, ServerSnap: cc.acc.Snapshot, Caps: cc.acc.Caps}
 	o.progress("connected to %s: session %s, the server allows %gs and %d bytes per test", o.Addr, cc.acc.Session[:8], cc.acc.Caps.MaxDurationS, cc.acc.Caps.MaxBytes)
 	if raw.IdleRTTs, err = cc.pings(ctx, rttProbes, 50*time.Millisecond); err != nil {
@@ -275,10 +276,11 @@ func unwrapOp(err error) error {
 
 // ctrl is the client's control connection.
 type ctrl struct {
-	c     net.Conn
-	acc   Accepted
-	began time.Time
-	wmu   sync.Mutex
+	c      net.Conn
+	acc    Accepted
+	began  time.Time
+	wmu    sync.Mutex
+	wchunk int // bytes per write of an upload
 
 	frames chan Frame // everything but pongs and samples
 	rerr   chan error

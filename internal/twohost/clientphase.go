@@ -123,7 +123,7 @@ func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g Grant, i int, mov
 		return err
 	}
 	if g.Name == PhaseUpload {
-		return upload(c, time.Duration(g.DurationS*float64(time.Second)), moved)
+		return upload(c, time.Duration(g.DurationS*float64(time.Second)), cc.wchunk, moved)
 	}
 	return download(c, moved)
 }
@@ -139,8 +139,9 @@ func localAddr(c net.Conn) (netip.AddrPort, bool) {
 // download reads until the server closes.
 func download(c net.Conn, moved *atomic.Int64) error {
 	buf := make([]byte, chunk)
+	var dl deadline
 	for {
-		_ = c.SetReadDeadline(time.Now().Add(clientIdle))
+		dl.refresh(c.SetReadDeadline, clientIdle, time.Time{})
 		n, err := c.Read(buf)
 		moved.Add(int64(n))
 		if errors.Is(err, io.EOF) {
@@ -154,11 +155,12 @@ func download(c net.Conn, moved *atomic.Int64) error {
 
 // upload writes for d, then half-closes and waits for the server to
 // close. A server that stops reading early (its byte cap) ends it too.
-func upload(c net.Conn, d time.Duration, moved *atomic.Int64) error {
-	buf := make([]byte, writeChunk)
+func upload(c net.Conn, d time.Duration, wchunk int, moved *atomic.Int64) error {
+	buf := make([]byte, wchunk)
 	until := time.Now().Add(d)
+	var dl deadline
 	for time.Now().Before(until) {
-		_ = c.SetWriteDeadline(time.Now().Add(clientIdle))
+		dl.refresh(c.SetWriteDeadline, clientIdle, time.Time{})
 		n, err := c.Write(buf)
 		moved.Add(int64(n))
 		if err != nil {

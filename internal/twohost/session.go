@@ -25,7 +25,8 @@ type session struct {
 	budget   atomic.Int64 // bytes left
 	srv      *Server
 
-	wmu sync.Mutex // serializes writes on ctrl
+	wmu    sync.Mutex // serializes writes on ctrl
+	wchunk int        // bytes per write of a data stream
 
 	mu     sync.Mutex
 	phases int
@@ -69,6 +70,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, l
 		log.Error("snapshot", "err", err.Error())
 		return
 	}
+	ss.wchunk = writeChunk(snap)
 	log.Info("test started", "client_software", st.Software)
 	if err := ss.send(TypeAccepted, Accepted{Session: ss.id, Caps: s.cfg.Caps, Snapshot: snap}); err != nil {
 		return
@@ -337,7 +339,7 @@ func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, log *slog.Logger)
 		return
 	}
 	d := time.Duration(ph.grant.DurationS * float64(time.Second))
-	tr := transfer{c: c, ph: ph, until: time.Now().Add(d), idle: s.cfg.IdleTimeout, rate: ph.grant.RateBps / float64(ph.grant.Streams)}
+	tr := transfer{c: c, ph: ph, until: time.Now().Add(d), idle: s.cfg.IdleTimeout, rate: ph.grant.RateBps / float64(ph.grant.Streams), wchunk: ss.wchunk}
 	if ph.grant.Name == PhaseUpload {
 		tr.receive()
 	} else {

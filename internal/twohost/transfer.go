@@ -4,26 +4,58 @@ import (
 	"crypto/tls"
 	"net"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/snapshot"
 )
 
-// chunk is the size of one read of a data stream; writeChunk of one
-// write. Writes are small, as most applications' are: one large write
-// can queue more than a small send buffer holds (seen on 6.18: a 256 KB
-// write with a 128 KB tcp_wmem kept 340 KB in flight), which would hide
-// the very limit the test looks for.
-const (
-	chunk      = 256 << 10
-	writeChunk = 16 << 10
-)
+// chunk is the size of one read of a data stream.
+const chunk = 256 << 10
+
+// writeChunk is the size of one write for a host: a sixteenth of its
+// tcp_wmem maximum, 16..128 KiB. Small send buffers get small writes, as
+// most applications' are: one large write can queue more than a small
+// send buffer holds (seen on 6.18: a 256 KB write with a 128 KB tcp_wmem
+// kept 340 KB in flight), which would hide the very limit the test looks
+// for; big buffers get big writes, which cost less CPU per byte.
+func writeChunk(s *snapshot.Snapshot) int {
+	n := int64(16 << 10)
+	if s != nil {
+		if t, ok := s.Triple("net.ipv4.tcp_wmem"); ok {
+			n = t.Max / 16
+		}
+	}
+	return int(min(max(n, 16<<10), 128<<10))
+}
+
+// deadline refreshes a connection's read or write deadline at most every
+// quarter of idle: setting it on every call costs a timer update per
+// write, and a stalled peer is still dropped within idle.
+type deadline struct {
+	next time.Time
+}
+
+func (d *deadline) refresh(set func(time.Time) error, idle time.Duration, limit time.Time) {
+	now := time.Now()
+	if now.Before(d.next) {
+		return
+	}
+	dl := now.Add(idle)
+	if !limit.IsZero() && dl.After(limit) {
+		dl = limit
+	}
+	_ = set(dl)
+	d.next = now.Add(idle / 4)
+}
 
 // transfer is one data stream on the server, bounded by the phase's
 // duration, the session's bytes and the stream's share of the rate.
 type transfer struct {
-	c     net.Conn
-	ph    *phase
-	until time.Time
-	idle  time.Duration
-	rate  float64 // bits/s; 0 unpaced
+	c      net.Conn
+	ph     *phase
+	until  time.Time
+	idle   time.Duration
+	rate   float64 // bits/s; 0 unpaced
+	wchunk int
 }
 
 // take reserves n bytes of the session's budget; false when it is spent.
@@ -51,11 +83,12 @@ func (t *transfer) sendData() {
 	if t.rate > 0 {
 		setPacing(t.c, t.rate)
 	}
-	buf := make([]byte, writeChunk)
+	buf := make([]byte, t.wchunk)
 	start := time.Now()
 	var sent int64
+	var dl deadline
 	for time.Now().Before(t.until) && t.take(len(buf)) {
-		_ = t.c.SetWriteDeadline(time.Now().Add(t.idle))
+		dl.refresh(t.c.SetWriteDeadline, t.idle, time.Time{})
 		n, err := t.c.Write(buf)
 		sent += int64(n)
 		t.ph.bytes.Add(int64(n))
@@ -78,12 +111,9 @@ func (t *transfer) receive() {
 	start := time.Now()
 	var got int64
 	end := t.until.Add(time.Second)
+	var dl deadline
 	for time.Now().Before(end) {
-		dl := time.Now().Add(t.idle)
-		if dl.After(end) {
-			dl = end
-		}
-		_ = t.c.SetReadDeadline(dl)
+		dl.refresh(t.c.SetReadDeadline, t.idle, end)
 		n, err := t.c.Read(buf)
 		got += int64(n)
 		t.ph.bytes.Add(int64(n))

@@ -16,10 +16,10 @@ type sampler struct {
 	interval time.Duration
 	t0       time.Time
 
-	// match, when set, replaces the port filter (see NewSockSampler);
-	// raw then keeps the sockets themselves.
-	match func(flows.Sock) bool
-	raw   []SockSample
+	// source, when set, replaces the dumps and raw keeps the sockets
+	// themselves (see NewSourceSampler).
+	source func() ([]flows.Sock, error)
+	raw    []SockSample
 
 	mu      sync.Mutex
 	samples []results.Sample
@@ -84,6 +84,18 @@ func (s *sampler) close() {
 
 func (s *sampler) sample() {
 	t := time.Since(s.t0).Seconds()
+	if s.source != nil {
+		socks, err := s.source()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err != nil {
+			s.errs++
+		}
+		for _, k := range socks {
+			s.raw = append(s.raw, SockSample{T: t, Sock: k})
+		}
+		return
+	}
 	for i, d := range s.dumpers {
 		if d == nil {
 			continue
@@ -96,14 +108,6 @@ func (s *sampler) sample() {
 			continue
 		}
 		for _, k := range socks {
-			if s.match != nil {
-				if s.match(k) {
-					s.mu.Lock()
-					s.raw = append(s.raw, SockSample{T: t, Sock: k})
-					s.mu.Unlock()
-				}
-				continue
-			}
 			if (i == 1 && k.Local.Port() != s.port) || (i == 0 && k.Remote.Port() != s.port) {
 				continue
 			}

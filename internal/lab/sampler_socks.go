@@ -13,22 +13,15 @@ type SockSample struct {
 	Sock flows.Sock `json:"sock"`
 }
 
-// SockSampler is the runner's tcp_info sampler for one namespace and a
-// caller's choice of sockets, keeping the sockets themselves (longhaul
-// test judges them with flows.Judge and streams them to its peer).
+// SockSampler is the runner's tcp_info sampler over a caller's sockets,
+// keeping the sockets themselves (longhaul test judges them with
+// flows.Judge and streams them to its peer).
 type SockSampler struct{ s *sampler }
 
-// NewSockSampler samples, every interval, the sockets of namespace ns
-// ("" the caller's) for which match returns true. match is called from
-// the sampling goroutine.
-func NewSockSampler(ns string, match func(flows.Sock) bool, every time.Duration) (*SockSampler, error) {
-	d, err := flows.Open(ns)
-	if err != nil {
-		return nil, err
-	}
-	s := &sampler{interval: every, done: make(chan struct{}), match: match}
-	s.dumpers[0] = d
-	return &SockSampler{s: s}, nil
+// NewSourceSampler samples what source returns every interval: the
+// sockets a process owns, read with flows.Info.
+func NewSourceSampler(source func() ([]flows.Sock, error), every time.Duration) *SockSampler {
+	return &SockSampler{s: &sampler{interval: every, done: make(chan struct{}), source: source}}
 }
 
 // Start begins sampling; t0 is the time origin of the samples.

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/lab"
 )
 
@@ -19,18 +16,9 @@ import (
 // samples.
 func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRaw, error) {
 	var pr PhaseRaw
-	var mu sync.Mutex
-	locals := map[netip.AddrPort]bool{}
-	smp, err := lab.NewSockSampler(o.Netns, func(k flows.Sock) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return locals[k.Local]
-	}, o.SampleEvery)
-	if err != nil {
-		return pr, fmt.Errorf("tcp_info sampler: %w", err)
-	}
+	var socks sockets
+	smp := lab.NewSourceSampler(socks.read, o.SampleEvery)
 	if err := cc.send(TypePhase, r); err != nil {
-		smp.Stop()
 		return pr, err
 	}
 	f, err := cc.await(TypeGrant, clientIdle)
@@ -38,7 +26,6 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 		err = Decode(f, TypeGrant, &pr.Grant)
 	}
 	if err != nil {
-		smp.Stop()
 		return pr, err
 	}
 	cc.mu.Lock()
@@ -52,11 +39,7 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 	go cc.loadedPings(stop)
 	for i := 0; i < pr.Grant.Streams; i++ {
 		go func() {
-			errs <- cc.stream(ctx, o, pr.Grant, i, &moved, func(l netip.AddrPort) {
-				mu.Lock()
-				locals[l] = true
-				mu.Unlock()
-			})
+			errs <- cc.stream(ctx, o, pr.Grant, i, &moved, socks.add)
 		}()
 	}
 	var streamErr error
@@ -100,15 +83,13 @@ func (cc *ctrl) loadedPings(stop chan struct{}) {
 }
 
 // stream opens one data connection of a phase and moves its data.
-func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g Grant, i int, moved *atomic.Int64, local func(netip.AddrPort)) error {
+func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g Grant, i int, moved *atomic.Int64, sample func(net.Conn)) error {
 	c, err := clientHandshake(ctx, o, Auth{Purpose: PurposeData, Session: cc.acc.Session, Phase: g.Phase, Stream: i})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if a, ok := localAddr(c); ok {
-		local(a)
-	}
+	sample(c)
 	_ = c.SetReadDeadline(time.Now().Add(clientIdle))
 	f, err := ReadFrame(c, MaxServerFrame)
 	if err == nil {
@@ -126,14 +107,6 @@ func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g Grant, i int, mov
 		return upload(c, time.Duration(g.DurationS*float64(time.Second)), cc.wchunk, moved)
 	}
 	return download(c, moved)
-}
-
-func localAddr(c net.Conn) (netip.AddrPort, bool) {
-	if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
-		ap := a.AddrPort()
-		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), true
-	}
-	return netip.AddrPort{}, false
 }
 
 // download reads until the server closes.

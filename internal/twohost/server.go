@@ -92,7 +92,6 @@ func (c ServerConfig) withDefaults() ServerConfig {
 // Server answers longhaul test clients.
 type Server struct {
 	cfg        ServerConfig
-	port       uint16
 	handshakes atomic.Int32
 
 	mu       sync.Mutex
@@ -114,9 +113,6 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 // Serve accepts connections on ln until ctx ends, then closes every
 // connection and waits for their goroutines.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	if a, ok := ln.Addr().(*net.TCPAddr); ok {
-		s.port = uint16(a.Port)
-	}
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	for {

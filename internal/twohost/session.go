@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/lab"
 )
 
@@ -177,15 +176,11 @@ func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger)
 	ss.mu.Lock()
 	ss.phases++
 	g.Phase = ss.phases
-	ph := &phase{grant: g, sess: ss, remotes: map[netip.AddrPort]bool{}, attached: map[int]bool{},
+	ph := &phase{grant: g, sess: ss, attached: map[int]bool{},
 		end: time.Now().Add(attachWindow + time.Duration(g.DurationS*float64(time.Second)))}
 	ss.cur = ph
 	ss.mu.Unlock()
-	smp, err := lab.NewSockSampler(ss.srv.cfg.Netns, ph.match(ss.srv.port), ss.srv.cfg.SampleEvery)
-	if err != nil {
-		ss.endPhase(ph)
-		return ss.fail(fmt.Errorf("tcp_info sampler: %w", err))
-	}
+	smp := lab.NewSourceSampler(ph.socks.read, ss.srv.cfg.SampleEvery)
 	if err := ss.send(TypeGrant, g); err != nil {
 		ss.endPhase(ph)
 		return err
@@ -213,27 +208,15 @@ type phase struct {
 	mu       sync.Mutex
 	closed   bool // no more streams may attach
 	attached map[int]bool
-	remotes  map[netip.AddrPort]bool
+	socks    sockets
 	wg       sync.WaitGroup
 	bytes    atomic.Int64
 	capped   atomic.Bool
 	all      chan struct{} // closed when every stream attached
 }
 
-// match selects the phase's data sockets for the sampler.
-func (ph *phase) match(port uint16) func(flows.Sock) bool {
-	return func(k flows.Sock) bool {
-		if k.Local.Port() != port {
-			return false
-		}
-		ph.mu.Lock()
-		defer ph.mu.Unlock()
-		return ph.remotes[netip.AddrPortFrom(k.Remote.Addr().Unmap(), k.Remote.Port())]
-	}
-}
-
 // attach registers a data connection as one of the phase's streams.
-func (ph *phase) attach(stream int, from netip.AddrPort) error {
+func (ph *phase) attach(stream int, c net.Conn) error {
 	ph.mu.Lock()
 	defer ph.mu.Unlock()
 	switch {
@@ -245,7 +228,7 @@ func (ph *phase) attach(stream int, from netip.AddrPort) error {
 		return fmt.Errorf("stream %d is already attached", stream)
 	}
 	ph.attached[stream] = true
-	ph.remotes[netip.AddrPortFrom(from.Addr().Unmap(), from.Port())] = true
+	ph.socks.add(c)
 	ph.wg.Add(1)
 	if len(ph.attached) == ph.grant.Streams && ph.all != nil {
 		close(ph.all)
@@ -329,7 +312,7 @@ func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, log *slog.Logger)
 		s.refuse(c, CodeRequest, "that phase is not running", 0)
 		return
 	}
-	if err := ph.attach(a.Stream, from); err != nil {
+	if err := ph.attach(a.Stream, c); err != nil {
 		s.refuse(c, CodeRequest, err.Error(), 0)
 		return
 	}

@@ -59,6 +59,7 @@ func TestIntegrationTestBadInput(t *testing.T) {
 		{"path too long for the caps", []string{"127.0.0.1", "--rounds", "100000"}, 2, "the path is too long for the server's caps"},
 		{"no token", []string{"127.0.0.1", "--auth", ""}, 2, "needs --auth"},
 		{"bad host", []string{"host/x"}, 2, "is not HOST or HOST:PORT"},
+		{"rounds and duration", []string{"127.0.0.1", "--rounds", "5", "--duration", "3s"}, 2, "give one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"test", "--netns", ns, "--auth", token}, tc.args...)

@@ -61,6 +61,9 @@ measured after applying the plans against the gain the model predicted.`,
 			if a.compare {
 				return runCompare(args, a.json, c.OutOrStdout())
 			}
+			if a.duration.IsSet() && c.Flags().Changed("rounds") {
+				return usagef("--rounds and --duration both set a phase's length: give one")
+			}
 			return runTest(c.Context(), a, args, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}

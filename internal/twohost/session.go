@@ -75,7 +75,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, l
 		return
 	}
 	err = ss.loop(ctx, log)
-	moved := s.cfg.Caps.MaxBytes - ss.budget.Load()
+	moved := s.cfg.Caps.MaxBytes - max(ss.budget.Load(), 0)
 	log.Info("test ended", "phases", ss.phases, "bytes", moved, "err", errText(err))
 }
 

@@ -187,7 +187,11 @@ func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger)
 	}
 	log.Info("phase granted", "phase", g.Phase, "name", g.Name, "streams", g.Streams, "duration_s", g.DurationS, "rate_bps", g.RateBps,
 		"asked_duration_s", r.DurationS, "asked_streams", r.Streams)
-	go ss.runPhase(ctx, ph, smp, log)
+	ss.srv.wg.Add(1)
+	go func() {
+		defer ss.srv.wg.Done()
+		ss.runPhase(ctx, ph, smp, log)
+	}()
 	return nil
 }
 
@@ -321,8 +325,12 @@ func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, log *slog.Logger)
 	if err := WriteMsg(c, TypeGo, nil); err != nil {
 		return
 	}
-	d := time.Duration(ph.grant.DurationS * float64(time.Second))
-	tr := transfer{c: c, ph: ph, until: time.Now().Add(d), idle: s.cfg.IdleTimeout, rate: ph.grant.RateBps / float64(ph.grant.Streams), wchunk: ss.wchunk}
+	// A stream that attaches late still ends with the session.
+	until := time.Now().Add(time.Duration(ph.grant.DurationS * float64(time.Second)))
+	if until.After(ss.deadline) {
+		until = ss.deadline
+	}
+	tr := transfer{c: c, ph: ph, until: until, idle: s.cfg.IdleTimeout, rate: ph.grant.RateBps / float64(ph.grant.Streams), wchunk: ss.wchunk}
 	if ph.grant.Name == PhaseUpload {
 		tr.receive()
 	} else {

@@ -277,6 +277,7 @@ func (ss *session) runPhase(ctx context.Context, ph *phase, smp *lab.SockSampler
 		_ = ss.send(TypeSamples, Samples{Phase: ph.grant.Phase, Samples: last})
 	}
 	secs := time.Since(t0).Seconds()
+	ss.endPhase(ph) // before phase-done: the client may ask for the next phase at once
 	_ = ss.send(TypePhaseDone, PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Seconds: secs, Reason: reason})
 	log.Info("phase ended", "phase", ph.grant.Phase, "name", ph.grant.Name, "bytes", ph.bytes.Load(), "seconds", secs, "reason", reason)
 }

@@ -65,7 +65,7 @@ func TestPortableCommands(t *testing.T) {
 			t.Fatalf("report: exit %d, %v: %s", code, err, errOut)
 		}
 	})
-	for _, cmd := range []string{"emulate", "lab", "verify", "flows"} {
+	for _, cmd := range []string{"emulate", "lab", "verify", "flows", "serve", "test"} {
 		t.Run(cmd+" says Linux", func(t *testing.T) {
 			out, errOut, code := exe(t, portable, cmd, "--rtt", "200ms")
 			if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "needs Linux") {

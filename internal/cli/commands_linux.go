@@ -7,5 +7,5 @@ import "github.com/spf13/cobra"
 // platformCommands are the commands that need Linux: network namespaces,
 // TUN devices, sock_diag.
 func platformCommands() []*cobra.Command {
-	return []*cobra.Command{newFlowsCmd(), newEmulateCmd(), newLabCmd(), newVerifyCmd(), newExporterCmd()}
+	return []*cobra.Command{newFlowsCmd(), newEmulateCmd(), newLabCmd(), newVerifyCmd(), newExporterCmd(), newServeCmd(), newTestCmd()}
 }

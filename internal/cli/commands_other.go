@@ -20,6 +20,8 @@ func platformCommands() []*cobra.Command {
 		{"lab", "Run a repeatable experiment over an emulated long path (Linux only)", "it runs on an emulated path of network namespaces and TUN devices"},
 		{"verify", "Prove a plan on an emulated copy of the path (Linux only)", "it runs on an emulated path of network namespaces and TUN devices"},
 		{"exporter", "Prometheus exporter of what limits TCP flows (Linux only)", "it reads tcp_info over Linux's sock_diag"},
+		{"serve", "The far end of longhaul test (Linux only)", "it samples its sockets' tcp_info over Linux's sock_diag"},
+		{"test", "Measure and explain the path to a host running longhaul serve (Linux only)", "it samples its sockets' tcp_info over Linux's sock_diag"},
 	} {
 		c := c
 		out = append(out, &cobra.Command{

@@ -19,8 +19,8 @@ import (
 func newReportCmd() *cobra.Command {
 	var out string
 	c := &cobra.Command{
-		Use:   "report RESULTS.jsonl|ANALYSIS.json [-o report.html]",
-		Short: "Render lab results or a capture analysis as one self-contained HTML report",
+		Use:   "report RESULTS.jsonl|ANALYSIS.json|TEST.json [-o report.html]",
+		Short: "Render lab results, a capture analysis or a two-host test as one self-contained HTML report",
 		Long: `report turns a results file written by longhaul lab (results.jsonl, schema
 longhaul.lab/v1) into one HTML file with the charts (throughput vs buffer
 size, time to last byte vs object size, upload times, parallel streams,
@@ -28,9 +28,13 @@ tcp_info over time), the model beside each measurement and a summary
 table. Given the output of longhaul analyze --timeline instead, it draws
 each big flow's time-sequence graph (data, ACK, ACK + receive window,
 retransmissions and zero-window marks) and bytes in flight against the
-window. The file embeds its charting library and data and works offline.`,
+window. Given a longhaul test result (longhaul.test/v1), it shows each
+direction's verdict, the phases with the model beside them, throughput
+over time with the model's line and both ends' tcp_info. The file embeds
+its charting library and data and works offline.`,
 		Example: `  longhaul report longhaul-lab/buffers-20261122-101500/results.jsonl -o buffers.html
-  longhaul analyze upload.pcap --timeline > upload.json && longhaul report upload.json -o upload.html`,
+  longhaul analyze upload.pcap --timeline > upload.json && longhaul report upload.json -o upload.html
+  longhaul test server.example.net --auth token -o run1 && longhaul report run1/test.json`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("report needs one results file (see %s --help)", c.CommandPath())
@@ -63,7 +67,11 @@ func writeReport(ctx context.Context, in, out string, warn io.Writer) error {
 	br := bufio.NewReader(ctxReader{ctx, f})
 	head, _ := br.Peek(512)
 	var page *report.Page
-	if report.IsAnalysis(head) {
+	if report.IsTest(head) {
+		if page, err = report.BuildTest(br); err != nil {
+			return usagef("%v: %s", err, in)
+		}
+	} else if report.IsAnalysis(head) {
 		if page, err = report.BuildAnalysis(br); err != nil {
 			return usagef("%v: %s", err, in)
 		}

@@ -18,6 +18,11 @@ type sampler struct {
 	interval time.Duration
 	t0       time.Time
 
+	// source, when set, replaces the dumps and raw keeps the sockets
+	// themselves (see NewSourceSampler).
+	source func() ([]flows.Sock, error)
+	raw    []SockSample
+
 	mu      sync.Mutex
 	samples []results.Sample
 	errs    int
@@ -81,6 +86,18 @@ func (s *sampler) close() {
 
 func (s *sampler) sample() {
 	t := time.Since(s.t0).Seconds()
+	if s.source != nil {
+		socks, err := s.source()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err != nil {
+			s.errs++
+		}
+		for _, k := range socks {
+			s.raw = append(s.raw, SockSample{T: t, Sock: k})
+		}
+		return
+	}
 	for i, d := range s.dumpers {
 		if d == nil {
 			continue
@@ -100,26 +117,5 @@ func (s *sampler) sample() {
 			s.samples = append(s.samples, toSample(t, endNames[i], k))
 			s.mu.Unlock()
 		}
-	}
-}
-
-// toSample converts a socket's tcp_info to the results' units.
-func toSample(t float64, end string, k flows.Sock) results.Sample {
-	return results.Sample{
-		T: t, End: end, Sock: k.Key(), State: k.State,
-		CwndB:         k.Cwnd,
-		InFlight:      k.Inflight,
-		SndWnd:        k.SndWnd,
-		RcvSpace:      k.RcvSpace,
-		RTT:           k.RTT.Seconds(),
-		BytesAcked:    k.BytesAcked,
-		Delivered:     k.BytesAcked + k.SackedBytes,
-		BytesReceived: k.BytesReceived,
-		Retrans:       k.Retrans,
-		DeliveryRate:  k.DeliveryBps,
-		BusyS:         k.Busy.Seconds(),
-		RwndLimitedS:  k.RwndLimited.Seconds(),
-		SndbufLimS:    k.SndbufLimited.Seconds(),
-		NotSent:       k.NotSent,
 	}
 }

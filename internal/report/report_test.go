@@ -19,12 +19,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick", "analysis-loss", "analysis-upload"}
+var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick", "analysis-loss", "analysis-upload", "test-walkthrough"}
 
 // build makes the page of a fixture: lab results (.jsonl) or an
 // analyze --timeline document (.json).
 func build(t *testing.T, name string) *Page {
 	t.Helper()
+	if strings.HasPrefix(name, "test-") {
+		return buildTest(t, name)
+	}
 	if strings.HasPrefix(name, "analysis-") {
 		f, err := os.Open(filepath.Join("testdata", name+".json"))
 		if err != nil {
@@ -46,6 +49,25 @@ func build(t *testing.T, name string) *Page {
 		return p
 	}
 	p, err := Build(load(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// buildTest makes the page of a longhaul test document (the README
+// walkthrough's first run, its capacity samples dropped and every fifth
+// sample kept to keep the fixture small).
+func buildTest(t *testing.T, name string) *Page {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !IsTest(b[:min(len(b), 512)]) {
+		t.Fatalf("%s not recognised as a test result", name)
+	}
+	p, err := BuildTest(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,269 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/emupath"
+	"github.com/longhaul/longhaul/internal/topo"
+	"github.com/longhaul/longhaul/internal/twohost"
+)
+
+// Ground truth for longhaul serve / longhaul test: each case builds an
+// emulated path whose limit is known by construction (a small send or
+// receive buffer at one end, big buffers, random loss), runs serve in
+// the server's namespace and test in the client's (the built binary,
+// each with --netns), and checks the verdict names that host and
+// setting, the plans and the model.
+
+// twoHosts is a running emulated path with longhaul serve on its server
+// end.
+type twoHosts struct {
+	t      *testing.T
+	bin    string
+	path   *emupath.Path
+	token  string
+	dir    string
+	server *exec.Cmd
+	slog   *bytes.Buffer
+}
+
+const serveAddr = "198.18.0.2"
+
+func sysctls(kv ...string) []topo.Sysctl {
+	var out []topo.Sysctl
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, topo.Sysctl{Key: kv[i], Value: kv[i+1]})
+	}
+	return out
+}
+
+// upTwoHosts brings up the path and starts serve on it.
+func upTwoHosts(t *testing.T, link emupath.Link, client, server []topo.Sysctl, serveArgs ...string) *twoHosts {
+	t.Helper()
+	bin, prefix := emulateEnv(t)
+	hostCC(t)
+	up, down, err := link.Configs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := emupath.Spec{Topo: topo.Spec{Prefix: prefix, CC: "cubic", ClientSysctls: client, ServerSysctls: server}, Up: up, Down: down, RTT: link.RTT()}
+	p, err := emupath.Up(context.Background(), spec, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &twoHosts{t: t, bin: bin, path: p, dir: t.TempDir(), slog: &bytes.Buffer{}}
+	t.Cleanup(h.close)
+	h.token = filepath.Join(h.dir, "token")
+	if err := os.WriteFile(h.token, []byte("test-token-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.startServer(serveArgs...)
+	return h
+}
+
+func (h *twoHosts) startServer(extra ...string) {
+	h.t.Helper()
+	sv := h.path.Topo.Server()
+	args := append([]string{"serve", "--netns", sv.Netns, "--auth", h.token, "--listen", serveAddr + ":9978"}, extra...)
+	h.server = exec.Command(h.bin, args...)
+	h.server.Stderr = h.slog
+	if err := h.server.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := emupath.WaitListening(context.Background(), h.server, sv.Netns, 9978, "longhaul serve", 10*time.Second); err != nil {
+		h.t.Fatalf("%v\n%s", err, h.slog)
+	}
+}
+
+// close stops serve (it must exit cleanly on SIGTERM) and the path.
+func (h *twoHosts) close() {
+	if h.server != nil && h.server.Process != nil {
+		_ = h.server.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- h.server.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				h.t.Errorf("serve exited with %v\n%s", err, h.slog)
+			}
+		case <-time.After(10 * time.Second):
+			_ = h.server.Process.Kill()
+			<-done
+			h.t.Errorf("serve did not stop within 10 s of SIGTERM")
+		}
+	}
+	if h.path != nil {
+		st := h.path.Emu.Stop()
+		if st.Overloaded {
+			h.t.Logf("the emulator was overloaded in this run")
+		}
+		h.path.Close()
+	}
+}
+
+// test runs longhaul test in the client's namespace; out is the
+// directory of its -o files.
+func (h *twoHosts) test(out string, args ...string) *twohost.Doc {
+	h.t.Helper()
+	all := append([]string{"test", serveAddr, "--netns", h.path.Topo.Client().Netns, "--auth", h.token, "-o", out}, args...)
+	stdout, stderr, code := exe(h.t, h.bin, all...)
+	if code != 0 {
+		h.t.Fatalf("test: exit %d\nstdout:\n%s\nstderr:\n%s\nserve log:\n%s", code, stdout, stderr, h.slog)
+	}
+	f, err := os.Open(filepath.Join(out, "test.json"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := twohost.ReadDoc(f)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Logf("longhaul %s\n%s", strings.Join(all, " "), stdout)
+	return d
+}
+
+func direction(t *testing.T, d *twohost.Doc, name string) twohost.Direction {
+	t.Helper()
+	for _, x := range d.Directions {
+		if x.Name == name {
+			return x
+		}
+	}
+	t.Fatalf("no %s in the result", name)
+	return twohost.Direction{}
+}
+
+func planItem(t *testing.T, file, key string) (current, planned string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Items []struct{ Key, Current, New string }
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range p.Items {
+		if it.Key == key {
+			return it.Current, it.New
+		}
+	}
+	return "", ""
+}
+
+const smallBuf = "4096 16384 131072"
+
+// The server's small tcp_wmem limits the download and its small tcp_rmem
+// the upload; both verdicts name the server and the setting, the server's
+// plan raises both, and after both plans are applied in the namespaces a
+// second test measures the gain the model predicted (within 15%).
+func TestIntegrationTestServerBuffers(t *testing.T) {
+	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0, 0, 1)
+	h := upTwoHosts(t, link, nil, sysctls("net.ipv4.tcp_wmem", smallBuf, "net.ipv4.tcp_rmem", smallBuf))
+	before := filepath.Join(h.dir, "before")
+	d := h.test(before, "--rounds", "80", "--streams", "0", "--rate", "100Mbit/s")
+	down, up := direction(t, d, "download"), direction(t, d, "upload")
+	if down.Flow.Verdict.Verdict != "sndbuf-limited" || down.Limit.Host != "server" || down.Limit.Setting != "net.ipv4.tcp_wmem" {
+		t.Errorf("download: verdict %s, limit %+v; want sndbuf-limited naming the server's net.ipv4.tcp_wmem", down.Flow.Verdict.Verdict, down.Limit)
+	}
+	if up.Flow.Verdict.Verdict != "rwnd-limited" || up.Limit.Host != "server" || up.Limit.Setting != "net.ipv4.tcp_rmem" {
+		t.Errorf("upload: verdict %s, limit %+v; want rwnd-limited naming the server's net.ipv4.tcp_rmem", up.Flow.Verdict.Verdict, up.Limit)
+	}
+	for _, key := range []string{"net.ipv4.tcp_wmem", "net.ipv4.tcp_rmem"} {
+		cur, planned := planItem(t, filepath.Join(before, "server-plan.json"), key)
+		if cur != smallBuf || planned == "" || planned == cur {
+			t.Errorf("server plan %s: %q -> %q; want it raised from %q", key, cur, planned, smallBuf)
+		}
+	}
+	// Apply both plans where they belong, then test again.
+	for _, p := range []struct{ file, ns string }{
+		{"server-plan.json", h.path.Topo.Server().Netns},
+		{"client-plan.json", h.path.Topo.Client().Netns},
+	} {
+		out, errOut, code := exe(t, h.bin, "apply", filepath.Join(before, p.file), "--netns", p.ns, "--state-dir", filepath.Join(h.dir, "state-"+p.ns))
+		if code != 0 {
+			t.Fatalf("apply %s: exit %d\n%s\n%s", p.file, code, out, errOut)
+		}
+	}
+	after := h.test(filepath.Join(h.dir, "after"), "--rounds", "80", "--streams", "0", "--rate", "100Mbit/s")
+	for _, name := range []string{"download", "upload"} {
+		b, a := direction(t, d, name), direction(t, after, name)
+		pred := b.Model.AfterPlansBps
+		if pred <= 0 {
+			t.Errorf("%s: no prediction after the plans", name)
+			continue
+		}
+		if r := a.ThroughputBps / pred; r < 0.85 || r > 1.15 {
+			t.Errorf("%s after the plans: %.4g bit/s, the model predicted %.4g bit/s (%.0f%%, want 85..115%%); before %.4g bit/s",
+				name, a.ThroughputBps, pred, 100*r, b.ThroughputBps)
+		}
+	}
+	out, errOut, code := exe(t, h.bin, "test", "--compare", filepath.Join(before, "test.json"), filepath.Join(h.dir, "after", "test.json"))
+	if code != 0 || !strings.Contains(out, "download") {
+		t.Errorf("compare: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("compare:\n%s", out)
+}
+
+// The client's small tcp_rmem limits the download: the verdict names the
+// client's receive buffer.
+func TestIntegrationTestClientReceiveBuffer(t *testing.T) {
+	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0, 0, 1)
+	h := upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", smallBuf), nil)
+	dir := filepath.Join(h.dir, "out")
+	d := h.test(dir, "--download", "--rounds", "40", "--streams", "0", "--rate", "100Mbit/s")
+	down := direction(t, d, "download")
+	if down.Flow.Verdict.Verdict != "rwnd-limited" || down.Limit.Host != "client" || down.Limit.Setting != "net.ipv4.tcp_rmem" {
+		t.Errorf("download: verdict %s, limit %+v; want rwnd-limited naming the client's net.ipv4.tcp_rmem", down.Flow.Verdict.Verdict, down.Limit)
+	}
+	if cur, planned := planItem(t, filepath.Join(dir, "client-plan.json"), "net.ipv4.tcp_rmem"); cur != smallBuf || planned == cur {
+		t.Errorf("client plan tcp_rmem: %q -> %q; want it raised", cur, planned)
+	}
+}
+
+// Big buffers at 1 Gbit/s x 200 ms: the path is the limit and the
+// capacity phase measures the path's goodput within 10%.
+func TestIntegrationTestBigBuffersPath(t *testing.T) {
+	big := "4096 131072 134217728"
+	link := emupath.Symmetric(200*time.Millisecond, 1e9, 0, 0, 1)
+	h := upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", big, "net.ipv4.tcp_wmem", big), sysctls("net.ipv4.tcp_rmem", big, "net.ipv4.tcp_wmem", big))
+	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "50", "--streams", "4")
+	down := direction(t, d, "download")
+	if down.Limit.Host != "path" {
+		t.Errorf("download: limit %+v (verdict %s); want the path", down.Limit, down.Flow.Verdict.Verdict)
+	}
+	goodput := 1e9 * 1448 / 1538
+	if d.Capacity == nil {
+		t.Fatal("no capacity estimate")
+	}
+	if r := d.Capacity.Bps / goodput; r < 0.9 || r > 1.1 {
+		t.Errorf("capacity %.4g bit/s is %.0f%% of the path's goodput %.4g bit/s; want within 10%%", d.Capacity.Bps, 100*r, goodput)
+	}
+}
+
+// 1% random loss: the download is loss-limited and the path is named.
+func TestIntegrationTestLoss(t *testing.T) {
+	big := "4096 131072 33554432"
+	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0.01, 0, 1)
+	h := upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", big), sysctls("net.ipv4.tcp_wmem", big))
+	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "60", "--streams", "0")
+	down := direction(t, d, "download")
+	if down.Flow.Verdict.Verdict != "loss-limited" || down.Limit.Host != "path" {
+		t.Errorf("download: verdict %s, limit %+v; want loss-limited, the path", down.Flow.Verdict.Verdict, down.Limit)
+	}
+}

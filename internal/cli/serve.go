@@ -1,0 +1,157 @@
+//go:build linux && !longhaul_portable
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+type serveArgs struct {
+	listen, auth, tlsCert, tlsKey, netns string
+	maxDuration, handshake, idle         units.Duration
+	maxBytes                             units.Size
+	maxRate                              units.Rate
+	maxClients, maxStreams               int
+	allow                                []string
+	logJSON                              bool
+}
+
+func newServeCmd() *cobra.Command {
+	var a serveArgs
+	c := &cobra.Command{
+		Use:   "serve --auth TOKEN-FILE [flags]",
+		Short: "The far end of longhaul test: answer authenticated tests on one TCP port",
+		Long: `serve answers longhaul test from another host: both ends exchange their
+settings, move data in each direction, sample tcp_info every 100 ms, and
+the client explains which host and which setting limits the path.
+
+One TCP port (default 9978) carries control and data; every connection
+is opened by the client, so a client can never point the server at a
+third party, and nothing a client sends makes the server open a
+connection, read a file or run a command. Every connection authenticates
+first: HMAC-SHA256 with the pre-shared token over a fresh nonce (a
+replayed handshake fails); --tls-cert/--tls-key add TLS 1.3 (the client
+pins the key fingerprint printed at start). The server enforces its caps
+whatever the client asks: --max-duration and --max-bytes per test,
+--max-rate (paced in the kernel), --max-clients tests at a time and one
+per client address ("busy, retry after N s"), and timeouts on every
+read. Every test is logged (slog, key=value or --log-json) on stderr.
+
+Make a token with: head -c 32 /dev/urandom | base64 > token; chmod 600 token.
+deploy/longhaul-serve.service is a systemd unit.`,
+		Example: `  longhaul serve --auth /etc/longhaul/token
+  longhaul serve --auth token --listen 203.0.113.7:9978 --allow 198.51.100.0/24 --max-rate 1Gbit/s
+  longhaul serve --auth token --tls-cert cert.pem --tls-key key.pem`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runServe(c.Context(), a, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&a.listen, "listen", ":"+strconv.Itoa(twohost.DefaultPort), "address and port to listen on (control and data)")
+	f.StringVar(&a.auth, "auth", "", "file holding the pre-shared token (at least 16 bytes; required)")
+	f.StringVar(&a.tlsCert, "tls-cert", "", "TLS certificate (PEM): serve TLS 1.3 only")
+	f.StringVar(&a.tlsKey, "tls-key", "", "TLS private key (PEM), with --tls-cert")
+	a.maxDuration = units.Duration{D: twohost.DefaultMaxDuration, Min: time.Second, Max: 24 * time.Hour}
+	f.Var(&a.maxDuration, "max-duration", "longest test, all phases together (1s..24h)")
+	a.maxBytes = units.Size{N: twohost.DefaultMaxBytes, Min: 1 << 20}
+	f.Var(&a.maxBytes, "max-bytes", "most bytes one test may move, both directions together")
+	a.maxRate = units.Rate{Min: 1e5, Max: 1e12}
+	f.Var(&a.maxRate, "max-rate", "most bits/s a test may send or receive (default unlimited)")
+	f.IntVar(&a.maxClients, "max-clients", twohost.DefaultMaxClients, "tests at a time (each client address runs one at a time)")
+	f.IntVar(&a.maxStreams, "max-streams", 16, "most parallel streams of a test's capacity phase")
+	f.StringArrayVar(&a.allow, "allow", nil, "only accept clients in this prefix (repeatable), e.g. 198.51.100.0/24")
+	a.handshake = units.Duration{D: twohost.DefaultHandshakeTimeout, Min: 100 * time.Millisecond, Max: time.Minute}
+	f.Var(&a.handshake, "handshake-timeout", "drop a connection that has not authenticated within this")
+	a.idle = units.Duration{D: twohost.DefaultIdleTimeout, Min: 100 * time.Millisecond, Max: time.Hour}
+	f.Var(&a.idle, "idle-timeout", "drop a client that sends nothing for this long")
+	f.StringVar(&a.netns, "netns", "", "listen, sample and read settings inside this network namespace (ip netns)")
+	f.BoolVar(&a.logJSON, "log-json", false, "log JSON lines instead of key=value")
+	return c
+}
+
+func (a serveArgs) config(stderr io.Writer) (twohost.ServerConfig, error) {
+	cfg := twohost.ServerConfig{Netns: a.netns, MaxClients: a.maxClients, HandshakeTimeout: a.handshake.D, IdleTimeout: a.idle.D,
+		Caps: twohost.Caps{MaxDurationS: a.maxDuration.D.Seconds(), MaxBytes: a.maxBytes.N, MaxRateBps: a.maxRate.Bps, MaxStreams: a.maxStreams}}
+	if a.auth == "" {
+		return cfg, usagef("serve needs --auth TOKEN-FILE: every test authenticates with a pre-shared token (make one: head -c 32 /dev/urandom | base64 > token)")
+	}
+	var err error
+	if cfg.Token, err = twohost.LoadToken(a.auth); err != nil {
+		return cfg, usageError{err}
+	}
+	if a.maxClients < 1 || a.maxStreams < 1 || a.maxStreams > twohost.MaxStreams {
+		return cfg, usagef("--max-clients must be >= 1 and --max-streams 1..%d", twohost.MaxStreams)
+	}
+	for _, p := range a.allow {
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			return cfg, usagef("--allow %q: write a prefix like 198.51.100.0/24 or 2001:db8::/32", p)
+		}
+		cfg.Allow = append(cfg.Allow, pfx.Masked())
+	}
+	var h slog.Handler = slog.NewTextHandler(stderr, nil)
+	if a.logJSON {
+		h = slog.NewJSONHandler(stderr, nil)
+	}
+	cfg.Log = slog.New(h)
+	if w := twohost.TokenFileWarning(a.auth); w != "" {
+		cfg.Log.Warn(w)
+	}
+	return cfg, nil
+}
+
+func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error {
+	cfg, err := a.config(stderr)
+	if err != nil {
+		return err
+	}
+	pin := ""
+	if a.tlsCert != "" || a.tlsKey != "" {
+		if a.tlsCert == "" || a.tlsKey == "" {
+			return usagef("--tls-cert and --tls-key go together")
+		}
+		if cfg.TLS, pin, err = twohost.ServerTLS(a.tlsCert, a.tlsKey); err != nil {
+			return usageError{err}
+		}
+	}
+	var ln net.Listener
+	listen := func() error {
+		var err error
+		ln, err = net.Listen("tcp", a.listen)
+		return err
+	}
+	if a.netns != "" {
+		err = netns.Do(a.netns, listen)
+	} else {
+		err = listen()
+	}
+	if err != nil {
+		return fmt.Errorf("serve: listen on %s: %w", a.listen, err)
+	}
+	srv, err := twohost.NewServer(cfg)
+	if err != nil {
+		ln.Close()
+		return usageError{err}
+	}
+	attrs := []any{"listen", ln.Addr().String(), "max_duration_s", cfg.Caps.MaxDurationS, "max_bytes", cfg.Caps.MaxBytes,
+		"max_rate_bps", cfg.Caps.MaxRateBps, "max_clients", cfg.MaxClients}
+	if pin != "" {
+		attrs = append(attrs, "tls_pin", pin)
+	}
+	cfg.Log.Info("serving", attrs...)
+	return srv.Serve(ctx, ln)
+}

@@ -1,0 +1,213 @@
+//go:build linux && !longhaul_portable
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/longhaul/longhaul/internal/atomicfile"
+	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+type testArgs struct {
+	auth, tlsPin, out, netns string
+	download, upload         bool
+	streams, rounds          int
+	duration                 units.Duration
+	rate                     units.Rate
+	json, compare            bool
+}
+
+func newTestCmd() *cobra.Command {
+	var a testArgs
+	c := &cobra.Command{
+		Use:   "test HOST[:PORT] --auth TOKEN-FILE [flags] | test --compare BEFORE.json AFTER.json",
+		Short: "Measure and explain the path to a host running longhaul serve: which host and setting limit it",
+		Long: `test measures the path between this host (the client) and one running
+longhaul serve (port 9978 unless given), and explains it: both hosts'
+settings (snapshots) are exchanged, the RTT is measured idle and under
+load, a download (the server sends) and an upload (this host sends) run
+on one stream each, long enough to leave slow start (--rounds round trips,
+at least 2 s, within the server's caps), then a download on --streams
+parallel streams estimates the path's capacity. Both ends sample
+tcp_info every 100 ms (the server streams its samples); the sender's
+busy, receive-window-limited and send-buffer-limited times decide the
+verdict, which names the host and the setting ("the server's send
+buffer: net.ipv4.tcp_wmem max 4 MiB ..."). Beside it: the path model's
+prediction from both hosts' settings, and a plan per host (-o DIR writes
+client-plan.json and server-plan.json for longhaul apply on each host).
+
+--compare BEFORE.json AFTER.json sets two results side by side: the gain
+measured after applying the plans against the gain the model predicted.`,
+		Example: `  longhaul test server.example.net --auth token -o run1
+  longhaul test 203.0.113.7:9978 --auth token --download --streams 16 --rounds 100
+  longhaul test server.example.net --auth token --tls-pin sha256:3f5a... --json > run.json
+  longhaul test --compare run1/test.json run2/test.json`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if a.compare {
+				return runCompare(args, a.json, c.OutOrStdout())
+			}
+			if a.duration.IsSet() && c.Flags().Changed("rounds") {
+				return usagef("--rounds and --duration both set a phase's length: give one")
+			}
+			return runTest(c.Context(), a, args, c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&a.auth, "auth", "", "file holding the pre-shared token (the server's)")
+	f.StringVar(&a.tlsPin, "tls-pin", "", "use TLS 1.3 and accept only the server key with this pin (sha256:HEX, printed by serve)")
+	f.BoolVar(&a.download, "download", false, "run the download (server sends); with neither --download nor --upload both run")
+	f.BoolVar(&a.upload, "upload", false, "run the upload (this host sends)")
+	f.IntVar(&a.streams, "streams", twohost.DefaultStreams, "parallel streams of the capacity phase (0 or 1: none)")
+	f.IntVar(&a.rounds, "rounds", twohost.DefaultRounds, "length of each phase in round trips (at least 2 s)")
+	a.duration = units.Duration{Min: time.Second, Max: time.Hour}
+	f.Var(&a.duration, "duration", "fixed length of each phase instead of --rounds, e.g. 10s")
+	a.rate = units.Rate{Min: 1e5, Max: 1e12}
+	f.Var(&a.rate, "rate", "the path's bottleneck rate if known: sizes the model and the plans (default: what the streams measured)")
+	f.StringVarP(&a.out, "output", "o", "", "write test.json, client-plan.json and server-plan.json into this directory")
+	f.BoolVar(&a.json, "json", false, "print the result as JSON (schema longhaul.test/v1)")
+	f.BoolVar(&a.compare, "compare", false, "compare two results: test --compare BEFORE.json AFTER.json")
+	f.StringVar(&a.netns, "netns", "", "run inside this network namespace (ip netns)")
+	return c
+}
+
+// hostPort adds the default port to HOST.
+func hostPort(s string) (string, error) {
+	if s == "" || strings.HasPrefix(s, "-") {
+		return "", usagef("test needs HOST[:PORT] of a host running longhaul serve")
+	}
+	if _, _, err := net.SplitHostPort(s); err == nil {
+		return s, nil
+	}
+	h := strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	if strings.ContainsAny(h, "[]/ ") {
+		return "", usagef("test: %q is not HOST or HOST:PORT (write IPv6 as [2001:db8::1]:9978)", s)
+	}
+	return net.JoinHostPort(h, strconv.Itoa(twohost.DefaultPort)), nil
+}
+
+func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOptions, error) {
+	var o twohost.ClientOptions
+	if len(args) != 1 {
+		return o, usagef("test needs one HOST[:PORT] (see longhaul test --help)")
+	}
+	var err error
+	if o.Addr, err = hostPort(args[0]); err != nil {
+		return o, err
+	}
+	if a.auth == "" {
+		return o, usagef("test needs --auth TOKEN-FILE: the server's pre-shared token")
+	}
+	if o.Token, err = twohost.LoadToken(a.auth); err != nil {
+		return o, usageError{err}
+	}
+	if a.tlsPin != "" {
+		var cfg *tls.Config
+		if cfg, err = twohost.ClientTLS(a.tlsPin); err != nil {
+			return o, usageError{err}
+		}
+		o.TLS = cfg
+	}
+	switch {
+	case a.rounds < 1 || a.rounds > 100000:
+		return o, usagef("--rounds must be 1..100000, got %d", a.rounds)
+	case a.streams < 0 || a.streams > twohost.MaxStreams:
+		return o, usagef("--streams must be 0..%d, got %d", twohost.MaxStreams, a.streams)
+	}
+	o.Download, o.Upload = a.download || !a.upload, a.upload || !a.download
+	o.Streams, o.Rounds, o.Duration, o.Netns = a.streams, a.rounds, a.duration.D, a.netns
+	o.Progress = stderr
+	return o, nil
+}
+
+func runTest(ctx context.Context, a testArgs, args []string, stdout, stderr io.Writer) error {
+	o, err := a.options(args, stderr)
+	if err != nil {
+		return err
+	}
+	raw, err := twohost.Run(ctx, o)
+	if errors.Is(err, twohost.ErrInput) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	doc, err := twohost.Judge(raw, twohost.JudgeOptions{RateBps: a.rate.Bps})
+	if err != nil {
+		return fmt.Errorf("test: %w", err)
+	}
+	if a.out != "" {
+		if err := writeTestFiles(a.out, doc); err != nil {
+			return err
+		}
+	}
+	if a.json {
+		return writeJSON(stdout, doc)
+	}
+	twohost.WriteText(stdout, doc)
+	if a.out != "" {
+		fmt.Fprintf(stdout, "\nwrote %s: test.json, client-plan.json (longhaul apply on this host), server-plan.json (on the server)\n", a.out)
+	}
+	return nil
+}
+
+func writeTestFiles(dir string, doc *twohost.Doc) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("test: -o: %w", err)
+	}
+	files := map[string]any{"test.json": doc}
+	if doc.Plans != nil {
+		files["client-plan.json"], files["server-plan.json"] = doc.Plans.Client, doc.Plans.Server
+	}
+	for name, v := range files {
+		var b bytes.Buffer
+		if err := writeJSON(&b, v); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("test: -o: %w", err)
+		}
+	}
+	return nil
+}
+
+func runCompare(args []string, asJSON bool, stdout io.Writer) error {
+	if len(args) != 2 {
+		return usagef("test --compare needs two results: BEFORE.json AFTER.json")
+	}
+	var docs [2]*twohost.Doc
+	for i, p := range args {
+		f, err := os.Open(p)
+		if err != nil {
+			return usagef("test --compare: %v", err)
+		}
+		docs[i], err = twohost.ReadDoc(f)
+		f.Close()
+		if err != nil {
+			return usagef("test --compare: %s: %v", p, err)
+		}
+	}
+	rows, err := twohost.Compare(docs[0], docs[1])
+	if err != nil {
+		return usageError{err}
+	}
+	if asJSON {
+		return writeJSON(stdout, map[string]any{"schema": "longhaul.test-compare/v1", "directions": rows})
+	}
+	twohost.WriteCompare(stdout, rows)
+	return nil
+}

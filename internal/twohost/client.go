@@ -1,0 +1,433 @@
+//go:build linux
+
+package twohost
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/lab"
+	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/snapshot"
+)
+
+// Client defaults.
+const (
+	DefaultRounds   = 60
+	DefaultStreams  = 8
+	MinPhase        = 2 * time.Second
+	rttProbes       = 10
+	helloTimeout    = 10 * time.Second
+	clientIdle      = 30 * time.Second
+	phaseOverheadS  = 1.5 // seconds a phase takes beyond its transfer
+	loadedPingEvery = 200 * time.Millisecond
+)
+
+// ErrInput marks a test that cannot run as asked (a path too long for
+// the server's caps): the command line exits 2.
+var ErrInput = errors.New("test")
+
+// ClientOptions is what a test does.
+type ClientOptions struct {
+	Addr  string // host:port
+	Token []byte
+	TLS   *tls.Config // nil: plain TCP
+	Netns string      // run in this network namespace ("" the process's)
+	// Download and Upload select the single-stream phases; Streams > 1
+	// adds a download on that many streams (the capacity phase).
+	Download, Upload bool
+	Streams          int
+	// Rounds sets a phase's length in round trips (at least MinPhase);
+	// Duration, if set, overrides it.
+	Rounds      int
+	Duration    time.Duration
+	RateBps     float64 // ask the server to pace at this rate; 0 none
+	DialTimeout time.Duration
+	SampleEvery time.Duration
+	Progress    io.Writer // one line per step; nil none
+	// Snapshot gathers this host's state; nil uses snapshot.Gather.
+	Snapshot func() (*snapshot.Snapshot, error)
+}
+
+// Raw is what a test measured, before judging.
+type Raw struct {
+	Server      string
+	Started     time.Time
+	Client      *snapshot.Snapshot
+	ServerSnap  *snapshot.Snapshot
+	Caps        Caps
+	IdleRTTs    []time.Duration
+	PhaseLength time.Duration
+	Phases      []PhaseRaw
+}
+
+// PhaseRaw is one phase's measurement from both ends.
+type PhaseRaw struct {
+	Grant       Grant
+	Client      []lab.SockSample // this host's data sockets
+	Server      []lab.SockSample // streamed by the server
+	LoadedRTTs  []time.Duration  // pings over the control connection during the phase
+	ClientBytes int64
+	Done        PhaseDone
+}
+
+// Run runs a test against a server.
+func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
+	if o.DialTimeout == 0 {
+		o.DialTimeout = 10 * time.Second
+	}
+	if o.SampleEvery == 0 {
+		o.SampleEvery = 100 * time.Millisecond
+	}
+	if o.Snapshot == nil {
+		ns := o.Netns
+		o.Snapshot = func() (*snapshot.Snapshot, error) { return snapshot.Gather(snapshot.Options{Netns: ns}) }
+	}
+	mine, err := o.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("test: this host's settings: %w", err)
+	}
+	cc, err := dialControl(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer cc.close()
+	cc.wchunk = writeChunk(mine)
+	raw := &Raw{Server: o.Addr, Started: time.Now().UTC(), Client: mine, ServerSnap: cc.acc.Snapshot, Caps: cc.acc.Caps}
+	o.progress("connected to %s: session %s, the server allows %gs and %d bytes per test", o.Addr, cc.acc.Session[:8], cc.acc.Caps.MaxDurationS, cc.acc.Caps.MaxBytes)
+	if raw.IdleRTTs, err = cc.pings(ctx, rttProbes, 50*time.Millisecond); err != nil {
+		return nil, err
+	}
+	plan, d, err := o.phases(minDur(raw.IdleRTTs), cc.acc.Caps, time.Since(cc.began))
+	if err != nil {
+		return nil, err
+	}
+	raw.PhaseLength = d
+	for _, p := range plan {
+		o.progress("%s: %d stream(s) for %s", p.Name, p.Streams, d.Round(100*time.Millisecond))
+		pr, err := cc.phase(ctx, o, p)
+		if err != nil {
+			return nil, fmt.Errorf("test: %s phase: %w", p.Name, err)
+		}
+		raw.Phases = append(raw.Phases, pr)
+	}
+	_ = cc.send(TypeBye, nil)
+	return raw, nil
+}
+
+func (o ClientOptions) progress(format string, a ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "longhaul: "+format+"\n", a...)
+	}
+}
+
+func minDur(ds []time.Duration) time.Duration {
+	m := time.Duration(0)
+	for i, d := range ds {
+		if i == 0 || d < m {
+			m = d
+		}
+	}
+	return m
+}
+
+// phases are the phases to run and their length: rounds x RTT (at least
+// MinPhase), or the fixed duration; all must fit the server's caps.
+func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) ([]PhaseReq, time.Duration, error) {
+	d := o.Duration
+	how := fmt.Sprintf("--duration %s", d)
+	if d == 0 {
+		d = max(time.Duration(o.Rounds)*rtt, MinPhase)
+		how = fmt.Sprintf("%d round trips of %s", o.Rounds, rtt.Round(100*time.Microsecond))
+	}
+	var out []PhaseReq
+	add := func(name string, streams int) {
+		out = append(out, PhaseReq{Name: name, Streams: streams, DurationS: d.Seconds(), RateBps: o.RateBps})
+	}
+	if o.Download {
+		add(PhaseDownload, 1)
+	}
+	if o.Upload {
+		add(PhaseUpload, 1)
+	}
+	if o.Streams > 1 {
+		add(PhaseCapacity, o.Streams)
+	}
+	if len(out) == 0 {
+		return nil, 0, fmt.Errorf("%w: nothing to run: give --download, --upload or --streams N", ErrInput)
+	}
+	need := float64(len(out)) * (d.Seconds() + phaseOverheadS)
+	left := caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
+	if need > left {
+		fit := int((left/float64(len(out)) - phaseOverheadS) / max(rtt.Seconds(), 1e-6))
+		hint := fmt.Sprintf("use --rounds %d or fewer phases, or ask its operator to raise --max-duration", fit)
+		if time.Duration(fit)*rtt < MinPhase {
+			hint = "run fewer phases (--download, --upload, --streams 0), or ask its operator to raise --max-duration"
+		}
+		return nil, 0, fmt.Errorf("%w: the path is too long for the server's caps: %d phase(s) of %s (%s) need %.0fs, the server allows %.0fs per test (its --max-duration); %s",
+			ErrInput, len(out), d.Round(100*time.Millisecond), how, need, caps.MaxDurationS, hint)
+	}
+	if o.Streams > caps.MaxStreams {
+		o.progress("the server allows %d streams, not %d", caps.MaxStreams, o.Streams)
+	}
+	return out, d, nil
+}
+
+// dialIn connects from namespace ns: a socket stays in the namespace it
+// was created in.
+func dialIn(ctx context.Context, ns, addr string, timeout time.Duration) (net.Conn, error) {
+	var c net.Conn
+	dial := func() error {
+		var err error
+		d := net.Dialer{Timeout: timeout}
+		c, err = d.DialContext(ctx, "tcp", addr)
+		return err
+	}
+	var err error
+	if ns == "" {
+		err = dial()
+	} else {
+		err = netns.Do(ns, dial)
+	}
+	return c, err
+}
+
+// clientHandshake reads hello, authenticates and checks the server's
+// proof.
+func clientHandshake(ctx context.Context, o ClientOptions, a Auth) (net.Conn, error) {
+	raw, err := dialIn(ctx, o.Netns, o.Addr, o.DialTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("test: cannot reach %s: %w: is longhaul serve running there, and is the port (default %d) open?", o.Addr, unwrapOp(err), DefaultPort)
+	}
+	c := raw
+	_ = c.SetDeadline(time.Now().Add(helloTimeout))
+	if o.TLS != nil {
+		tc := tls.Client(raw, o.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, fmt.Errorf("test: tls with %s: %w", o.Addr, err)
+		}
+		c = tc
+	}
+	h, err := readHello(c, o.Addr)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	a.ClientNonce = newNonce()
+	a.MAC = clientMAC(o.Token, h.Nonce, a)
+	if err := WriteMsg(c, TypeAuth, a); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("test: %s: %w", o.Addr, err)
+	}
+	f, err := ReadFrame(c, MaxServerFrame)
+	var w Welcome
+	if err == nil {
+		if re := AsError(f); re != nil {
+			err = re
+		} else {
+			err = Decode(f, TypeWelcome, &w)
+		}
+	}
+	if err == nil && !checkMAC(w.MAC, serverMAC(o.Token, h.Nonce, a.ClientNonce)) {
+		err = errors.New("the server does not hold the token (its proof is wrong)")
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("test: %s: authentication: %w", o.Addr, err)
+	}
+	_ = c.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// readHello reads the server's first frame and names what is wrong when
+// the peer is not a longhaul server of this protocol version.
+func readHello(c net.Conn, addr string) (Hello, error) {
+	var h Hello
+	f, err := ReadFrame(c, MaxPreAuthFrame)
+	switch {
+	case errors.Is(err, ErrVersion):
+		return h, fmt.Errorf("test: %s speaks longhaul test protocol version %d, this longhaul speaks %d: run the same longhaul release on both hosts", addr, f.V, ProtoVersion)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return h, fmt.Errorf("test: %s sent no longhaul hello within %s: is it longhaul serve? (default port %d)", addr, helloTimeout, DefaultPort)
+	case err != nil && !errors.Is(err, ErrFrame):
+		return h, fmt.Errorf("test: %s closed the connection before its hello (%v): is it longhaul serve, and does its --allow include this host?", addr, err)
+	case err == nil:
+		err = Decode(f, TypeHello, &h)
+	}
+	if err != nil {
+		return h, fmt.Errorf("test: %s is not a longhaul server (%v): check the port (default %d)", addr, err, DefaultPort)
+	}
+	return h, nil
+}
+
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}
+
+// ctrl is the client's control connection.
+type ctrl struct {
+	c      net.Conn
+	acc    Accepted
+	began  time.Time
+	wmu    sync.Mutex
+	wchunk int // bytes per write of an upload
+
+	frames chan Frame // everything but pongs and samples
+	rerr   chan error
+
+	mu      sync.Mutex
+	pingAt  map[int]time.Time
+	pongs   []time.Duration
+	samples []lab.SockSample
+	seq     int
+}
+
+func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
+	c, err := clientHandshake(ctx, o, Auth{Purpose: PurposeControl})
+	if err != nil {
+		return nil, err
+	}
+	cc := &ctrl{c: c, began: time.Now(), frames: make(chan Frame, 16), rerr: make(chan error, 1), pingAt: map[int]time.Time{}}
+	if err := cc.send(TypeStart, Start{Software: Software}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	_ = c.SetReadDeadline(time.Now().Add(clientIdle))
+	f, err := ReadFrame(c, MaxServerFrame)
+	if err == nil {
+		if re := AsError(f); re != nil {
+			err = re
+		} else {
+			err = Decode(f, TypeAccepted, &cc.acc)
+		}
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("test: %s: %w", o.Addr, err)
+	}
+	go cc.read()
+	return cc, nil
+}
+
+func (cc *ctrl) close() { cc.c.Close() }
+
+func (cc *ctrl) send(typ string, body any) error {
+	cc.wmu.Lock()
+	defer cc.wmu.Unlock()
+	_ = cc.c.SetWriteDeadline(time.Now().Add(clientIdle))
+	return WriteMsg(cc.c, typ, body)
+}
+
+// read dispatches the server's frames until the connection ends.
+func (cc *ctrl) read() {
+	for {
+		_ = cc.c.SetReadDeadline(time.Now().Add(2 * clientIdle))
+		f, err := ReadFrame(cc.c, MaxServerFrame)
+		now := time.Now()
+		if err != nil {
+			cc.rerr <- err
+			return
+		}
+		switch f.Type {
+		case TypePong:
+			var p Ping
+			if Decode(f, TypePong, &p) == nil {
+				cc.mu.Lock()
+				if t, ok := cc.pingAt[p.Seq]; ok {
+					cc.pongs = append(cc.pongs, now.Sub(t))
+					delete(cc.pingAt, p.Seq)
+				}
+				cc.mu.Unlock()
+			}
+		case TypeSamples:
+			var s Samples
+			if err := Decode(f, TypeSamples, &s); err != nil {
+				cc.rerr <- err
+				return
+			}
+			cc.mu.Lock()
+			cc.samples = append(cc.samples, s.Samples...)
+			cc.mu.Unlock()
+		default:
+			cc.frames <- f
+		}
+	}
+}
+
+func (cc *ctrl) ping() error {
+	cc.mu.Lock()
+	cc.seq++
+	cc.pingAt[cc.seq] = time.Now()
+	seq := cc.seq
+	cc.mu.Unlock()
+	return cc.send(TypePing, Ping{Seq: seq})
+}
+
+// takePongs returns the RTTs measured since the last call.
+func (cc *ctrl) takePongs() []time.Duration {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	out := cc.pongs
+	cc.pongs = nil
+	return out
+}
+
+// pings measures n RTTs one at a time, gap apart.
+func (cc *ctrl) pings(ctx context.Context, n int, gap time.Duration) ([]time.Duration, error) {
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		if err := cc.ping(); err != nil {
+			return nil, fmt.Errorf("test: rtt: %w", err)
+		}
+		deadline := time.Now().Add(clientIdle)
+		for len(cc.peekPongs()) <= i && time.Now().Before(deadline) {
+			select {
+			case err := <-cc.rerr:
+				return nil, fmt.Errorf("test: rtt: %w", err)
+			case <-time.After(time.Millisecond):
+			}
+		}
+		time.Sleep(gap)
+	}
+	out := cc.takePongs()
+	if len(out) == 0 {
+		return nil, errors.New("test: rtt: no answer to any ping")
+	}
+	return out, ctx.Err()
+}
+
+func (cc *ctrl) peekPongs() []time.Duration {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.pongs
+}
+
+// await returns the next frame of type typ (an error frame as an error).
+func (cc *ctrl) await(typ string, timeout time.Duration) (Frame, error) {
+	select {
+	case f := <-cc.frames:
+		if re := AsError(f); re != nil {
+			return f, re
+		}
+		if f.Type != typ {
+			return f, fmt.Errorf("%w: got %.32q, want %q", ErrFrame, f.Type, typ)
+		}
+		return f, nil
+	case err := <-cc.rerr:
+		cc.rerr <- err
+		return Frame{}, fmt.Errorf("control connection: %w", err)
+	case <-time.After(timeout):
+		return Frame{}, fmt.Errorf("no %s from the server within %s", typ, timeout)
+	}
+}

@@ -1,0 +1,149 @@
+//go:build linux
+
+package twohost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/lab"
+)
+
+// phase asks for one phase, runs its streams and collects both ends'
+// samples.
+func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRaw, error) {
+	var pr PhaseRaw
+	var socks sockets
+	smp := lab.NewSourceSampler(socks.read, o.SampleEvery)
+	if err := cc.send(TypePhase, r); err != nil {
+		return pr, err
+	}
+	f, err := cc.await(TypeGrant, clientIdle)
+	if err == nil {
+		err = Decode(f, TypeGrant, &pr.Grant)
+	}
+	if err != nil {
+		return pr, err
+	}
+	cc.mu.Lock()
+	cc.samples = nil
+	cc.mu.Unlock()
+	cc.takePongs()
+	smp.Start(time.Now())
+	var moved atomic.Int64
+	errs := make(chan error, pr.Grant.Streams)
+	stop := make(chan struct{})
+	go cc.loadedPings(stop)
+	for i := 0; i < pr.Grant.Streams; i++ {
+		go func() {
+			errs <- cc.stream(ctx, o, pr.Grant, i, &moved, socks.add)
+		}()
+	}
+	var streamErr error
+	for i := 0; i < pr.Grant.Streams; i++ {
+		if err := <-errs; err != nil && streamErr == nil {
+			streamErr = err
+		}
+	}
+	d := time.Duration(pr.Grant.DurationS * float64(time.Second))
+	f, err = cc.await(TypePhaseDone, d+clientIdle)
+	close(stop)
+	pr.Client = smp.Stop()
+	if err == nil {
+		err = Decode(f, TypePhaseDone, &pr.Done)
+	}
+	if err == nil {
+		err = streamErr
+	}
+	cc.mu.Lock()
+	pr.Server, cc.samples = cc.samples, nil
+	cc.mu.Unlock()
+	pr.LoadedRTTs, pr.ClientBytes = cc.takePongs(), moved.Load()
+	return pr, err
+}
+
+// loadedPings pings the server while a phase runs: the pong comes back
+// through the download direction's queue.
+func (cc *ctrl) loadedPings(stop chan struct{}) {
+	t := time.NewTicker(loadedPingEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if cc.ping() != nil {
+				return
+			}
+		}
+	}
+}
+
+// stream opens one data connection of a phase and moves its data.
+func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g Grant, i int, moved *atomic.Int64, sample func(net.Conn)) error {
+	c, err := clientHandshake(ctx, o, Auth{Purpose: PurposeData, Session: cc.acc.Session, Phase: g.Phase, Stream: i})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sample(c)
+	_ = c.SetReadDeadline(time.Now().Add(clientIdle))
+	f, err := ReadFrame(c, MaxServerFrame)
+	if err == nil {
+		if re := AsError(f); re != nil {
+			return re
+		}
+		if f.Type != TypeGo {
+			return fmt.Errorf("%w: got %.32q, want go", ErrFrame, f.Type)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if g.Name == PhaseUpload {
+		return upload(c, time.Duration(g.DurationS*float64(time.Second)), cc.wchunk, moved)
+	}
+	return download(c, moved)
+}
+
+// download reads until the server closes.
+func download(c net.Conn, moved *atomic.Int64) error {
+	buf := make([]byte, chunk)
+	var dl deadline
+	for {
+		dl.refresh(c.SetReadDeadline, clientIdle, time.Time{})
+		n, err := c.Read(buf)
+		moved.Add(int64(n))
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// upload writes for d, then half-closes and waits for the server to
+// close. A server that stops reading early (its byte cap) ends it too.
+func upload(c net.Conn, d time.Duration, wchunk int, moved *atomic.Int64) error {
+	buf := make([]byte, wchunk)
+	until := time.Now().Add(d)
+	var dl deadline
+	for time.Now().Before(until) {
+		dl.refresh(c.SetWriteDeadline, clientIdle, time.Time{})
+		n, err := c.Write(buf)
+		moved.Add(int64(n))
+		if err != nil {
+			return nil // the server ended the stream (duration or bytes cap)
+		}
+	}
+	closeWrite(c)
+	_ = c.SetReadDeadline(time.Now().Add(clientIdle))
+	_, _ = io.Copy(io.Discard, c)
+	return nil
+}

@@ -1,0 +1,356 @@
+//go:build linux
+
+package twohost
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/lab"
+	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/scenario"
+	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// Schema names the document test writes.
+const Schema = "longhaul.test/v1"
+
+// Host names in a document.
+const (
+	HostClient = "client"
+	HostServer = "server"
+	HostPath   = "path"
+	HostTest   = "test"
+)
+
+// Doc is a test's result: schema longhaul.test/v1.
+type Doc struct {
+	Schema       string    `json:"schema"`
+	Started      time.Time `json:"started"`
+	Server       string    `json:"server"`
+	Caps         Caps      `json:"server_caps"`
+	PhaseLengthS float64   `json:"phase_length_s"`
+	RTT          RTT       `json:"rtt"`
+	// PathRateBps is the path's rate the model and the plans use, and
+	// PathRateBasis where it comes from; 0 when unknown.
+	PathRateBps   float64     `json:"path_rate_bps"`
+	PathRateBasis string      `json:"path_rate_basis"`
+	Capacity      *Capacity   `json:"capacity,omitempty"`
+	Directions    []Direction `json:"directions"`
+	Phases        []Phase     `json:"phases"`
+	Hosts         Hosts       `json:"hosts"`
+	Plans         *Plans      `json:"plans,omitempty"`
+	Notes         []string    `json:"notes,omitempty"`
+}
+
+// RTT is the path's round trip: the least seen, and under load.
+type RTT struct {
+	MinS float64 `json:"min_s"`
+	// IdleS are the ping RTTs over the control connection before any
+	// load; LoadedS the median ping RTT while the download phases ran.
+	IdleS   []float64 `json:"idle_s"`
+	LoadedS float64   `json:"loaded_s,omitempty"`
+}
+
+// Capacity is what N parallel streams carried.
+type Capacity struct {
+	Bps     float64 `json:"bps"`
+	Streams int     `json:"streams"`
+	// AtLeast: most streams were limited by a host's buffer, so the path
+	// may carry more.
+	AtLeast  bool     `json:"at_least"`
+	Verdicts []string `json:"verdicts"`
+}
+
+// Direction is the result for one direction of data.
+type Direction struct {
+	Name          string  `json:"name"` // download or upload
+	Sender        string  `json:"sender"`
+	Receiver      string  `json:"receiver"`
+	ThroughputBps float64 `json:"throughput_bps"`
+	// RTTS is the sender's smoothed RTT at the end of the phase.
+	RTTS  float64    `json:"rtt_s"`
+	Flow  flows.Flow `json:"flow"`
+	Limit Limit      `json:"limit"`
+	Model Model      `json:"model"`
+	// Headline is the one-line answer.
+	Headline string `json:"headline"`
+}
+
+// Limit names what limited a direction: a host and its setting, the
+// path, or the test itself.
+type Limit struct {
+	Host    string `json:"host"` // client, server, path, test, unknown
+	Setting string `json:"setting,omitempty"`
+	Value   string `json:"value,omitempty"`
+	Text    string `json:"text"`
+}
+
+// Model is the path model's prediction from the two hosts' settings.
+type Model struct {
+	ExpectedBps float64 `json:"expected_bps"`
+	LimitedBy   string  `json:"limited_by"` // path, receiver, sender
+	// ReceiverWindowBytes and SenderInFlightBytes are the most each end's
+	// buffer allows.
+	ReceiverWindowBytes float64 `json:"receiver_window_bytes"`
+	SenderInFlightBytes float64 `json:"sender_inflight_bytes"`
+	ReceiverCeilingBps  float64 `json:"receiver_ceiling_bps"`
+	SenderCeilingBps    float64 `json:"sender_ceiling_bps"`
+	// AfterPlansBps is the prediction with both plans applied.
+	AfterPlansBps    float64 `json:"after_plans_bps,omitempty"`
+	AfterPlansLimit  string  `json:"after_plans_limited_by,omitempty"`
+	MeasuredVsModel  float64 `json:"measured_over_model"`
+	Note             string  `json:"note"`
+	ReceiverSettings string  `json:"receiver_settings"`
+	SenderSettings   string  `json:"sender_settings"`
+}
+
+// Phase is one phase's record, with both ends' tcp_info samples.
+type Phase struct {
+	Name          string           `json:"name"`
+	Streams       int              `json:"streams"`
+	DurationS     float64          `json:"duration_s"`
+	RateBps       float64          `json:"rate_bps,omitempty"`
+	ServerBytes   int64            `json:"server_bytes"`
+	ClientBytes   int64            `json:"client_bytes"`
+	Seconds       float64          `json:"seconds"`
+	EndReason     string           `json:"end_reason"`
+	ThroughputBps float64          `json:"throughput_bps"`
+	LoadedRTTS    []float64        `json:"loaded_rtt_s"`
+	Samples       []results.Sample `json:"samples"`
+}
+
+// Hosts are both ends' snapshots.
+type Hosts struct {
+	Client *snapshot.Snapshot `json:"client"`
+	Server *snapshot.Snapshot `json:"server"`
+}
+
+// Plans are the plan for each host.
+type Plans struct {
+	Client plan.Plan `json:"client"`
+	Server plan.Plan `json:"server"`
+}
+
+// JudgeOptions tune Judge.
+type JudgeOptions struct {
+	// RateBps is the path's rate if the user knows it (--rate).
+	RateBps float64
+}
+
+// unknownRate stands in for the path rate in the model when it is not
+// known: only the hosts' buffers then limit the prediction.
+const unknownRate = 100e9
+
+// Judge turns a test's measurements into the document. It is pure.
+func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
+	d := &Doc{Schema: Schema, Started: raw.Started, Server: raw.Server, Caps: raw.Caps, PhaseLengthS: raw.PhaseLength.Seconds(),
+		Hosts: Hosts{Client: raw.Client, Server: raw.ServerSnap}, Directions: []Direction{}, Phases: []Phase{}}
+	d.RTT = rttOf(raw)
+	for _, p := range raw.Phases {
+		d.Phases = append(d.Phases, phaseRecord(p))
+	}
+	judged := map[string][]flows.Flow{}
+	for _, p := range raw.Phases {
+		judged[p.Grant.Name] = judgePhase(p)
+	}
+	for _, p := range raw.Phases {
+		if fl := judged[PhaseCapacity]; p.Grant.Name == PhaseCapacity && len(fl) > 0 {
+			d.Capacity = capacityOf(fl, senderSamples(p))
+		}
+	}
+	d.PathRateBps, d.PathRateBasis = pathRate(opt, d.Capacity, judged)
+	rtt := time.Duration(d.RTT.MinS * float64(time.Second))
+	for _, name := range []string{PhaseDownload, PhaseUpload} {
+		fl := judged[name]
+		if len(fl) == 0 {
+			continue
+		}
+		dir, err := d.direction(name, fl[0], rtt)
+		if err != nil {
+			return nil, err
+		}
+		d.Directions = append(d.Directions, dir)
+	}
+	if err := d.makePlans(rtt, judged); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func rttOf(raw *Raw) RTT {
+	r := RTT{IdleS: []float64{}}
+	lo := minDur(raw.IdleRTTs)
+	for _, x := range raw.IdleRTTs {
+		r.IdleS = append(r.IdleS, x.Seconds())
+	}
+	var loaded []time.Duration
+	for _, p := range raw.Phases {
+		if p.Grant.Name != PhaseUpload {
+			loaded = append(loaded, p.LoadedRTTs...)
+		}
+		for _, s := range append(slices.Clone(p.Server), p.Client...) {
+			if m := s.Sock.MinRTT; m > 0 && (lo == 0 || m < lo) {
+				lo = m
+			}
+		}
+	}
+	r.MinS = lo.Seconds()
+	if len(loaded) > 0 {
+		slices.Sort(loaded)
+		r.LoadedS = loaded[len(loaded)/2].Seconds()
+	}
+	return r
+}
+
+// senderSamples are the samples of the end that sends in a phase.
+func senderSamples(p PhaseRaw) []lab.SockSample {
+	if p.Grant.Name == PhaseUpload {
+		return p.Client
+	}
+	return p.Server
+}
+
+func phaseRecord(p PhaseRaw) Phase {
+	ph := Phase{Name: p.Grant.Name, Streams: p.Grant.Streams, DurationS: p.Grant.DurationS, RateBps: p.Grant.RateBps,
+		ServerBytes: p.Done.Bytes, ClientBytes: p.ClientBytes, Seconds: p.Done.Seconds, EndReason: p.Done.Reason,
+		LoadedRTTS: []float64{}, Samples: []results.Sample{}}
+	for _, x := range p.LoadedRTTs {
+		ph.LoadedRTTS = append(ph.LoadedRTTS, x.Seconds())
+	}
+	for _, s := range p.Client {
+		ph.Samples = append(ph.Samples, lab.ResultSample(s.T, HostClient, s.Sock))
+	}
+	for _, s := range p.Server {
+		ph.Samples = append(ph.Samples, lab.ResultSample(s.T, HostServer, s.Sock))
+	}
+	ph.ThroughputBps = aggregateRate(senderSamples(p))
+	return ph
+}
+
+// judgePhase judges each of the sender's sockets over the second half
+// of its active time (slow start is over by then): flows.Judge between
+// the sample at the middle and the last one that moved data.
+func judgePhase(p PhaseRaw) []flows.Flow {
+	by := map[string][]lab.SockSample{}
+	var keys []string
+	for _, s := range senderSamples(p) {
+		k := s.Sock.Key()
+		if _, ok := by[k]; !ok {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], s)
+	}
+	var out []flows.Flow
+	for _, k := range keys {
+		ss := by[k]
+		slices.SortStableFunc(ss, func(a, b lab.SockSample) int { return cmp.Compare(a.T, b.T) })
+		end := len(ss) - 1
+		for end > 0 && ss[end].Sock.BytesAcked == ss[end-1].Sock.BytesAcked {
+			end--
+		}
+		if end < 2 {
+			continue
+		}
+		mid := ss[0].T + (ss[end].T-ss[0].T)/2
+		i := 0
+		for i < end-1 && ss[i].T < mid {
+			i++
+		}
+		dt := time.Duration((ss[end].T - ss[i].T) * float64(time.Second))
+		out = append(out, flows.Judge(ss[i].Sock, ss[end].Sock, dt, flows.Options{}))
+	}
+	return out
+}
+
+func capacityOf(fl []flows.Flow, samples []lab.SockSample) *Capacity {
+	c := &Capacity{Streams: len(fl), Verdicts: []string{}, Bps: aggregateRate(samples)}
+	bound := 0
+	for _, f := range fl {
+		c.Verdicts = append(c.Verdicts, f.Verdict.Verdict)
+		if f.Verdict.Verdict == diagnose.RwndLimited || f.Verdict.Verdict == diagnose.SndbufLimited {
+			bound++
+		}
+	}
+	c.AtLeast = 2*bound > len(fl)
+	return c
+}
+
+// pathRate picks the path's rate for the model and the plans.
+func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow) (float64, string) {
+	if opt.RateBps > 0 {
+		return scenario.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)"
+	}
+	best, basis := 0.0, ""
+	for _, name := range []string{PhaseDownload, PhaseUpload} {
+		for _, f := range judged[name] {
+			if f.Verdict.Verdict == diagnose.Bottleneck && f.ThroughputBps > best {
+				best, basis = f.ThroughputBps, "the "+name+" filled the path on one stream"
+			}
+		}
+	}
+	if c != nil && c.Bps > best {
+		best, basis = c.Bps, fmt.Sprintf("measured with %d streams", c.Streams)
+		if c.AtLeast {
+			basis += " (at least: most streams were limited by a buffer)"
+		}
+	}
+	if c != nil {
+		// The path carried at least what any one stream carried.
+		for _, name := range []string{PhaseDownload, PhaseUpload} {
+			for _, f := range judged[name] {
+				if f.ThroughputBps > best {
+					best, basis = f.ThroughputBps, "the "+name+" on one stream carried more than the streams together"
+				}
+			}
+		}
+	}
+	if best > 0 {
+		return best, basis
+	}
+	return 0, "unknown: no phase filled the path; run with --streams N or give --rate"
+}
+
+// aggregateRate is the rate all sockets together delivered (acknowledged
+// or SACKed) over the second half of their common active time. One
+// sock_diag dump gives every socket the same T, so the sum is taken per
+// dump: summing each socket's own rate over its own half would mix
+// windows and overstate the total.
+func aggregateRate(samples []lab.SockSample) float64 {
+	last := map[string]int64{}
+	var ts []float64
+	total := map[float64]int64{}
+	sorted := slices.Clone(samples)
+	slices.SortStableFunc(sorted, func(a, b lab.SockSample) int { return cmp.Compare(a.T, b.T) })
+	for i, s := range sorted {
+		last[s.Sock.Key()] = s.Sock.BytesAcked + s.Sock.SackedBytes
+		if i+1 < len(sorted) && sorted[i+1].T == s.T {
+			continue
+		}
+		var sum int64
+		for _, v := range last {
+			sum += v
+		}
+		ts = append(ts, s.T)
+		total[s.T] = sum
+	}
+	end := len(ts) - 1
+	for end > 0 && total[ts[end]] == total[ts[end-1]] {
+		end--
+	}
+	if end < 2 {
+		return 0
+	}
+	mid := ts[0] + (ts[end]-ts[0])/2
+	i := 0
+	for i < end-1 && ts[i] < mid {
+		i++
+	}
+	return float64(total[ts[end]]-total[ts[i]]) * 8 / (ts[end] - ts[i])
+}

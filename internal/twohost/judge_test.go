@@ -1,0 +1,226 @@
+//go:build linux
+
+package twohost
+
+import (
+	"bytes"
+	"flag"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/lab"
+	"github.com/longhaul/longhaul/internal/snapshot"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// host is a snapshot with the given buffers on a 6.x kernel.
+func host(rmem, wmem string) *snapshot.Snapshot {
+	s := &snapshot.Snapshot{Source: "test", Sysctls: map[string]string{
+		"net.ipv4.tcp_rmem": rmem, "net.ipv4.tcp_wmem": wmem, "net.core.rmem_max": "212992", "net.core.wmem_max": "212992",
+		"net.ipv4.tcp_slow_start_after_idle": "0", "net.ipv4.tcp_no_metrics_save": "1", "net.ipv4.tcp_mem": "94000 125000 190000",
+		"net.ipv4.tcp_window_scaling": "1", "net.ipv4.tcp_congestion_control": "cubic"}, PageSize: 4096}
+	s.Kernel.Release, s.Kernel.Major, s.Kernel.Minor = "6.8.0", 6, 8
+	return s
+}
+
+// stream is a sender's samples: rate bits/s for secs seconds at rtt,
+// flight bytes in flight, with the given shares of each 100 ms spent
+// rwnd- and sndbuf-limited; lossEvery > 0 retransmits a segment that
+// often (in samples) while in recovery.
+type stream struct {
+	port                uint16
+	rate                float64
+	rtt                 time.Duration
+	flight              int64
+	rwndShare, sndShare float64
+	ssthresh            int64
+	lossEvery           int
+}
+
+func (st stream) samples(secs float64) []lab.SockSample {
+	k := flows.Sock{Local: netip.MustParseAddrPort("198.18.0.2:9978"), Remote: netip.AddrPortFrom(netip.MustParseAddr("198.18.0.1"), st.port),
+		State: "ESTABLISHED", MSS: 1448, Cwnd: 2 * st.flight, Ssthresh: st.ssthresh, SndWnd: 8 << 20, WindowScale: true,
+		RTT: st.rtt, MinRTT: st.rtt}
+	var out []lab.SockSample
+	dt := 100 * time.Millisecond
+	for i := 0; float64(i)*dt.Seconds() <= secs; i++ {
+		k.Inflight = st.flight
+		if i > 0 {
+			k.BytesAcked += int64(st.rate * dt.Seconds() / 8)
+			k.Busy += dt
+			k.RwndLimited += time.Duration(st.rwndShare * float64(dt))
+			k.SndbufLimited += time.Duration(st.sndShare * float64(dt))
+			k.DataSegsOut += int64(st.rate*dt.Seconds()/8) / 1448
+			k.CAState = 0
+			if st.lossEvery > 0 && i%st.lossEvery == 0 {
+				k.Retrans += 10
+				k.BytesRetrans += 14480
+				k.CAState = 3
+			}
+		}
+		out = append(out, lab.SockSample{T: float64(i) * dt.Seconds(), Sock: k})
+	}
+	return out
+}
+
+func rawWith(client, server *snapshot.Snapshot, phases ...PhaseRaw) *Raw {
+	return &Raw{Server: "198.18.0.2:9978", Started: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), Client: client, ServerSnap: server,
+		Caps: Caps{MaxDurationS: 120, MaxBytes: 1 << 34, MaxStreams: 16}, IdleRTTs: []time.Duration{50 * time.Millisecond}, PhaseLength: 4 * time.Second, Phases: phases}
+}
+
+func phaseOf(name string, streams ...stream) PhaseRaw {
+	p := PhaseRaw{Grant: Grant{Phase: 1, Name: name, Streams: len(streams), DurationS: 4}, Done: PhaseDone{Phase: 1, Reason: "duration"}}
+	for _, s := range streams {
+		ss := s.samples(4)
+		if name == PhaseUpload {
+			p.Client = append(p.Client, ss...)
+		} else {
+			p.Server = append(p.Server, ss...)
+		}
+	}
+	return p
+}
+
+func TestJudgeNamesHostAndSetting(t *testing.T) {
+	small, big := "4096 16384 131072", "4096 131072 33554432"
+	rtt := 50 * time.Millisecond
+	tests := []struct {
+		name         string
+		client, serv *snapshot.Snapshot
+		phase        PhaseRaw
+		verdict      string
+		limit        Limit
+	}{
+		{
+			name: "server send buffer (kernel counts it)", client: host(big, big), serv: host(big, small),
+			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 94000, sndShare: 0.9, ssthresh: 1 << 20}),
+			verdict: "sndbuf-limited", limit: Limit{Host: HostServer, Setting: "net.ipv4.tcp_wmem", Value: small},
+		},
+		{
+			// The kernel calls it congestion-window time; flight, RTT and
+			// the model say the send buffer.
+			name: "server send buffer (hidden as cwnd time)", client: host(big, big), serv: host(big, small),
+			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 110000, ssthresh: 200000}),
+			verdict: "sndbuf-limited", limit: Limit{Host: HostServer, Setting: "net.ipv4.tcp_wmem", Value: small},
+		},
+		{
+			name: "client receive buffer", client: host(small, big), serv: host(big, big),
+			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
+			verdict: "rwnd-limited", limit: Limit{Host: HostClient, Setting: "net.ipv4.tcp_rmem", Value: small},
+		},
+		{
+			name: "server receive buffer on upload", client: host(big, big), serv: host(small, big),
+			phase:   phaseOf(PhaseUpload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
+			verdict: "rwnd-limited", limit: Limit{Host: HostServer, Setting: "net.ipv4.tcp_rmem", Value: small},
+		},
+		{
+			// At the path's rate a window above the BDP only caps the queue.
+			name: "window-bound at the path's rate", client: host(big, big), serv: host(big, big),
+			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 60 * time.Millisecond, flight: 700000, rwndShare: 0.7, ssthresh: 600000}),
+			verdict: "rwnd-limited", limit: Limit{Host: HostPath},
+		},
+		{
+			name: "the path", client: host(big, big), serv: host(big, big),
+			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 70 * time.Millisecond, flight: 800000, ssthresh: 600000}),
+			verdict: "bottleneck", limit: Limit{Host: HostPath},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Judge(rawWith(tc.client, tc.serv, tc.phase), JudgeOptions{RateBps: 100e6})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(d.Directions) != 1 {
+				t.Fatalf("%d directions", len(d.Directions))
+			}
+			dir := d.Directions[0]
+			got := Limit{Host: dir.Limit.Host, Setting: dir.Limit.Setting, Value: dir.Limit.Value}
+			if dir.Flow.Verdict.Verdict != tc.verdict || got != tc.limit {
+				t.Errorf("verdict %s, limit %+v; want %s, %+v\n%s", dir.Flow.Verdict.Verdict, got, tc.verdict, tc.limit, dir.Headline)
+			}
+		})
+	}
+}
+
+func TestAggregateRate(t *testing.T) {
+	// Two streams of 40 and 60 Mbit/s sampled by the same dumps: 100.
+	var ss []lab.SockSample
+	ss = append(ss, stream{port: 1, rate: 40e6, rtt: time.Millisecond, flight: 1}.samples(4)...)
+	ss = append(ss, stream{port: 2, rate: 60e6, rtt: time.Millisecond, flight: 1}.samples(4)...)
+	if got := aggregateRate(ss); got < 99.9e6 || got > 100.1e6 {
+		t.Errorf("aggregate %.4g bit/s, want 100 Mbit/s", got)
+	}
+	if got := aggregateRate(ss[:2]); got != 0 {
+		t.Errorf("two samples: %g, want 0 (too few to judge)", got)
+	}
+}
+
+func TestPathRate(t *testing.T) {
+	bott := flows.Flow{ThroughputBps: 90e6}
+	bott.Verdict.Verdict = "bottleneck"
+	rwnd := flows.Flow{ThroughputBps: 940e6}
+	rwnd.Verdict.Verdict = "rwnd-limited"
+	loss := flows.Flow{ThroughputBps: 3e6}
+	loss.Verdict.Verdict = "loss-limited"
+	tests := []struct {
+		name   string
+		opt    JudgeOptions
+		c      *Capacity
+		judged map[string][]flows.Flow
+		want   float64
+	}{
+		{"--rate is the wire rate", JudgeOptions{RateBps: 1e9}, nil, nil, 1e9 * 1448 / 1538},
+		{"capacity beats one stream", JudgeOptions{}, &Capacity{Bps: 94e6, Streams: 8}, map[string][]flows.Flow{PhaseDownload: {bott}}, 94e6},
+		{"one bottlenecked stream beats buffer-bound streams", JudgeOptions{}, &Capacity{Bps: 60e6, Streams: 8, AtLeast: true}, map[string][]flows.Flow{PhaseUpload: {bott}}, 90e6},
+		{"one window-bound stream beat the streams together", JudgeOptions{}, &Capacity{Bps: 897e6, Streams: 8}, map[string][]flows.Flow{PhaseDownload: {rwnd}}, 940e6},
+		{"loss is not the path's rate", JudgeOptions{}, nil, map[string][]flows.Flow{PhaseDownload: {loss}}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, basis := pathRate(tc.opt, tc.c, tc.judged)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("rate (-want +got):\n%s (basis %q)", diff, basis)
+			}
+		})
+	}
+}
+
+// The text of a judged document, pinned (go test -update rewrites it).
+func TestWriteTextGolden(t *testing.T) {
+	small, big := "4096 16384 131072", "4096 131072 33554432"
+	raw := rawWith(host(big, big), host(small, small),
+		phaseOf(PhaseDownload, stream{port: 40000, rate: 15e6, rtt: 50 * time.Millisecond, flight: 94000, sndShare: 0.9, ssthresh: 1 << 20}),
+		phaseOf(PhaseUpload, stream{port: 40001, rate: 13e6, rtt: 50 * time.Millisecond, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
+		phaseOf(PhaseCapacity,
+			stream{port: 40002, rate: 24e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000},
+			stream{port: 40003, rate: 23e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000},
+			stream{port: 40004, rate: 24e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000},
+			stream{port: 40005, rate: 23e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000}))
+	d, err := Judge(raw, JudgeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	WriteText(&b, d)
+	golden := filepath.Join("testdata", "text.golden")
+	if *update {
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), b.String()); diff != "" {
+		t.Errorf("text differs from %s (-want +got; go test -update after review):\n%s", golden, diff)
+	}
+}

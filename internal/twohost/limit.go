@@ -1,0 +1,223 @@
+//go:build linux
+
+package twohost
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// ends returns a direction's sender and receiver.
+func ends(name string) (sender, receiver string) {
+	if name == PhaseUpload {
+		return HostClient, HostServer
+	}
+	return HostServer, HostClient
+}
+
+func (d *Doc) snap(host string) *snapshot.Snapshot {
+	if host == HostServer {
+		return d.Hosts.Server
+	}
+	return d.Hosts.Client
+}
+
+// direction judges one direction: the verdict of the sender's socket,
+// the host and setting that limited it, and the model beside it.
+func (d *Doc) direction(name string, f flows.Flow, rtt time.Duration) (Direction, error) {
+	sender, receiver := ends(name)
+	dir := Direction{Name: name, Sender: sender, Receiver: receiver, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f}
+	m, err := model(d.snap(receiver), d.snap(sender), rtt, d.PathRateBps)
+	if err != nil {
+		return dir, fmt.Errorf("model of the %s: %w", name, err)
+	}
+	dir.Model = m
+	if sndbufHidden(dir) {
+		asSndbuf(&dir)
+	}
+	if m.ExpectedBps > 0 {
+		dir.Model.MeasuredVsModel = f.ThroughputBps / m.ExpectedBps
+	}
+	dir.Limit = d.limitOf(dir, rtt)
+	dir.Headline = d.headline(dir)
+	return dir, nil
+}
+
+// model is the path model with the receiver's receive settings and the
+// sender's send settings.
+func model(recv, send *snapshot.Snapshot, rtt time.Duration, rate float64) (Model, error) {
+	if recv == nil || send == nil || rtt <= 0 {
+		return Model{Note: "no model: a snapshot or the RTT is missing"}, nil
+	}
+	in := recv.ModelInput()
+	sin := send.ModelInput()
+	in.Wmem, in.CoreWmemMax = sin.Wmem, sin.CoreWmemMax
+	in.InitCwnd, in.InitRwnd = 0, 0
+	in.TCPMemPages, in.RAMBytes = [3]int64{}, 0
+	in.RTT, in.RateBps = rtt, rate
+	if rate <= 0 {
+		in.RateBps = unknownRate
+	}
+	r, err := pathmodel.Compute(in)
+	if err != nil {
+		return Model{}, err
+	}
+	m := Model{ExpectedBps: r.ExpectedBps, LimitedBy: r.LimitedBy,
+		ReceiverWindowBytes: r.Receiver.WindowBytes, SenderInFlightBytes: r.Sender.WindowBytes,
+		ReceiverCeilingBps: r.Receiver.CeilingBps, SenderCeilingBps: r.Sender.CeilingBps,
+		ReceiverSettings: "net.ipv4.tcp_rmem " + recv.Sysctls["net.ipv4.tcp_rmem"],
+		SenderSettings:   "net.ipv4.tcp_wmem " + send.Sysctls["net.ipv4.tcp_wmem"]}
+	switch {
+	case r.LimitedBy == "path" && rate <= 0:
+		m.ExpectedBps, m.Note = 0, "both hosts' buffers allow more than the rates measured; the path's rate is unknown"
+	case r.LimitedBy == "path":
+		m.Note = fmt.Sprintf("buffers cover the BDP (%s): the path's %s is the limit", units.FormatIEC(float64(r.BDPBytes)), units.FormatRate(rate))
+	default:
+		m.Note = fmt.Sprintf("the %s's buffer allows %s at %s", r.LimitedBy, units.FormatRate(r.ExpectedBps), units.FormatDuration(rtt.Round(100*time.Microsecond)))
+	}
+	return m, nil
+}
+
+// limitOf names the host and the setting behind the verdict.
+func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
+	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
+	v := dir.Flow.Verdict
+	if l, ok := d.atPathRate(dir); ok {
+		return l
+	}
+	switch v.Verdict {
+	case diagnose.SndbufLimited:
+		val := d.snap(dir.Sender).Sysctls["net.ipv4.tcp_wmem"]
+		return Limit{Host: dir.Sender, Setting: "net.ipv4.tcp_wmem", Value: val,
+			Text: fmt.Sprintf("the %s's send buffer: net.ipv4.tcp_wmem max %s holds %s in flight: %s at %s",
+				dir.Sender, maxIEC(val), units.FormatBytes(dir.Model.SenderInFlightBytes), units.FormatRate(dir.Model.SenderCeilingBps), at)}
+	case diagnose.RwndLimited, diagnose.ZeroWindow:
+		val := d.snap(dir.Receiver).Sysctls["net.ipv4.tcp_rmem"]
+		return Limit{Host: dir.Receiver, Setting: "net.ipv4.tcp_rmem", Value: val,
+			Text: fmt.Sprintf("the %s's receive buffer: net.ipv4.tcp_rmem max %s allows a %s window: %s at %s",
+				dir.Receiver, maxIEC(val), units.FormatBytes(dir.Model.ReceiverWindowBytes), units.FormatRate(dir.Model.ReceiverCeilingBps), at)}
+	case diagnose.Bottleneck:
+		return Limit{Host: HostPath, Text: "the path: the congestion window filled the bottleneck (" + strings.TrimSuffix(v.Summary, ".") + ")"}
+	case diagnose.LossLimited:
+		return Limit{Host: HostPath, Text: "the path: packet loss holds the congestion window down (" + strings.TrimSuffix(v.Summary, ".") + ")"}
+	case diagnose.SlowStart:
+		return Limit{Host: HostTest, Text: "the test: the flow was still in slow start; run longer (--rounds)"}
+	case diagnose.AppLimited:
+		return Limit{Host: dir.Sender, Text: fmt.Sprintf("the %s's sending application: it had nothing to send most of the time (a rate cap, or CPU)", dir.Sender)}
+	}
+	return Limit{Host: "unknown", Text: "unknown: " + v.Summary}
+}
+
+// atPathRate: a window-bound flow that runs at the path's rate is
+// limited by the path. With a drop-tail queue at the bottleneck the
+// congestion window grows past the BDP until the peer's window (or the
+// send buffer) stops it, so the kernel counts rwnd- or sndbuf-limited
+// time although a larger window would only lengthen the queue (measured:
+// 941 Mbit/s at 200 ms, 73% rwnd-limited with a 28.5 MB window over a
+// 25 MB BDP).
+func (d *Doc) atPathRate(dir Direction) (Limit, bool) {
+	v := dir.Flow.Verdict.Verdict
+	if (v != diagnose.RwndLimited && v != diagnose.SndbufLimited) || d.PathRateBps <= 0 || dir.ThroughputBps < 0.95*d.PathRateBps {
+		return Limit{}, false
+	}
+	who, win := dir.Receiver+"'s receive window", dir.Model.ReceiverWindowBytes
+	if v == diagnose.SndbufLimited {
+		who, win = dir.Sender+"'s send buffer", dir.Model.SenderInFlightBytes
+	}
+	return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); the %s (%s) is above the BDP and only stops the bottleneck queue from growing",
+		units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps), who, units.FormatBytes(win))}, true
+}
+
+// maxIEC prints the maximum of a "min default max" triple.
+func maxIEC(triple string) string {
+	f := strings.Fields(triple)
+	if len(f) != 3 {
+		return "?"
+	}
+	var n int64
+	if _, err := fmt.Sscan(f[2], &n); err != nil {
+		return f[2]
+	}
+	return units.FormatIEC(float64(n))
+}
+
+func (d *Doc) headline(dir Direction) string {
+	h := fmt.Sprintf("%s: %s, limited by %s", dir.Name, units.FormatRate(dir.ThroughputBps), dir.Limit.Text)
+	if dir.Model.ExpectedBps > 0 {
+		h += fmt.Sprintf("; model %s (%s)", units.FormatRate(dir.Model.ExpectedBps), dir.Model.Note)
+	}
+	if c := d.Capacity; c != nil {
+		more := ""
+		if c.AtLeast {
+			more = " at least"
+		}
+		h += fmt.Sprintf("; the path carried%s %s with %d streams", more, units.FormatRate(c.Bps), c.Streams)
+	}
+	return h
+}
+
+// makePlans makes a plan per host for the path's RTT and rate, and the
+// model's prediction for each direction with both plans applied.
+func (d *Doc) makePlans(rtt time.Duration, judged map[string][]flows.Flow) error {
+	if d.PathRateBps <= 0 || rtt <= 0 || d.Hosts.Client == nil || d.Hosts.Server == nil {
+		d.Notes = append(d.Notes, "no plans: the path's rate is "+d.PathRateBasis)
+		return nil
+	}
+	down, up := len(judged[PhaseDownload]) > 0 || len(judged[PhaseCapacity]) > 0, len(judged[PhaseUpload]) > 0
+	roles := func(sends, receives bool) plan.Role {
+		switch {
+		case sends && receives:
+			return plan.Both
+		case sends:
+			return plan.Server
+		}
+		return plan.Client
+	}
+	var ps Plans
+	var err error
+	req := plan.Request{RTT: rtt, RateBps: d.PathRateBps, Flows: 1}
+	req.Role = roles(up, down)
+	if ps.Client, err = plan.Make(d.Hosts.Client, req); err != nil {
+		return fmt.Errorf("client plan: %w", err)
+	}
+	req.Role = roles(down, up)
+	if ps.Server, err = plan.Make(d.Hosts.Server, req); err != nil {
+		return fmt.Errorf("server plan: %w", err)
+	}
+	d.Plans = &ps
+	after := Hosts{Client: applied(d.Hosts.Client, ps.Client), Server: applied(d.Hosts.Server, ps.Server)}
+	for i := range d.Directions {
+		dir := &d.Directions[i]
+		recv, send := after.Client, after.Server
+		if dir.Name == PhaseUpload {
+			recv, send = send, recv
+		}
+		if m, err := model(recv, send, rtt, d.PathRateBps); err == nil {
+			dir.Model.AfterPlansBps, dir.Model.AfterPlansLimit = m.ExpectedBps, m.LimitedBy
+		}
+	}
+	return nil
+}
+
+// applied is a copy of s with the plan's sysctls set.
+func applied(s *snapshot.Snapshot, p plan.Plan) *snapshot.Snapshot {
+	c := *s
+	c.Sysctls = make(map[string]string, len(s.Sysctls))
+	for k, v := range s.Sysctls {
+		c.Sysctls[k] = v
+	}
+	for _, it := range p.Items {
+		if it.Kind == plan.KindSysctl {
+			c.Sysctls[it.Key] = it.New
+		}
+	}
+	return &c
+}

@@ -1,0 +1,67 @@
+//go:build linux
+
+package twohost
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/snapshot"
+)
+
+var testToken = []byte("0123456789abcdef0123456789abcdef")
+
+func fakeSnap() (*snapshot.Snapshot, error) {
+	return &snapshot.Snapshot{Source: "test", Sysctls: map[string]string{
+		"net.ipv4.tcp_rmem": "4096 131072 6291456", "net.ipv4.tcp_wmem": "4096 16384 4194304"}, PageSize: 4096}, nil
+}
+
+// startServer runs a server on loopback for the test's life.
+func startServer(t *testing.T, cfg ServerConfig) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Token == nil {
+		cfg.Token = testToken
+	}
+	if cfg.Snapshot == nil {
+		cfg.Snapshot = fakeSnap
+	}
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+func TestLoopbackRun(t *testing.T) {
+	addr := startServer(t, ServerConfig{})
+	raw, err := Run(context.Background(), ClientOptions{Addr: addr, Token: testToken, Download: true, Upload: true, Streams: 2,
+		Duration: 600 * time.Millisecond, Snapshot: fakeSnap, Rounds: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw.Phases) != 3 {
+		t.Fatalf("%d phases", len(raw.Phases))
+	}
+	for _, p := range raw.Phases {
+		t.Logf("%s: client %d bytes, server %d bytes (%s), %d client samples, %d server samples, %d loaded rtts",
+			p.Grant.Name, p.ClientBytes, p.Done.Bytes, p.Done.Reason, len(p.Client), len(p.Server), len(p.LoadedRTTs))
+		if p.ClientBytes == 0 || p.Done.Bytes == 0 || len(p.Client) == 0 || len(p.Server) == 0 {
+			t.Errorf("%s: nothing measured", p.Grant.Name)
+		}
+	}
+}

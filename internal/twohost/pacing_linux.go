@@ -1,0 +1,31 @@
+//go:build linux
+
+package twohost
+
+import (
+	"crypto/tls"
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// setPacing caps the socket's sending rate in the kernel
+// (SO_MAX_PACING_RATE, TCP's internal pacing without fq).
+func setPacing(c net.Conn, bps float64) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	v := min(bps/8, float64(^uint32(0)-1))
+	_ = rc.Control(func(fd uintptr) {
+		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, int(v))
+	})
+}

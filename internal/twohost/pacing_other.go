@@ -1,0 +1,9 @@
+//go:build !linux
+
+package twohost
+
+import "net"
+
+// setPacing is a no-op where SO_MAX_PACING_RATE does not exist; the
+// server's own pacing of its writes still holds the rate cap.
+func setPacing(net.Conn, float64) {}

@@ -1,0 +1,313 @@
+//go:build linux
+
+package twohost
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/snapshot"
+)
+
+// Server defaults.
+const (
+	DefaultMaxDuration      = 2 * time.Minute
+	DefaultMaxBytes         = 16 << 30
+	DefaultMaxClients       = 4
+	DefaultHandshakeTimeout = 5 * time.Second
+	DefaultIdleTimeout      = 30 * time.Second
+	// maxHandshakes bounds connections not yet authenticated.
+	maxHandshakes = 64
+	// attachWindow is how long a granted phase waits for its streams.
+	attachWindow = 10 * time.Second
+	// endSlack is kept from a session's time for ending phases cleanly.
+	endSlack = 2 * time.Second
+	// minPhase is the shortest phase the server grants.
+	minPhase = 200 * time.Millisecond
+)
+
+// Software names this implementation in hello and start frames.
+var Software = "longhaul"
+
+// ServerConfig is a server's setup.
+type ServerConfig struct {
+	Token []byte
+	TLS   *tls.Config // nil: plain TCP
+	// Netns is the network namespace the listener lives in ("" the
+	// process's): the server samples and snapshots it.
+	Netns string
+	// Caps bound every test; MaxClients the tests at a time.
+	Caps             Caps
+	MaxClients       int
+	Allow            []netip.Prefix // empty: any address
+	HandshakeTimeout time.Duration
+	IdleTimeout      time.Duration
+	SampleEvery      time.Duration
+	Log              *slog.Logger
+	// Snapshot gathers the server's host state for a session; nil uses
+	// snapshot.Gather in Netns.
+	Snapshot func() (*snapshot.Snapshot, error)
+}
+
+func (c ServerConfig) withDefaults() ServerConfig {
+	if c.Caps.MaxDurationS == 0 {
+		c.Caps.MaxDurationS = DefaultMaxDuration.Seconds()
+	}
+	if c.Caps.MaxBytes == 0 {
+		c.Caps.MaxBytes = DefaultMaxBytes
+	}
+	if c.Caps.MaxStreams == 0 {
+		c.Caps.MaxStreams = 16
+	}
+	if c.MaxClients == 0 {
+		c.MaxClients = DefaultMaxClients
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.SampleEvery == 0 {
+		c.SampleEvery = 100 * time.Millisecond
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Snapshot == nil {
+		ns := c.Netns
+		c.Snapshot = func() (*snapshot.Snapshot, error) { return snapshot.Gather(snapshot.Options{Netns: ns}) }
+	}
+	return c
+}
+
+// Server answers longhaul test clients.
+type Server struct {
+	cfg        ServerConfig
+	handshakes atomic.Int32
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	byAddr   map[netip.Addr]*session
+	conns    map[net.Conn]struct{}
+	wg       sync.WaitGroup
+}
+
+// NewServer checks cfg and returns a server.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	if len(cfg.Token) < MinTokenLen {
+		return nil, fmt.Errorf("serve: a token of at least %d bytes is needed (--auth TOKEN-FILE)", MinTokenLen)
+	}
+	cfg = cfg.withDefaults()
+	return &Server{cfg: cfg, sessions: map[string]*session{}, byAddr: map[netip.Addr]*session{}, conns: map[net.Conn]struct{}{}}, nil
+}
+
+// Serve accepts connections on ln until ctx ends, then closes every
+// connection and waits for their goroutines.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			s.closeAll()
+			s.wg.Wait()
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("serve: accept: %w", err)
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.handle(ctx, c)
+		}()
+	}
+}
+
+func (s *Server) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conns == nil {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c net.Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	c.Close()
+}
+
+func (s *Server) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+}
+
+func remoteAddr(c net.Conn) netip.AddrPort {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		ap := a.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+func (s *Server) allowed(a netip.Addr) bool {
+	if len(s.cfg.Allow) == 0 {
+		return true
+	}
+	for _, p := range s.cfg.Allow {
+		if p.Contains(a.Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+// handle runs one connection: address check, handshake, then control or
+// data. Nothing is read or written before the address is allowed, and
+// nothing but hello before the client is authenticated.
+func (s *Server) handle(ctx context.Context, raw net.Conn) {
+	from := remoteAddr(raw)
+	log := s.cfg.Log.With("client", from.String())
+	if !s.allowed(from.Addr()) {
+		log.Warn("connection refused", "reason", "address not in --allow")
+		raw.Close()
+		return
+	}
+	if s.handshakes.Add(1) > maxHandshakes {
+		s.handshakes.Add(-1)
+		log.Warn("connection refused", "reason", "too many connections in handshake")
+		raw.Close()
+		return
+	}
+	if !s.track(raw) {
+		s.handshakes.Add(-1)
+		raw.Close()
+		return
+	}
+	defer s.untrack(raw)
+	c, a, err := s.handshake(raw)
+	s.handshakes.Add(-1)
+	if err != nil {
+		log.Warn("handshake refused", "err", err.Error())
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	if a.Purpose == PurposeControl {
+		s.control(ctx, c, from, log)
+		return
+	}
+	s.data(c, from, a, log)
+}
+
+// handshake sends hello and checks the client's auth, all within the
+// handshake timeout.
+func (s *Server) handshake(raw net.Conn) (net.Conn, Auth, error) {
+	var a Auth
+	_ = raw.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	c := raw
+	if s.cfg.TLS != nil {
+		tc := tls.Server(raw, s.cfg.TLS)
+		if err := tc.Handshake(); err != nil {
+			return nil, a, fmt.Errorf("tls: %w", err)
+		}
+		c = tc
+	}
+	nonce := newNonce()
+	if err := WriteMsg(c, TypeHello, Hello{Proto: ProtoVersion, Software: Software, Nonce: nonce}); err != nil {
+		return nil, a, err
+	}
+	f, err := ReadFrame(c, MaxPreAuthFrame)
+	switch {
+	case errors.Is(err, ErrVersion):
+		s.refuse(c, CodeVersion, fmt.Sprintf("this server speaks protocol %d", ProtoVersion), 0)
+		return nil, a, err
+	case err != nil:
+		s.refuse(c, CodeRequest, "expected an auth message", 0)
+		return nil, a, err
+	}
+	if err := Decode(f, TypeAuth, &a); err != nil {
+		s.refuse(c, CodeRequest, "expected an auth message", 0)
+		return nil, a, err
+	}
+	if !checkMAC(a.MAC, clientMAC(s.cfg.Token, nonce, a)) {
+		time.Sleep(100 * time.Millisecond) // slows guessing; the nonce stops replays
+		s.refuse(c, CodeAuth, "wrong token", 0)
+		return nil, a, errors.New("wrong token or replayed handshake")
+	}
+	err = WriteMsg(c, TypeWelcome, Welcome{MAC: serverMAC(s.cfg.Token, nonce, a.ClientNonce)})
+	return c, a, err
+}
+
+func (s *Server) refuse(c net.Conn, code, msg string, retry int) {
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = WriteMsg(c, TypeError, ErrorMsg{Code: code, Message: msg, RetryAfterS: retry})
+}
+
+// admit starts a session for addr, or says how long to wait.
+func (s *Server) admit(from netip.AddrPort, c net.Conn) (*session, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	wait := func(ss ...*session) int {
+		w := math.Inf(1)
+		for _, x := range ss {
+			w = min(w, x.deadline.Sub(now).Seconds())
+		}
+		return int(math.Ceil(max(w, 1)))
+	}
+	if cur, ok := s.byAddr[from.Addr()]; ok {
+		return nil, wait(cur)
+	}
+	if len(s.sessions) >= s.cfg.MaxClients {
+		var all []*session
+		for _, x := range s.sessions {
+			all = append(all, x)
+		}
+		return nil, wait(all...)
+	}
+	d := time.Duration(s.cfg.Caps.MaxDurationS * float64(time.Second))
+	ss := &session{id: newSessionID(), from: from, ctrl: c, deadline: now.Add(d), srv: s}
+	ss.budget.Store(s.cfg.Caps.MaxBytes)
+	s.sessions[ss.id] = ss
+	s.byAddr[from.Addr()] = ss
+	return ss, 0
+}
+
+func (s *Server) release(ss *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sessions, ss.id)
+	if s.byAddr[ss.from.Addr()] == ss {
+		delete(s.byAddr, ss.from.Addr())
+	}
+}
+
+func (s *Server) lookup(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[id]
+}
+
+// sameHost is true when a data connection comes from the session's host.
+func sameHost(a, b netip.AddrPort) bool { return a.Addr().Unmap() == b.Addr().Unmap() }
+
+var errClosed = errors.New("session closed")

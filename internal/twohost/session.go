@@ -1,0 +1,342 @@
+//go:build linux
+
+package twohost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/lab"
+)
+
+// session is one client's test: its control connection, its time and
+// byte budget, and the phase running now.
+type session struct {
+	id       string
+	from     netip.AddrPort
+	ctrl     net.Conn
+	deadline time.Time
+	budget   atomic.Int64 // bytes left
+	srv      *Server
+
+	wmu    sync.Mutex // serializes writes on ctrl
+	wchunk int        // bytes per write of a data stream
+
+	mu     sync.Mutex
+	phases int
+	cur    *phase
+}
+
+func (ss *session) send(typ string, body any) error {
+	ss.wmu.Lock()
+	defer ss.wmu.Unlock()
+	_ = ss.ctrl.SetWriteDeadline(time.Now().Add(ss.srv.cfg.IdleTimeout))
+	return WriteMsg(ss.ctrl, typ, body)
+}
+
+// control runs a session on an authenticated control connection.
+func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, log *slog.Logger) {
+	_ = c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+	f, err := ReadFrame(c, MaxFrame)
+	var st Start
+	if err == nil {
+		err = Decode(f, TypeStart, &st)
+	}
+	if err != nil {
+		s.refuse(c, CodeRequest, "expected start", 0)
+		log.Warn("session refused", "err", err.Error())
+		return
+	}
+	ss, wait := s.admit(from, c)
+	if ss == nil {
+		s.refuse(c, CodeBusy, "a test is running", wait)
+		log.Info("session refused", "reason", "busy", "retry_after_s", wait)
+		return
+	}
+	defer s.release(ss)
+	log = log.With("session", ss.id)
+	// The session's end is enforced whatever the client does.
+	killer := time.AfterFunc(time.Until(ss.deadline)+endSlack, func() { c.Close() })
+	defer killer.Stop()
+	snap, err := s.cfg.Snapshot()
+	if err != nil {
+		s.refuse(c, CodeRequest, "the server could not read its own settings", 0)
+		log.Error("snapshot", "err", err.Error())
+		return
+	}
+	ss.wchunk = writeChunk(snap)
+	log.Info("test started", "client_software", st.Software)
+	if err := ss.send(TypeAccepted, Accepted{Session: ss.id, Caps: s.cfg.Caps, Snapshot: snap}); err != nil {
+		return
+	}
+	err = ss.loop(ctx, log)
+	moved := s.cfg.Caps.MaxBytes - max(ss.budget.Load(), 0)
+	log.Info("test ended", "phases", ss.phases, "bytes", moved, "err", errText(err))
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// loop answers the client's control messages until bye or an error.
+func (ss *session) loop(ctx context.Context, log *slog.Logger) error {
+	cfg := ss.srv.cfg
+	for {
+		idle := time.Now().Add(cfg.IdleTimeout)
+		if end := ss.phaseEnd(); end.After(time.Now()) {
+			idle = end.Add(cfg.IdleTimeout)
+		}
+		_ = ss.ctrl.SetReadDeadline(idle)
+		f, err := ReadFrame(ss.ctrl, MaxFrame)
+		if err != nil {
+			if errors.Is(err, ErrFrame) || errors.Is(err, ErrVersion) {
+				_ = ss.send(TypeError, ErrorMsg{Code: CodeRequest, Message: "malformed message"})
+			}
+			return err
+		}
+		switch f.Type {
+		case TypePing:
+			var p Ping
+			if err := Decode(f, TypePing, &p); err != nil {
+				return ss.fail(err)
+			}
+			if err := ss.send(TypePong, p); err != nil {
+				return err
+			}
+		case TypePhase:
+			var r PhaseReq
+			if err := Decode(f, TypePhase, &r); err != nil {
+				return ss.fail(err)
+			}
+			if err := ss.startPhase(ctx, r, log); err != nil {
+				return err
+			}
+		case TypeBye:
+			return nil
+		default:
+			return ss.fail(fmt.Errorf("%w: unexpected %.32q", ErrFrame, f.Type))
+		}
+	}
+}
+
+func (ss *session) fail(err error) error {
+	_ = ss.send(TypeError, ErrorMsg{Code: CodeRequest, Message: err.Error()})
+	return err
+}
+
+func (ss *session) phaseEnd() time.Time {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.cur == nil {
+		return time.Time{}
+	}
+	return ss.cur.end
+}
+
+// grant fits a phase request into the caps and what is left of the
+// session.
+func (ss *session) grant(r PhaseReq) (Grant, error) {
+	caps := ss.srv.cfg.Caps
+	left := time.Until(ss.deadline) - endSlack
+	d := min(time.Duration(r.DurationS*float64(time.Second)), left)
+	if d < minPhase {
+		return Grant{}, fmt.Errorf("the test's time is used up (--max-duration %gs)", caps.MaxDurationS)
+	}
+	if ss.budget.Load() <= 0 {
+		return Grant{}, fmt.Errorf("the test's bytes are used up (--max-bytes %d)", caps.MaxBytes)
+	}
+	rate := caps.MaxRateBps
+	if r.RateBps > 0 && (rate == 0 || r.RateBps < rate) {
+		rate = r.RateBps
+	}
+	return Grant{Name: r.Name, Streams: min(r.Streams, caps.MaxStreams), DurationS: d.Seconds(), RateBps: rate, MaxBytes: ss.budget.Load()}, nil
+}
+
+// startPhase grants a phase and runs it in the background.
+func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger) error {
+	ss.mu.Lock()
+	busy := ss.cur != nil
+	ss.mu.Unlock()
+	if busy {
+		return ss.fail(errors.New("a phase is already running"))
+	}
+	g, err := ss.grant(r)
+	if err != nil {
+		_ = ss.send(TypeError, ErrorMsg{Code: CodeCaps, Message: err.Error()})
+		return err
+	}
+	ss.mu.Lock()
+	ss.phases++
+	g.Phase = ss.phases
+	ph := &phase{grant: g, sess: ss, attached: map[int]bool{},
+		end: time.Now().Add(attachWindow + time.Duration(g.DurationS*float64(time.Second)))}
+	ss.cur = ph
+	ss.mu.Unlock()
+	smp := lab.NewSourceSampler(ph.socks.read, ss.srv.cfg.SampleEvery)
+	if err := ss.send(TypeGrant, g); err != nil {
+		ss.endPhase(ph)
+		return err
+	}
+	log.Info("phase granted", "phase", g.Phase, "name", g.Name, "streams", g.Streams, "duration_s", g.DurationS, "rate_bps", g.RateBps,
+		"asked_duration_s", r.DurationS, "asked_streams", r.Streams)
+	ss.srv.wg.Add(1)
+	go func() {
+		defer ss.srv.wg.Done()
+		ss.runPhase(ctx, ph, smp, log)
+	}()
+	return nil
+}
+
+func (ss *session) endPhase(ph *phase) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.cur == ph {
+		ss.cur = nil
+	}
+}
+
+// phase is a granted phase on the server.
+type phase struct {
+	grant Grant
+	sess  *session
+	end   time.Time // the latest it may end
+
+	mu       sync.Mutex
+	closed   bool // no more streams may attach
+	attached map[int]bool
+	socks    sockets
+	wg       sync.WaitGroup
+	bytes    atomic.Int64
+	capped   atomic.Bool
+	all      chan struct{} // closed when every stream attached
+}
+
+// attach registers a data connection as one of the phase's streams.
+func (ph *phase) attach(stream int, c net.Conn) error {
+	ph.mu.Lock()
+	defer ph.mu.Unlock()
+	switch {
+	case ph.closed:
+		return errors.New("the phase no longer takes streams")
+	case stream >= ph.grant.Streams:
+		return fmt.Errorf("stream %d is beyond the %d granted", stream, ph.grant.Streams)
+	case ph.attached[stream]:
+		return fmt.Errorf("stream %d is already attached", stream)
+	}
+	ph.attached[stream] = true
+	ph.socks.add(c)
+	ph.wg.Add(1)
+	if len(ph.attached) == ph.grant.Streams && ph.all != nil {
+		close(ph.all)
+	}
+	return nil
+}
+
+// runPhase samples the phase's sockets, streams the samples to the
+// client and ends the phase when its streams are done.
+func (ss *session) runPhase(ctx context.Context, ph *phase, smp *lab.SockSampler, log *slog.Logger) {
+	defer ss.endPhase(ph)
+	t0 := time.Now()
+	smp.Start(t0)
+	done := make(chan struct{})
+	go func() {
+		ph.waitAttached()
+		ph.wg.Wait()
+		close(done)
+	}()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	reason := "duration"
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		case <-ctx.Done():
+			running, reason = false, "server stopping"
+		case <-tick.C:
+			if s := smp.Take(); len(s) > 0 {
+				if err := ss.send(TypeSamples, Samples{Phase: ph.grant.Phase, Samples: s}); err != nil {
+					running, reason = false, "control connection lost"
+				}
+			}
+		}
+	}
+	if ph.capped.Load() {
+		reason = "bytes-cap"
+	}
+	last := smp.Stop()
+	if len(last) > 0 {
+		_ = ss.send(TypeSamples, Samples{Phase: ph.grant.Phase, Samples: last})
+	}
+	secs := time.Since(t0).Seconds()
+	ss.endPhase(ph) // before phase-done: the client may ask for the next phase at once
+	_ = ss.send(TypePhaseDone, PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Seconds: secs, Reason: reason})
+	log.Info("phase ended", "phase", ph.grant.Phase, "name", ph.grant.Name, "bytes", ph.bytes.Load(), "seconds", secs, "reason", reason)
+}
+
+// waitAttached waits for every stream or the attach window, then closes
+// the phase to late streams.
+func (ph *phase) waitAttached() {
+	ph.mu.Lock()
+	ph.all = make(chan struct{})
+	if len(ph.attached) == ph.grant.Streams {
+		close(ph.all)
+	}
+	all := ph.all
+	ph.mu.Unlock()
+	select {
+	case <-all:
+	case <-time.After(attachWindow):
+	}
+	ph.mu.Lock()
+	ph.closed = true
+	ph.mu.Unlock()
+}
+
+// data runs an authenticated data connection: it must name the session
+// of the same host and a stream of the running phase.
+func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, log *slog.Logger) {
+	ss := s.lookup(a.Session)
+	if ss == nil || !sameHost(ss.from, from) {
+		s.refuse(c, CodeRequest, "no such session for this address", 0)
+		log.Warn("data connection refused", "reason", "unknown session")
+		return
+	}
+	ss.mu.Lock()
+	ph := ss.cur
+	ss.mu.Unlock()
+	if ph == nil || ph.grant.Phase != a.Phase {
+		s.refuse(c, CodeRequest, "that phase is not running", 0)
+		return
+	}
+	if err := ph.attach(a.Stream, c); err != nil {
+		s.refuse(c, CodeRequest, err.Error(), 0)
+		return
+	}
+	defer ph.wg.Done()
+	_ = c.SetWriteDeadline(time.Now().Add(s.cfg.IdleTimeout))
+	if err := WriteMsg(c, TypeGo, nil); err != nil {
+		return
+	}
+	// A stream that attaches late still ends with the session.
+	until := time.Now().Add(time.Duration(ph.grant.DurationS * float64(time.Second)))
+	if until.After(ss.deadline) {
+		until = ss.deadline
+	}
+	tr := transfer{c: c, ph: ph, until: until, idle: s.cfg.IdleTimeout, rate: ph.grant.RateBps / float64(ph.grant.Streams), wchunk: ss.wchunk}
+	if ph.grant.Name == PhaseUpload {
+		tr.receive()
+	} else {
+		tr.sendData()
+	}
+}

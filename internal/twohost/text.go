@@ -1,0 +1,184 @@
+//go:build linux
+
+package twohost
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+func secs(s float64) string {
+	return units.FormatDuration(time.Duration(s * float64(time.Second)).Round(100 * time.Microsecond))
+}
+
+// WriteText prints a document for people.
+func WriteText(w io.Writer, d *Doc) {
+	fmt.Fprintf(w, "longhaul test %s: rtt min %s", d.Server, secs(d.RTT.MinS))
+	if d.RTT.LoadedS > 0 {
+		fmt.Fprintf(w, ", under load %s", secs(d.RTT.LoadedS))
+	}
+	fmt.Fprintf(w, "; phases of %s\n", secs(d.PhaseLengthS))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nphase\tstreams\tthroughput\tverdicts (sender)\tended by")
+	for _, p := range d.Phases {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", p.Name, p.Streams, units.FormatRate(p.ThroughputBps), phaseVerdicts(d, p.Name), p.EndReason)
+	}
+	tw.Flush()
+	for _, dir := range d.Directions {
+		fmt.Fprintf(w, "\n%s (%s sends, %s receives): %s\n", dir.Name, dir.Sender, dir.Receiver, units.FormatRate(dir.ThroughputBps))
+		fmt.Fprintf(w, "  limited by %s\n", dir.Limit.Text)
+		fmt.Fprintf(w, "  verdict %s (%.0f%% of the steady half): %s\n", dir.Flow.Verdict.Verdict, 100*dir.Flow.Share, strings.TrimSpace(dir.Flow.Summary))
+		if dir.Model.ExpectedBps > 0 {
+			fmt.Fprintf(w, "  model %s from the %s's %s and the %s's %s: %s (measured %.0f%% of it)\n", units.FormatRate(dir.Model.ExpectedBps),
+				dir.Receiver, dir.Model.ReceiverSettings, dir.Sender, dir.Model.SenderSettings, dir.Model.Note, 100*dir.Model.MeasuredVsModel)
+		} else {
+			fmt.Fprintf(w, "  model: %s\n", dir.Model.Note)
+		}
+		if dir.Model.AfterPlansBps > 0 {
+			fmt.Fprintf(w, "  with both plans applied the model expects %s (limited by the %s)\n", units.FormatRate(dir.Model.AfterPlansBps), dir.Model.AfterPlansLimit)
+		}
+	}
+	if c := d.Capacity; c != nil {
+		more := ""
+		if c.AtLeast {
+			more = "at least "
+		}
+		fmt.Fprintf(w, "\npath capacity: %s%s with %d streams\n", more, units.FormatRate(c.Bps), c.Streams)
+	}
+	writePlans(w, d)
+	for _, n := range d.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+func phaseVerdicts(d *Doc, name string) string {
+	if name == PhaseCapacity && d.Capacity != nil {
+		count := map[string]int{}
+		var order []string
+		for _, v := range d.Capacity.Verdicts {
+			if count[v] == 0 {
+				order = append(order, v)
+			}
+			count[v]++
+		}
+		var parts []string
+		for _, v := range order {
+			parts = append(parts, fmt.Sprintf("%d %s", count[v], v))
+		}
+		return strings.Join(parts, ", ")
+	}
+	for _, dir := range d.Directions {
+		if dir.Name == name {
+			return dir.Flow.Verdict.Verdict
+		}
+	}
+	return "-"
+}
+
+func writePlans(w io.Writer, d *Doc) {
+	if d.Plans == nil {
+		return
+	}
+	fmt.Fprintf(w, "\nplans for %s at %s (path rate %s):\n", secs(d.RTT.MinS), units.FormatRate(d.PathRateBps), d.PathRateBasis)
+	for _, h := range []struct {
+		name string
+		n    int
+		get  func() []string
+	}{
+		{HostClient, len(d.Plans.Client.Items), func() []string { return itemLines(d.Plans.Client.Items) }},
+		{HostServer, len(d.Plans.Server.Items), func() []string { return itemLines(d.Plans.Server.Items) }},
+	} {
+		if h.n == 0 || len(h.get()) == 0 {
+			fmt.Fprintf(w, "  %s: nothing to change\n", h.name)
+			continue
+		}
+		fmt.Fprintf(w, "  %s:\n", h.name)
+		for _, l := range h.get() {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
+}
+
+// CompareRow is one direction of a before/after comparison.
+type CompareRow struct {
+	Direction    string  `json:"direction"`
+	BeforeBps    float64 `json:"before_bps"`
+	AfterBps     float64 `json:"after_bps"`
+	Gain         float64 `json:"gain"`
+	PredictedBps float64 `json:"predicted_bps,omitempty"` // the model's after-plans value in before
+	AfterVsModel float64 `json:"after_over_predicted,omitempty"`
+	BeforeLimit  string  `json:"before_limit"`
+	AfterLimit   string  `json:"after_limit"`
+}
+
+// Compare sets two documents of the same path side by side.
+func Compare(before, after *Doc) ([]CompareRow, error) {
+	var rows []CompareRow
+	for _, b := range before.Directions {
+		for _, a := range after.Directions {
+			if a.Name != b.Name {
+				continue
+			}
+			r := CompareRow{Direction: b.Name, BeforeBps: b.ThroughputBps, AfterBps: a.ThroughputBps,
+				PredictedBps: b.Model.AfterPlansBps, BeforeLimit: b.Limit.Host, AfterLimit: a.Limit.Host}
+			if b.ThroughputBps > 0 {
+				r.Gain = a.ThroughputBps / b.ThroughputBps
+			}
+			if r.PredictedBps > 0 {
+				r.AfterVsModel = a.ThroughputBps / r.PredictedBps
+			}
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return nil, errors.New("compare: the two results share no direction (download, upload)")
+	}
+	return rows, nil
+}
+
+// WriteCompare prints a comparison.
+func WriteCompare(w io.Writer, rows []CompareRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "direction\tbefore\tafter\tgain\tmodel predicted\tafter/predicted\tlimited by (before -> after)")
+	for _, r := range rows {
+		pred, ratio := "-", "-"
+		if r.PredictedBps > 0 {
+			pred, ratio = units.FormatRate(r.PredictedBps), fmt.Sprintf("%.0f%%", 100*r.AfterVsModel)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2fx\t%s\t%s\t%s -> %s\n", r.Direction, units.FormatRate(r.BeforeBps), units.FormatRate(r.AfterBps),
+			r.Gain, pred, ratio, r.BeforeLimit, r.AfterLimit)
+	}
+	tw.Flush()
+}
+
+// ReadDoc decodes a longhaul.test/v1 document.
+func ReadDoc(r io.Reader) (*Doc, error) {
+	var d Doc
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("not a longhaul test result: %w", err)
+	}
+	if d.Schema != Schema {
+		return nil, fmt.Errorf("schema %q, want %s (write one with longhaul test --json)", d.Schema, Schema)
+	}
+	return &d, nil
+}
+
+func itemLines(items []plan.Item) []string {
+	var out []string
+	for _, it := range items {
+		if it.Kind == plan.KindApp {
+			continue // about applications' socket options: see the plan files
+		}
+		out = append(out, fmt.Sprintf("%s: %s -> %s", it.Key, it.Current, it.New))
+	}
+	return out
+}

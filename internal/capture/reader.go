@@ -128,11 +128,7 @@ type Reader struct {
 // with " (gzip)" appended when it was compressed.
 func (r *Reader) Format() string { return r.format }
 
-// Packets returns the number of records read so far.
-func (r *Reader) Packets() int64 { return r.packets }
 
-// Offset returns the number of (decompressed) bytes consumed so far.
-func (r *Reader) Offset() int64 { return r.off }
 
 // Next reads the next packet into p. It returns io.EOF at a clean end of
 // the file, a *CorruptError for a broken or truncated record.

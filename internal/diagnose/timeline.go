@@ -157,8 +157,8 @@ type Timeline struct {
 	ssDone       bool
 
 	// IdleGaps counts periods with nothing outstanding between data;
-	// IdleTime is their total. TrailingIdle is the idle time after the
-	// last data, not attributed to any state.
+	// IdleTime is their total (idle time after the last data is not
+	// attributed to any state).
 	IdleGaps int
 	IdleTime time.Duration
 	// SendGaps counts waits with room in both windows after an ACK and
@@ -220,8 +220,6 @@ func Closed(rwnd, mss, peak int64) bool {
 	return rwnd == 0 || (rwnd > 0 && rwnd < mss && 2*rwnd < peak)
 }
 
-// Classify returns the state of the sender at sample s.
-func (tl *Timeline) Classify(s Sample) State { return tl.classify(&s) }
 
 // classify takes a pointer: Add runs once per packet, and a Sample is
 // 120 bytes to copy.
@@ -477,8 +475,6 @@ func (tl *Timeline) AddEvent(t time.Duration, k EventKind, seq, n int64) {
 	tl.Events = append(tl.Events, Event{T: t.Seconds(), Kind: k, Seq: seq, Len: n})
 }
 
-// TrailingIdle is the idle time after the last data sent.
-func (tl *Timeline) TrailingIdle() time.Duration { return tl.idle }
 
 // Total is the time attributed to any state after the first data.
 func (tl *Timeline) Total() time.Duration {
@@ -509,15 +505,6 @@ func (tl *Timeline) Shares() map[string]float64 {
 	return m
 }
 
-// FromSamples builds a timeline from a slice of samples (e.g. tcp_info
-// polls), keeping a series of at most maxPoints.
-func FromSamples(samples []Sample, mss, maxPoints int) *Timeline {
-	tl := &Timeline{MSS: mss, MaxPoints: maxPoints, MaxEvents: 1000}
-	for _, s := range samples {
-		tl.Add(s)
-	}
-	return tl
-}
 
 // Plateau reports whether the flight of the busy rounds after slow start
 // stayed level from the first four to the last four (within 15%), over at

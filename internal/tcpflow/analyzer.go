@@ -57,18 +57,6 @@ func New(opts Options) *Analyzer {
 	return &Analyzer{opts: opts, index: make(map[key]ref), pending: newPending()}
 }
 
-// Packet feeds one captured packet.
-func (a *Analyzer) Packet(p *capture.Packet) {
-	r := capture.Decode(p.LinkType, p.Data, p.OrigLen, &a.seg)
-	badOpt := false
-	if r == capture.OK {
-		badOpt = capture.ParseOptions(a.seg.Options, &a.opt) != nil
-		if a.seg.Flags&capture.FlagSYN != 0 {
-			a.opt.SetLayout(a.seg.Options)
-		}
-	}
-	a.segment(&a.seg, &a.opt, badOpt, r, p.Time)
-}
 
 // segment handles one decoded packet captured at ts (ns since the epoch)
 // with its TCP options parsed into o (badOpt: they were malformed).

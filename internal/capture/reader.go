@@ -128,8 +128,6 @@ type Reader struct {
 // with " (gzip)" appended when it was compressed.
 func (r *Reader) Format() string { return r.format }
 
-
-
 // Next reads the next packet into p. It returns io.EOF at a clean end of
 // the file, a *CorruptError for a broken or truncated record.
 func (r *Reader) Next(p *Packet) error {

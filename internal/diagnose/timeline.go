@@ -220,7 +220,6 @@ func Closed(rwnd, mss, peak int64) bool {
 	return rwnd == 0 || (rwnd > 0 && rwnd < mss && 2*rwnd < peak)
 }
 
-
 // classify takes a pointer: Add runs once per packet, and a Sample is
 // 120 bytes to copy.
 func (tl *Timeline) classify(s *Sample) State {
@@ -475,7 +474,6 @@ func (tl *Timeline) AddEvent(t time.Duration, k EventKind, seq, n int64) {
 	tl.Events = append(tl.Events, Event{T: t.Seconds(), Kind: k, Seq: seq, Len: n})
 }
 
-
 // Total is the time attributed to any state after the first data.
 func (tl *Timeline) Total() time.Duration {
 	var t time.Duration
@@ -504,7 +502,6 @@ func (tl *Timeline) Shares() map[string]float64 {
 	}
 	return m
 }
-
 
 // Plateau reports whether the flight of the busy rounds after slow start
 // stayed level from the first four to the last four (within 15%), over at

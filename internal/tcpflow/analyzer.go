@@ -57,7 +57,6 @@ func New(opts Options) *Analyzer {
 	return &Analyzer{opts: opts, index: make(map[key]ref), pending: newPending()}
 }
 
-
 // segment handles one decoded packet captured at ts (ns since the epoch)
 // with its TCP options parsed into o (badOpt: they were malformed).
 func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, res capture.Result, ts int64) {

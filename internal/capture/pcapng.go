@@ -43,16 +43,9 @@ func (r *Reader) nextPcapng(p *Packet) error {
 		}
 		typ := r.order.u32(h)
 		if big.u32(h) == blockSHB {
-			// A section header sets the byte order for its section.
-			switch {
-			case big.u32(h[8:]) == bom:
-				r.order = big
-			case little.u32(h[8:]) == bom:
-				r.order = little
-			default:
-				return r.corrupt("section header without byte-order magic")
+			if err := r.sectionHeader(h); err != nil {
+				return err
 			}
-			r.ifaces = r.ifaces[:0]
 			typ = blockSHB
 		} else if r.packets == 0 && r.off == 0 {
 			return r.corrupt("pcapng file does not start with a section header")
@@ -85,53 +78,79 @@ func (r *Reader) nextPcapng(p *Packet) error {
 				return err
 			}
 		case blockEPB, blockOPB:
-			if len(body) < 20 {
-				return r.corrupt("packet block too short (%d bytes)", len(body))
-			}
-			var id int
-			var hi, lo uint32
-			if typ == blockEPB {
-				id, hi, lo = int(r.order.u32(body)), r.order.u32(body[4:]), r.order.u32(body[8:])
-			} else {
-				id, hi, lo = int(r.order.u16(body)), r.order.u32(body[4:]), r.order.u32(body[8:])
-			}
-			capLen, orig := int(r.order.u32(body[12:])), int(r.order.u32(body[16:]))
-			if capLen < 0 || capLen > len(body)-20 {
-				return r.corrupt("packet block claims %d captured bytes in a %d-byte block", capLen, n)
-			}
-			if id < 0 || id >= len(r.ifaces) {
-				return r.corrupt("packet for interface %d, but only %d interface(s) described", id, len(r.ifaces))
-			}
-			ifc := &r.ifaces[id]
-			p.Time = ifc.toNanos(uint64(hi)<<32 | uint64(lo))
-			r.lastTS = p.Time
-			p.CapLen, p.OrigLen = capLen, max(orig, capLen)
-			p.LinkType, p.Interface = ifc.linkType, id
-			p.Data = body[20 : 20+capLen]
-			r.discard(n)
-			return nil
+			return r.packetBlock(typ, body, n, p)
 		case blockSPB:
-			if len(body) < 4 {
-				return r.corrupt("simple packet block too short")
-			}
-			if len(r.ifaces) == 0 {
-				return r.corrupt("simple packet block before any interface description")
-			}
-			orig := int(r.order.u32(body))
-			capLen := min(orig, len(body)-4)
-			if capLen < 0 {
-				return r.corrupt("simple packet block claims %d bytes", orig)
-			}
-			// SPBs carry no timestamp: reuse the last one seen.
-			p.Time = r.lastTS
-			p.CapLen, p.OrigLen = capLen, max(orig, capLen)
-			p.LinkType, p.Interface = r.ifaces[0].linkType, 0
-			p.Data = body[4 : 4+capLen]
-			r.discard(n)
-			return nil
+			return r.simplePacketBlock(body, n, p)
 		}
 		r.discard(n)
 	}
+}
+
+// sectionHeader starts a section: its byte-order magic sets the byte
+// order, and interfaces are numbered anew.
+func (r *Reader) sectionHeader(h []byte) error {
+	switch {
+	case big.u32(h[8:]) == bom:
+		r.order = big
+	case little.u32(h[8:]) == bom:
+		r.order = little
+	default:
+		return r.corrupt("section header without byte-order magic")
+	}
+	r.ifaces = r.ifaces[:0]
+	return nil
+}
+
+// packetBlock reads an enhanced (or obsolete) packet block of n bytes
+// into p.
+func (r *Reader) packetBlock(typ uint32, body []byte, n int, p *Packet) error {
+	if len(body) < 20 {
+		return r.corrupt("packet block too short (%d bytes)", len(body))
+	}
+	var id int
+	var hi, lo uint32
+	if typ == blockEPB {
+		id, hi, lo = int(r.order.u32(body)), r.order.u32(body[4:]), r.order.u32(body[8:])
+	} else {
+		id, hi, lo = int(r.order.u16(body)), r.order.u32(body[4:]), r.order.u32(body[8:])
+	}
+	capLen, orig := int(r.order.u32(body[12:])), int(r.order.u32(body[16:]))
+	if capLen < 0 || capLen > len(body)-20 {
+		return r.corrupt("packet block claims %d captured bytes in a %d-byte block", capLen, n)
+	}
+	if id < 0 || id >= len(r.ifaces) {
+		return r.corrupt("packet for interface %d, but only %d interface(s) described", id, len(r.ifaces))
+	}
+	ifc := &r.ifaces[id]
+	p.Time = ifc.toNanos(uint64(hi)<<32 | uint64(lo))
+	r.lastTS = p.Time
+	p.CapLen, p.OrigLen = capLen, max(orig, capLen)
+	p.LinkType, p.Interface = ifc.linkType, id
+	p.Data = body[20 : 20+capLen]
+	r.discard(n)
+	return nil
+}
+
+// simplePacketBlock reads a simple packet block of n bytes into p.
+func (r *Reader) simplePacketBlock(body []byte, n int, p *Packet) error {
+	if len(body) < 4 {
+		return r.corrupt("simple packet block too short")
+	}
+	if len(r.ifaces) == 0 {
+		return r.corrupt("simple packet block before any interface description")
+	}
+	orig := int(r.order.u32(body))
+	capLen := min(orig, len(body)-4)
+	if capLen < 0 {
+		return r.corrupt("simple packet block claims %d bytes", orig)
+	}
+	// SPBs carry no timestamp: reuse the last one seen.
+	p.Time = r.lastTS
+	p.CapLen, p.OrigLen = capLen, max(orig, capLen)
+	p.LinkType, p.Interface = r.ifaces[0].linkType, 0
+	p.Data = body[4 : 4+capLen]
+	r.discard(n)
+	return nil
 }
 
 // skip discards n bytes without holding them in memory.

@@ -151,6 +151,20 @@ func (l *Link) Config() Config { return l.cfg }
 // Pending returns the number of accepted packets not yet fully popped.
 func (l *Link) Pending() int { return l.pendingPkts }
 
+// serialize queues one accepted segment of wire bytes at the bottleneck
+// and returns when its last bit leaves (ps).
+func (l *Link) serialize(nowPs, wire int64) int64 {
+	start := max(nowPs, l.freeAtPs)
+	fin := start + int64(math.Round(float64(wire)*l.psPerByte))
+	l.freeAtPs = fin
+	l.segs.push(segRecord{finPs: fin, wire: wire})
+	l.queuedBytes += wire
+	l.queuedSegs++
+	l.st.QueuePeakBytes = max(l.st.QueuePeakBytes, l.queuedBytes)
+	l.st.QueuePeakPackets = max(l.st.QueuePeakPackets, l.queuedSegs)
+	return fin
+}
+
 // Enqueue offers a packet that arrived at now and returns its verdict. It
 // decides overload, loss and queue drops per segment and, for what
 // survives, computes the due times and queues it for PopDue under handle,
@@ -198,14 +212,7 @@ func (l *Link) Enqueue(now time.Duration, p Packet, handle uint64) Verdict {
 		} else {
 			fin := nowPs
 			if limited {
-				start := max(nowPs, l.freeAtPs)
-				fin = start + int64(math.Round(float64(wire)*l.psPerByte))
-				l.freeAtPs = fin
-				l.segs.push(segRecord{finPs: fin, wire: wire})
-				l.queuedBytes += wire
-				l.queuedSegs++
-				l.st.QueuePeakBytes = max(l.st.QueuePeakBytes, l.queuedBytes)
-				l.st.QueuePeakPackets = max(l.st.QueuePeakPackets, l.queuedSegs)
+				fin = l.serialize(nowPs, wire)
 			}
 			if runStart < 0 {
 				runStart = i

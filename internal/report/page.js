@@ -72,6 +72,15 @@
     return out;
   }
 
+  // intSplits are whole numbers across [lo, hi] (stream counts: 1, 2, 4,
+  // never 1.5), at most about ten of them.
+  function intSplits(lo, hi) {
+    var a = Math.ceil(lo), b = Math.floor(hi), step = 1, out = [];
+    while ((b - a) / step > 10) step *= 2;
+    for (var v = a; v <= b; v += step) out.push(v);
+    return out;
+  }
+
   function draw(cd, el) {
     var width = Math.max(480, el.clientWidth || 900);
     var bar = cd.kind === "bar";
@@ -114,6 +123,7 @@
       scales.x = { time: false, distr: 3, log: cd.x_unit === "bytes" ? 2 : 10 };
       if (cd.x_unit === "bytes") axes[0].splits = function (u) { return pow2Splits(u.scales.x.min, u.scales.x.max); };
     }
+    if (cd.x_unit === "count" && !cd.x_log && !bar) axes[0].splits = function (u) { return intSplits(u.scales.x.min, u.scales.x.max); };
     if (cd.y_log) scales.y = { distr: 3, log: 10 };
     if (bar) scales.x.range = function () { return [-0.6, cd.x.length - 0.4]; };
     if (rightUnit) {

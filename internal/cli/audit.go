@@ -14,13 +14,11 @@ import (
 )
 
 type auditArgs struct {
-	path     pathFlags
-	netns    string
-	root     string
-	snapshot string
-	failOn   string
-	json     bool
-	against  string
+	path    pathFlags
+	host    hostSource
+	failOn  string
+	json    bool
+	against string
 }
 
 func newAuditCmd() *cobra.Command {
@@ -70,9 +68,7 @@ drifted from the plan, 2 for bad flags, 1 when the host could not be read.`,
 	}
 	f := c.Flags()
 	a.path.register(f, "concurrent long flows the host must carry")
-	f.StringVar(&a.netns, "netns", "", "audit the named network namespace (ip netns)")
-	f.StringVar(&a.root, "root", "", "read proc/sys, proc and etc under this directory instead of / (routes are then not read)")
-	f.StringVar(&a.snapshot, "snapshot", "", "judge a snapshot from a file written by audit --json instead of this host")
+	a.host.register(f, "audit")
 	f.StringVar(&a.failOn, "fail-on", "", "exit 3 if a finding is at least this severe: warn or crit")
 	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.audit/v1; with --against "+drift.Schema+")")
 	f.StringVar(&a.against, "against", "", "check that the host has this plan's values (longhaul plan -o FILE); exit 4 when one drifted")
@@ -107,18 +103,10 @@ func runAudit(a auditArgs, stdout, stderr io.Writer) error {
 	default:
 		return usagef("--fail-on: %q is not a severity; use warn or crit", a.failOn)
 	}
-	if a.snapshot != "" && (a.root != "" || a.netns != "") {
-		return usagef("--snapshot judges a saved snapshot: it does not go with --root or --netns")
-	}
 	if a.against != "" && (given || failOn != "") {
 		return usagef("--against checks a plan's values: --rtt, --rate and --fail-on do not go with it")
 	}
-	var s *snapshot.Snapshot
-	if a.snapshot != "" {
-		s, err = loadSnapshot(a.snapshot)
-	} else {
-		s, err = snapshot.Gather(snapshot.Options{Root: a.root, Netns: a.netns})
-	}
+	s, err := a.host.load()
 	if err != nil {
 		return err
 	}

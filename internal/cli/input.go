@@ -8,6 +8,9 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/spf13/pflag"
+
+	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -113,4 +116,27 @@ func checkDir(flag, path string) error {
 		return usagef("%s %s is not a directory", flag, path)
 	}
 	return nil
+}
+
+// hostSource is where audit and plan read a host from: this one, a
+// network namespace of it, a copied tree (--root) or a saved snapshot.
+type hostSource struct {
+	netns, root, snapshot string
+}
+
+func (h *hostSource) register(f *pflag.FlagSet, verb string) {
+	f.StringVar(&h.netns, "netns", "", verb+" the named network namespace (ip netns)")
+	f.StringVar(&h.root, "root", "", "read proc/sys, proc and etc under this directory instead of / (routes are then not read)")
+	f.StringVar(&h.snapshot, "snapshot", "", verb+" a snapshot saved with longhaul audit --json instead of this host")
+}
+
+// load gathers the host, or reads the saved snapshot.
+func (h hostSource) load() (*snapshot.Snapshot, error) {
+	if h.snapshot == "" {
+		return snapshot.Gather(snapshot.Options{Root: h.root, Netns: h.netns})
+	}
+	if h.root != "" || h.netns != "" {
+		return nil, usagef("--snapshot reads a saved snapshot: it does not go with --root or --netns")
+	}
+	return loadSnapshot(h.snapshot)
 }

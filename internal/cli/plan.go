@@ -12,7 +12,6 @@ import (
 	"github.com/longhaul/longhaul/internal/emit"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
-	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -24,9 +23,7 @@ type planArgs struct {
 	dst        string
 	size       units.Size
 	appBuffers bool
-	netns      string
-	root       string
-	snapshot   string
+	host       hostSource
 	stateDir   string
 	out        string
 	json       bool
@@ -87,9 +84,7 @@ Save the plan with -o (or --json) and apply it with longhaul apply.`,
 	f.StringVar(&a.dst, "dst", "", "destination prefix to plan initial windows for (203.0.113.0/24), or default for the default route")
 	f.Var(&a.size, "size", "typical short response the initial window is judged for (default 64kB)")
 	f.BoolVar(&a.appBuffers, "app-buffers", false, "applications set SO_RCVBUF/SO_SNDBUF themselves: plan net.core.rmem_max/wmem_max and their values")
-	f.StringVar(&a.netns, "netns", "", "plan for the named network namespace (ip netns)")
-	f.StringVar(&a.root, "root", "", "read proc/sys, proc and etc under this directory instead of / (routes are then not read)")
-	f.StringVar(&a.snapshot, "snapshot", "", "plan for a snapshot saved with longhaul audit --json instead of this host")
+	a.host.register(f, "plan for")
 	f.StringVar(&a.stateDir, "state-dir", "", "journal directory to check for interrupted applies (default ROOT"+apply.DefaultStateDir+")")
 	f.StringVarP(&a.out, "output", "o", "", "also write the plan as JSON to this file (for longhaul apply)")
 	f.BoolVar(&a.json, "json", false, "print the plan as JSON (schema "+plan.Schema+") instead of text")
@@ -194,16 +189,8 @@ func makePlan(a planArgs, stderr io.Writer) (plan.Plan, error) {
 	if err != nil {
 		return plan.Plan{}, err
 	}
-	if a.snapshot != "" && (a.root != "" || a.netns != "") {
-		return plan.Plan{}, usagef("--snapshot plans for a saved snapshot: it does not go with --root or --netns")
-	}
-	warnInterrupted(stderr, apply.Options{Root: a.root, StateDir: a.stateDir})
-	var s *snapshot.Snapshot
-	if a.snapshot != "" {
-		s, err = loadSnapshot(a.snapshot)
-	} else {
-		s, err = snapshot.Gather(snapshot.Options{Root: a.root, Netns: a.netns})
-	}
+	warnInterrupted(stderr, apply.Options{Root: a.host.root, StateDir: a.stateDir})
+	s, err := a.host.load()
 	if err != nil {
 		return plan.Plan{}, err
 	}

@@ -28,7 +28,7 @@ func main() {
 	}()
 	err := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	code := cli.ExitCode(err, os.Stderr)
-	if s, ok := caught.Load().(os.Signal); ok {
+	if s, ok := caught.Load().(os.Signal); ok && !cli.Stopped(err) {
 		code = cli.SignalStatus(s)
 	}
 	os.Exit(code)

@@ -72,7 +72,7 @@ and require a token (--auth-token-file), over TLS (--tls-cert-file,
 				return err
 			}
 			opt.Log = slog.New(slog.NewTextHandler(c.ErrOrStderr(), nil))
-			return exporter.Run(c.Context(), opt)
+			return stopped(c.Context(), exporter.Run(c.Context(), opt))
 		},
 	}
 	f := c.Flags()

@@ -57,9 +57,25 @@ type driftError struct{ msg string }
 
 func (e driftError) Error() string { return e.msg }
 
+// errStopped is a daemon's (serve, exporter) clean stop on SIGINT or
+// SIGTERM: the exit status is 0, as a service manager expects.
+var errStopped = errors.New("stopped")
+
+// stopped turns a daemon's clean return after ctx ended into errStopped.
+func stopped(ctx context.Context, err error) error {
+	if err == nil && ctx.Err() != nil {
+		return errStopped
+	}
+	return err
+}
+
+// Stopped reports whether err is a daemon's clean stop on a signal:
+// main keeps the exit status 0 then.
+func Stopped(err error) bool { return errors.Is(err, errStopped) }
+
 // ExitCode prints err as one line on stderr and maps it to an exit status.
 func ExitCode(err error, stderr io.Writer) int {
-	if err == nil {
+	if err == nil || errors.Is(err, errStopped) {
 		return exitOK
 	}
 	var st exitStatus

@@ -153,5 +153,5 @@ func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error 
 		attrs = append(attrs, "tls_pin", pin)
 	}
 	cfg.Log.Info("serving", attrs...)
-	return srv.Serve(ctx, ln)
+	return stopped(ctx, srv.Serve(ctx, ln))
 }

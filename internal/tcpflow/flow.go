@@ -561,7 +561,7 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 	s.Stalled = d.rtoRun > 0 && d.rtoLastT == t
 	s.SendGap = f.sendGap(d, t, infl, v.rwnd, mss, int64(s.RTT))
 	s.Turn = d.turnT == t
-	d.tl.Add(s)
+	d.tl.AddSample(&s)
 	d.prevSampleT = t
 }
 

@@ -300,8 +300,14 @@ func (tl *Timeline) add(s *Sample) {
 			tl.idle = 0
 		}
 	}
-	if tl.DrainIsApp && tl.Samples > 0 && (s.Sent > tl.prev.Sent || (tl.prev.Inflight > 0 && s.Inflight <= 0)) {
-		tl.drain(s)
+	if tl.DrainIsApp && tl.Samples > 0 {
+		switch {
+		case s.Sent > tl.prev.Sent && tl.drainSS+tl.drainNet == 0 && tl.prev.Inflight > 0:
+			// The common case, inline: more data in a flight.
+			tl.snapSS, tl.snapNet, tl.lastSend = tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork], s.T
+		case s.Sent > tl.prev.Sent, tl.prev.Inflight > 0 && s.Inflight <= 0:
+			tl.drain(s)
+		}
 	}
 	tl.rounds(s)
 	st := tl.classify(s)

@@ -175,7 +175,7 @@ type Timeline struct {
 	// gap); see also Settle. Producers that see every packet set it;
 	// tcp_info polls cannot tell a round's end from an idle sender.
 	DrainIsApp      bool
-	busySS, busyNet time.Duration // congestion-window time since the last send
+	snapSS, snapNet time.Duration // slow-start and network time at the last send
 	drainSS         time.Duration
 	drainNet        time.Duration
 	drainAt         time.Duration
@@ -261,6 +261,10 @@ func (tl *Timeline) classify(s *Sample) State {
 // treated as equal to the last.
 func (tl *Timeline) Add(s Sample) { tl.add(&s) }
 
+// AddSample is Add without the copy, for producers that add one per
+// packet. s is not kept.
+func (tl *Timeline) AddSample(s *Sample) { tl.add(s) }
+
 func (tl *Timeline) add(s *Sample) {
 	if tl.Samples > 0 && s.T < tl.prev.T {
 		s.T = tl.prev.T
@@ -294,7 +298,13 @@ func (tl *Timeline) add(s *Sample) {
 		}
 	}
 	if tl.DrainIsApp && tl.Samples > 0 {
-		tl.drain(s)
+		switch {
+		case s.Sent > tl.prev.Sent && tl.drainSS+tl.drainNet == 0 && tl.prev.Inflight > 0:
+			// The common case, inline: more data in a flight.
+			tl.snapSS, tl.snapNet, tl.lastSend = tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork], s.T
+		case s.Sent > tl.prev.Sent, tl.prev.Inflight > 0 && s.Inflight <= 0:
+			tl.drain(s)
+		}
 	}
 	tl.rounds(s)
 	st := tl.classify(s)
@@ -312,39 +322,31 @@ func (tl *Timeline) add(s *Sample) {
 // data, and moves it to the application when the flight drained to
 // nothing and no new data came within a quarter RTT (see DrainIsApp).
 func (tl *Timeline) drain(s *Sample) {
-	dt := s.T - tl.prev.T
-	if !s.Stalled && !s.SendGap {
-		switch tl.prevState {
-		case StateSlowStart:
-			tl.busySS += dt
-		case StateNetwork:
-			tl.busyNet += dt
-		}
-	}
-	slack := max(time.Millisecond, s.RTT/4)
-	if tl.drainSS+tl.drainNet > 0 && s.Sent > tl.prev.Sent {
-		if s.T-tl.drainAt <= slack && !s.Turn {
-			tl.drainSS, tl.drainNet = 0, 0 // a round's end, not the data's
-		} else {
-			tl.settle() // the sender paused, or answered a request
-		}
-	}
+	ss, net := tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork]
 	if s.Sent > tl.prev.Sent {
+		if tl.drainSS+tl.drainNet > 0 {
+			if s.T-tl.drainAt <= max(time.Millisecond, s.RTT/4) && !s.Turn {
+				tl.drainSS, tl.drainNet = 0, 0 // a round's end, not the data's
+			} else {
+				tl.settle() // the sender paused, or answered a request
+			}
+		}
 		if tl.prev.Inflight <= 0 {
 			tl.answering = s.Turn // a new flight: an answer to a request?
 		}
-		tl.busySS, tl.busyNet, tl.lastSend = 0, 0, s.T
+		tl.snapSS, tl.snapNet = tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork]
+		tl.lastSend = s.T
 		return
 	}
-	if tl.prev.Inflight > 0 && s.Inflight <= 0 {
-		tl.drainSS, tl.drainNet, tl.drainAt = tl.busySS, tl.busyNet, s.T
-		tl.busySS, tl.busyNet = 0, 0
-		if s.RTT > 0 && s.T-tl.lastSend > 2*s.RTT+200*time.Millisecond {
-			// Far longer than a round: a sender with data and room
-			// would have had ACKs to send on; it had nothing to send.
-			tl.settle()
-		}
+	// The flight drained: the congestion-window time since the last new
+	// data is pending.
+	tl.drainSS, tl.drainNet, tl.drainAt = ss-tl.snapSS, net-tl.snapNet, s.T
+	if s.RTT > 0 && s.T-tl.lastSend > 2*s.RTT+200*time.Millisecond {
+		// Far longer than a round: a sender with data and room would
+		// have had ACKs to send on; it had nothing to send.
+		tl.settle()
 	}
+	tl.snapSS, tl.snapNet = tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork]
 }
 
 // Settle is called by the producer once the samples end: a transfer that

@@ -360,7 +360,7 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		d.sndMax = max(d.sndMax, end)
 		return
 	}
-	if seq >= d.sndMax {
+	if seq >= d.sndMax && f.dir[1-i].lastNewT > d.lastNewT {
 		f.turn(d, &f.dir[1-i], t)
 	}
 	if d.firstData < 0 {
@@ -559,9 +559,9 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 	d.tl.MSS = int(mss)
 	s.TimeoutRecovery = d.recovery && d.rtoRecovery
 	s.Stalled = d.rtoRun > 0 && d.rtoLastT == t
-	s.SendGap = f.sendGap(d, t, infl, v.rwnd, mss, int64(s.RTT))
+	s.SendGap = infl > 0 && d.ackAdvT > d.lastNewT && f.sendGap(d, t, infl, v.rwnd, mss, int64(s.RTT))
 	s.Turn = d.turnT == t
-	d.tl.Add(s)
+	d.tl.AddSample(&s)
 	d.prevSampleT = t
 }
 

@@ -12,3 +12,6 @@ func FromSamples(samples []Sample, mss, maxPoints int) *Timeline {
 	}
 	return tl
 }
+
+// Add appends a copy of s.
+func (tl *Timeline) Add(s Sample) { tl.add(&s) }

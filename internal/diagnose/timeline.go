@@ -257,12 +257,8 @@ func (tl *Timeline) classify(s *Sample) State {
 	return StateNetwork
 }
 
-// Add appends a sample. Samples must come in time order; an earlier T is
-// treated as equal to the last.
-func (tl *Timeline) Add(s Sample) { tl.add(&s) }
-
-// AddSample is Add without the copy, for producers that add one per
-// packet. s is not kept.
+// AddSample appends a sample (not kept). Samples must come in time
+// order; an earlier T is treated as equal to the last.
 func (tl *Timeline) AddSample(s *Sample) { tl.add(s) }
 
 func (tl *Timeline) add(s *Sample) {

@@ -397,6 +397,37 @@ func rateWords(bps float64) string {
 	return fmt.Sprintf("%s (%s)", units.FormatByteRate(bps/8), units.FormatRate(bps))
 }
 
+// rwndFix is the fix of a flow pinned at the receiver's window: window
+// scaling off, an application's SO_RCVBUF, another stack, or tcp_rmem.
+func rwndFix(v Verdict, in Info, rcv, rtt, achieved string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the receiver %s advertises at most %s; at %s that caps the flow at %s (achieved %s). ", rcv, bytesIn(v.RwndBytes), rtt, rateWords(v.CeilingBps), achieved)
+	goal, note := target(in, v.CeilingBps)
+	need := pathmodel.BDP(goal, in.RTT)
+	buf := pathmodel.BufferFor(need, pathmodel.DefaultScalingRatio)
+	switch {
+	case in.Scale == ScaleNotNegotiated:
+		who := "one side"
+		if in.NoScaleSide != "" {
+			who = in.NoScaleSide
+		}
+		fmt.Fprintf(&b, "Window scaling is off on this connection (the SYN from %s carried no window-scale option), so no window can exceed 65,535 bytes: "+
+			"set net.ipv4.tcp_window_scaling=1 on both hosts and check firewalls, load balancers and proxies on the path that strip TCP options; "+
+			"%s needs a window of %s at %s%s.", who, units.FormatRate(goal), bytesIn(int64(need)), rtt, note)
+	case !in.RwndGrew && v.RwndBytes < 64*1024:
+		fmt.Fprintf(&b, "The window never grew, as autotuning would make it: the receiving application probably sets SO_RCVBUF (autotuning is then off): "+
+			"raise it to >= %s or remove it (e.g. nginx listen ... rcvbuf=, iperf3 -w); %s at %s needs a window of %s (a buffer of %s, which SO_RCVBUF=%s gives since the kernel doubles it)%s.",
+			bytesIn((buf+1)/2), units.FormatRate(goal), rtt, bytesIn(int64(need)), bytesIn(buf), bytesIn((buf+1)/2), note)
+	case stackFix(in.ReceiverOS, "receive", buf) != "":
+		fmt.Fprintf(&b, "The window stopped at the receiver's buffer limit. %s %s; %s at %s needs a window of %s%s.",
+			rcv, stackFix(in.ReceiverOS, "receive", buf), units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
+	default:
+		fmt.Fprintf(&b, "The window stopped at the receiver's buffer limit: raise net.ipv4.tcp_rmem's maximum on %s to >= %d, or, if its application sets SO_RCVBUF (iperf3 -w, nginx rcvbuf=), "+
+			"that value to >= %d (and net.core.rmem_max, which clamps it); %s at %s needs a window of %s%s.", rcv, buf, (buf+1)/2, units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
+	}
+	return b.String()
+}
+
 // explain writes the one-line summary and the fix.
 func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 	rcv, snd := orWord(in.Receiver, "the receiver"), orWord(in.Sender, "the sender")
@@ -406,32 +437,7 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 	switch v.Verdict {
 	case RwndLimited:
 		summary = fmt.Sprintf("%s the sender was pinned at the receiver's window of %s", share, bytesIn(v.RwndBytes))
-		var b strings.Builder
-		fmt.Fprintf(&b, "the receiver %s advertises at most %s; at %s that caps the flow at %s (achieved %s). ", rcv, bytesIn(v.RwndBytes), rtt, rateWords(v.CeilingBps), achieved)
-		goal, note := target(in, v.CeilingBps)
-		need := pathmodel.BDP(goal, in.RTT)
-		buf := pathmodel.BufferFor(need, pathmodel.DefaultScalingRatio)
-		switch {
-		case in.Scale == ScaleNotNegotiated:
-			who := "one side"
-			if in.NoScaleSide != "" {
-				who = in.NoScaleSide
-			}
-			fmt.Fprintf(&b, "Window scaling is off on this connection (the SYN from %s carried no window-scale option), so no window can exceed 65,535 bytes: "+
-				"set net.ipv4.tcp_window_scaling=1 on both hosts and check firewalls, load balancers and proxies on the path that strip TCP options; "+
-				"%s needs a window of %s at %s%s.", who, units.FormatRate(goal), bytesIn(int64(need)), rtt, note)
-		case !in.RwndGrew && v.RwndBytes < 64*1024:
-			fmt.Fprintf(&b, "The window never grew, as autotuning would make it: the receiving application probably sets SO_RCVBUF (autotuning is then off): "+
-				"raise it to >= %s or remove it (e.g. nginx listen ... rcvbuf=, iperf3 -w); %s at %s needs a window of %s (a buffer of %s, which SO_RCVBUF=%s gives since the kernel doubles it)%s.",
-				bytesIn((buf+1)/2), units.FormatRate(goal), rtt, bytesIn(int64(need)), bytesIn(buf), bytesIn((buf+1)/2), note)
-		case stackFix(in.ReceiverOS, "receive", buf) != "":
-			fmt.Fprintf(&b, "The window stopped at the receiver's buffer limit. %s %s; %s at %s needs a window of %s%s.",
-				rcv, stackFix(in.ReceiverOS, "receive", buf), units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
-		default:
-			fmt.Fprintf(&b, "The window stopped at the receiver's buffer limit: raise net.ipv4.tcp_rmem's maximum on %s to >= %d, or, if its application sets SO_RCVBUF (iperf3 -w, nginx rcvbuf=), "+
-				"that value to >= %d (and net.core.rmem_max, which clamps it); %s at %s needs a window of %s%s.", rcv, buf, (buf+1)/2, units.FormatRate(goal), rtt, bytesIn(int64(need)), note)
-		}
-		fix = b.String()
+		fix = rwndFix(v, in, rcv, rtt, achieved)
 	case ZeroWindow:
 		summary = fmt.Sprintf("%s the receiver's window was zero or held down by unread data (%d stall(s), %s in all)", share, in.ZeroWindowStalls, dur(in.ZeroWindowTime))
 		fix = fmt.Sprintf("the receiving application on %s stops reading: its buffer fills and it advertises a zero (or closed, under one segment) window for %s in %d stall(s), "+

@@ -308,8 +308,8 @@ func TestClassCoarseClockZeroWindow(t *testing.T) {
 	// it says "< 10 ms (clock resolution)".
 	in := diagnose.Info{RTT: time.Nanosecond, ClockTick: tick, Bytes: 1, Duration: time.Second, Scale: diagnose.ScaleKnown}
 	tl := &diagnose.Timeline{MSS: 1448}
-	tl.Add(diagnose.Sample{T: 0, Sent: 64000, Inflight: 64000, Rwnd: 64000})
-	tl.Add(diagnose.Sample{T: time.Second, Sent: 64000, Delivered: 64000, Rwnd: 64000})
+	tl.AddSample(&diagnose.Sample{T: 0, Sent: 64000, Inflight: 64000, Rwnd: 64000})
+	tl.AddSample(&diagnose.Sample{T: time.Second, Sent: 64000, Delivered: 64000, Rwnd: 64000})
 	v := diagnose.Diagnose(tl, in)
 	if !strings.Contains(v.Fix, "< 10 ms (clock resolution)") || v.CeilingBps != 0 {
 		t.Errorf("RTT below the tick: ceiling %.0f, fix %s", v.CeilingBps, v.Fix)

@@ -221,6 +221,7 @@ func (f *Flow) setVantageDelays() {
 
 // ack handles the acknowledgement and window in a segment from i, which
 // are about the data the other endpoint sends.
+// Over 80 lines: one per-packet pass in the order a receiver reads an ACK (RFC 5681/6675), kept whole on the hot path.
 func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	p := &f.dir[1-i]
 	if !p.haveBase {
@@ -328,6 +329,7 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 }
 
 // data handles the payload (and FIN) of a segment from i.
+// Over 80 lines: one per-packet pass that classifies a segment (new, retransmission by kind, probe, duplicate), kept whole on the hot path.
 func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 	d := &f.dir[i]
 	peerZero := f.dir[i].zw

@@ -268,6 +268,8 @@ func (f *Flow) flowFlags(a *Analyzer, r *FlowReport) []string {
 	return fl
 }
 
+// dirReport is one direction's part of the report.
+// Over 80 lines: it fills the report's fields in the order of the JSON schema, one block each; split further it would only pass them around.
 func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	d, p := &f.dir[i], &f.dir[1-i]
 	dr := DirReport{

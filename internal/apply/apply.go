@@ -626,9 +626,16 @@ func Interrupted(o Options) ([]TxSummary, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A transaction half done while another apply or rollback holds the
+	// journal lock is in progress, not interrupted.
+	od, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	running := store{od.StateDir}.busy()
 	var out []TxSummary
 	for _, t := range all {
-		if t.Damaged != "" || t.State == StateApplying || t.State == StateRollingBack {
+		if t.Damaged != "" || (!running && (t.State == StateApplying || t.State == StateRollingBack)) {
 			out = append(out, t)
 		}
 	}

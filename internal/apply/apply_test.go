@@ -537,3 +537,36 @@ func TestApplyFailureRestores(t *testing.T) {
 		t.Errorf("list after failure: %+v", list)
 	}
 }
+
+// A transaction half done while another process holds the journal lock is
+// that process's work in progress: no "interrupted" warning for it.
+func TestInterruptedNotWhileLocked(t *testing.T) {
+	root := hostWithNetworkd(t, "ubuntu-2004")
+	fr := newFakeRouter(defaultRoute)
+	p := makePlan(t, root, fr, req200ms1G)
+	o := opts(root, fr)
+	o.Hook = func(s string) error {
+		if s == "journal" {
+			return errKilled
+		}
+		return nil
+	}
+	if _, err := Apply(p, o); !errors.Is(err, errKilled) {
+		t.Fatalf("apply: %v, want the simulated kill", err)
+	}
+	if pending, _ := Interrupted(opts(root, fr)); len(pending) != 1 {
+		t.Fatalf("unlocked: %d pending, want the interrupted one", len(pending))
+	}
+	od, err := opts(root, fr).withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := store{od.StateDir}.lock() // another apply running
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if pending, _ := Interrupted(opts(root, fr)); len(pending) != 0 {
+		t.Errorf("while another apply holds the lock: %+v, want none reported", pending)
+	}
+}

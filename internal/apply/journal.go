@@ -232,6 +232,16 @@ var errLocked = errors.New("locked")
 
 // lock takes the directory's lock so that two applies or rollbacks never
 // interleave; unlock releases it (a killed process releases it too).
+// busy reports whether another process holds the journal lock now.
+func (s store) busy() bool {
+	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return errors.Is(tryLock(f), errLocked)
+}
+
 func (s store) lock() (unlock func(), err error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create journal directory: %w", err)

@@ -13,8 +13,8 @@ import (
 )
 
 // TestBadInputEveryCommand feeds every command the inputs that once hurt
-// the host or misled the user (endless and huge documents, FIFOs,
-// directories and devices where a file is expected, a --root that holds
+// the host or misled the user (endless and huge documents, a FIFO where
+// a file must be, directories and devices where a file is expected, a --root that holds
 // nothing, numbers out of any physical range) and checks each is refused
 // the same way: exit 2, one line on stderr, nothing on stdout, no
 // goroutine dump, within 2 s, under a 512 MB data limit.
@@ -30,55 +30,63 @@ func TestBadInputEveryCommand(t *testing.T) {
 		t.Fatalf("sparse file: %v", err)
 	}
 	path := []string{"--rtt", "200ms", "--rate", "1Gbit/s"}
+	// Standard input: /dev/null (a device) unless the case is listed in
+	// endless, which gets an endless pipe of zeros.
+	endless := map[string]bool{"audit snapshot endless pipe": true, "apply endless pipe": true, "analyze endless pipe": true}
 	cases := map[string][]string{
-		"audit snapshot device":      {"audit", "--snapshot", "/dev/zero"},
-		"audit snapshot fifo":        {"audit", "--snapshot", fifo},
-		"audit snapshot directory":   {"audit", "--snapshot", dir},
-		"audit snapshot huge":        {"audit", "--snapshot", huge},
-		"audit root missing":         {"audit", "--root", filepath.Join(dir, "nothing")},
-		"audit root empty":           {"audit", "--root", dir},
-		"plan snapshot device":       append([]string{"plan", "--snapshot", "/dev/zero"}, path...),
-		"plan snapshot huge":         append([]string{"plan", "--snapshot", huge}, path...),
-		"plan root missing":          append([]string{"plan", "--root", filepath.Join(dir, "nothing")}, path...),
-		"plan rate overflow":         {"plan", "--rtt", "200ms", "--rate", "1e30bit/s"},
-		"apply device":               {"apply", "/dev/zero"},
-		"apply fifo":                 {"apply", fifo},
-		"apply directory":            {"apply", dir},
-		"apply huge":                 {"apply", huge},
-		"rollback state-dir missing": {"rollback", "--state-dir", filepath.Join(dir, "nothing")},
-		"analyze device":             {"analyze", "/dev/zero"},
-		"analyze fifo":               {"analyze", fifo},
-		"analyze directory":          {"analyze", dir},
-		"analyze rate overflow":      {"analyze", "--rate", "1e30bit/s", huge},
-		"report fifo":                {"report", fifo},
-		"report directory":           {"report", dir},
-		"calc rate overflow":         {"calc", "--rtt", "200ms", "--rate", "1e30bit/s"},
-		"calc rate zero":             {"calc", "--rtt", "200ms", "--rate", "0bit/s"},
-		"calc rtt zero":              {"calc", "--rtt", "0ms", "--rate", "1Gbit/s"},
-		"calc ratio NaN":             append([]string{"calc", "--ratio", "NaN"}, path...),
-		"calc ratio above one":       append([]string{"calc", "--ratio", "1.5"}, path...),
-		"calc flows zero":            append([]string{"calc", "--flows", "0"}, path...),
-		"lab rtt zero":               {"lab", "buffers", "--rtt", "0ms"},
-		"lab rtt too long":           {"lab", "buffers", "--rtt", "6s"},
-		"lab repeat zero":            {"lab", "buffers", "--repeat", "0"},
-		"lab repeat negative":        {"lab", "buffers", "--repeat", "-1"},
-		"lab duration zero":          {"lab", "buffers", "--duration", "0s"},
-		"lab queue zero":             {"lab", "buffers", "--queue", "0"},
-		"lab loss half":              {"lab", "upload", "--loss", "60%"},
-		"lab rate overflow":          {"lab", "buffers", "--rate", "1e30bit/s"},
-		"emulate queue negative":     {"emulate", "--rtt", "10ms", "--rate", "1Gbit/s", "--queue", "-1bdp", "--", "true"},
-		"emulate rtt too long":       {"emulate", "--rtt", "11s", "--", "true"},
-		"emulate rate overflow":      {"emulate", "--rtt", "10ms", "--rate", "1e30bit/s", "--", "true"},
-		"emulate stats-json missing": {"emulate", "--rtt", "10ms", "--stats-json", filepath.Join(dir, "no", "s.json"), "--", "true"},
-		"verify device":              {"verify", "/dev/zero"},
-		"flows interval zero":        {"flows", "--interval", "0s"},
-		"flows rate overflow":        {"flows", "--rate", "1e30bit/s"},
+		"audit snapshot endless pipe": {"audit", "--snapshot", "-"},
+		"apply endless pipe":          {"apply", "-"},
+		"analyze endless pipe":        {"analyze", "-"},
+		"plan snapshot stdin device":  append([]string{"plan", "--snapshot", "-"}, path...),
+		"audit snapshot device":       {"audit", "--snapshot", "/dev/zero"},
+		"audit snapshot directory":    {"audit", "--snapshot", dir},
+		"audit snapshot huge":         {"audit", "--snapshot", huge},
+		"audit root missing":          {"audit", "--root", filepath.Join(dir, "nothing")},
+		"audit root empty":            {"audit", "--root", dir},
+		"plan snapshot device":        append([]string{"plan", "--snapshot", "/dev/zero"}, path...),
+		"plan snapshot huge":          append([]string{"plan", "--snapshot", huge}, path...),
+		"plan root missing":           append([]string{"plan", "--root", filepath.Join(dir, "nothing")}, path...),
+		"plan rate overflow":          {"plan", "--rtt", "200ms", "--rate", "1e30bit/s"},
+		"apply device":                {"apply", "/dev/zero"},
+		"apply directory":             {"apply", dir},
+		"apply huge":                  {"apply", huge},
+		"rollback state-dir missing":  {"rollback", "--state-dir", filepath.Join(dir, "nothing")},
+		"analyze device":              {"analyze", "/dev/zero"},
+		"analyze directory":           {"analyze", dir},
+		"analyze rate overflow":       {"analyze", "--rate", "1e30bit/s", huge},
+		"analyze max-flows zero":      {"analyze", "--max-flows", "0", huge},
+		"report fifo":                 {"report", fifo},
+		"report directory":            {"report", dir},
+		"calc rate overflow":          {"calc", "--rtt", "200ms", "--rate", "1e30bit/s"},
+		"calc rate zero":              {"calc", "--rtt", "200ms", "--rate", "0bit/s"},
+		"calc rtt zero":               {"calc", "--rtt", "0ms", "--rate", "1Gbit/s"},
+		"calc ratio NaN":              append([]string{"calc", "--ratio", "NaN"}, path...),
+		"calc ratio above one":        append([]string{"calc", "--ratio", "1.5"}, path...),
+		"calc flows zero":             append([]string{"calc", "--flows", "0"}, path...),
+		"lab rtt zero":                {"lab", "buffers", "--rtt", "0ms"},
+		"lab rtt too long":            {"lab", "buffers", "--rtt", "6s"},
+		"lab repeat zero":             {"lab", "buffers", "--repeat", "0"},
+		"lab repeat negative":         {"lab", "buffers", "--repeat", "-1"},
+		"lab duration zero":           {"lab", "buffers", "--duration", "0s"},
+		"lab queue zero":              {"lab", "buffers", "--queue", "0"},
+		"lab loss half":               {"lab", "upload", "--loss", "60%"},
+		"lab rate overflow":           {"lab", "buffers", "--rate", "1e30bit/s"},
+		"emulate queue negative":      {"emulate", "--rtt", "10ms", "--rate", "1Gbit/s", "--queue", "-1bdp", "--", "true"},
+		"emulate rtt too long":        {"emulate", "--rtt", "11s", "--", "true"},
+		"emulate rate overflow":       {"emulate", "--rtt", "10ms", "--rate", "1e30bit/s", "--", "true"},
+		"emulate stats-json missing":  {"emulate", "--rtt", "10ms", "--stats-json", filepath.Join(dir, "no", "s.json"), "--", "true"},
+		"verify device":               {"verify", "/dev/zero"},
+		"flows interval zero":         {"flows", "--interval", "0s"},
+		"flows rate overflow":         {"flows", "--rate", "1e30bit/s"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			cmd := exec.Command("sh", append([]string{"-c", `ulimit -d 524288; exec "$0" "$@"`, bin}, args...)...)
 			cmd.Stdout, cmd.Stderr = &out, &errOut
+			if endless[name] {
+				cmd.Stdin = zeros{}
+			}
 			start := time.Now()
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -104,4 +112,12 @@ func TestBadInputEveryCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// zeros is an endless input.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -64,9 +65,19 @@ func bigCapture(t *testing.T, size int64) string {
 // command took to exit after the signal.
 func interrupt(t *testing.T, bin string, wait time.Duration, ready func(stderr string) bool, args ...string) (int, time.Duration, string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
+	var out bytes.Buffer
 	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.Stdout = &out
+	return interruptCmd(t, cmd, wait, ready)
+}
+
+// interruptCmd is interrupt for a command set up by the caller (its
+// standard input, its output); it sets Stderr.
+func interruptCmd(t *testing.T, cmd *exec.Cmd, wait time.Duration, ready func(stderr string) bool) (int, time.Duration, string) {
+	t.Helper()
+	args := cmd.Args[1:]
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,4 +159,66 @@ func TestIntegrationInterrupt(t *testing.T) {
 		}
 	})
 
+}
+
+// TestInterruptPipes: commands reading a document or a capture from a
+// pipe (a FIFO, a shell's <(...), standard input) wait for a writer or
+// for data; SIGINT ends the wait within 1 s with status 130, and analyze
+// prints the flows it read before.
+func TestInterruptPipes(t *testing.T) {
+	bin := binary(t)
+	dir := t.TempDir()
+	fifo := func(name string, hold bool) string {
+		p := filepath.Join(dir, name)
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if hold { // a writer that never writes
+			go func() {
+				if w, err := os.OpenFile(p, os.O_WRONLY, 0); err == nil {
+					t.Cleanup(func() { w.Close() })
+				}
+			}()
+		}
+		return p
+	}
+	silent := func(cmd *exec.Cmd, head []byte) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(head)
+		cmd.Stdin = r
+		t.Cleanup(func() { r.Close(); w.Close() })
+	}
+	capture := capturetest.NewConv(capturetest.NewWriter(capturetest.Format{}, 1), "198.18.0.1:40000", "198.18.0.2:443")
+	capture.Handshake(nil, nil, time.Millisecond, time.Millisecond)
+	capture.Data(capturetest.Client, 1000)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin []byte // a silent pipe on standard input after these bytes
+		want  string // on stdout
+	}{
+		{name: "audit snapshot fifo, no writer", args: []string{"audit", "--snapshot", fifo("snap", false)}},
+		{name: "apply fifo, silent writer", args: []string{"apply", fifo("plan", true)}},
+		{name: "plan snapshot stdin, silent", args: []string{"plan", "--snapshot", "-", "--rtt", "200ms", "--rate", "1Gbit/s"}, stdin: []byte{}},
+		{name: "analyze stdin, silent after one flow", args: []string{"analyze", "-"}, stdin: capture.W.Bytes(), want: "1 TCP flow(s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			cmd := exec.Command(bin, tc.args...)
+			cmd.Stdout = &out
+			if tc.stdin != nil {
+				silent(cmd, tc.stdin)
+			}
+			code, took, errOut := interruptCmd(t, cmd, 300*time.Millisecond, nil)
+			if code != 130 || took > time.Second || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("exit %d %v after SIGINT, stderr %q; want 130 within 1 s and one line", code, took.Round(time.Millisecond), errOut)
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("stdout %q; want %q in it", out.String(), tc.want)
+			}
+		})
+	}
 }

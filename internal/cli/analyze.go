@@ -25,6 +25,7 @@ type analyzeArgs struct {
 	top        int
 	paragraphs int
 	points     int
+	maxFlows   int
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -45,7 +46,14 @@ fix.
 The capture may be taken at the client, the server or in between: the
 handshake tells where, and the RTT and in-flight data are corrected for it.
 Captures cut at a small snaplen (tcpdump -s 128) are fine: lengths come from
-the IP headers.
+the IP headers. FILE may be - (standard input) or a pipe, read as a stream:
+Ctrl-C then prints the flows read so far.
+
+Memory is bounded: at most --max-flows connections are followed at once
+(about 6 KB each); when more are open, the quarter idle longest are judged
+on the packets so far and dropped from the table. At most --max-flows flows
+are listed, those with the most bytes; the rest are counted in one line
+("summarised" in the JSON) with their verdicts.
 
 Output: a table of flows, then verdict paragraphs for the largest flows.
 --json prints the analysis (schema longhaul.analyze/v1); --timeline adds
@@ -66,7 +74,10 @@ or a file that is not a pcap/pcapng capture.`,
   longhaul analyze big.pcap --flow 1 --timeline > flow1.json
 
   # capture for it: headers only, both directions, from the SYN on
-  tcpdump -i eth0 -s 128 -w upload.pcap 'tcp port 443'`,
+  tcpdump -i eth0 -s 128 -w upload.pcap 'tcp port 443'
+
+  # live, from a pipe; Ctrl-C prints what was seen
+  tcpdump -i eth0 -s 128 -U -w - 'tcp port 443' | longhaul analyze -'`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("analyze takes one capture file, got %d arguments (see %s --help)", len(args), c.CommandPath())
@@ -86,6 +97,7 @@ or a file that is not a pcap/pcapng capture.`,
 	f.IntVar(&a.top, "top", 20, "table rows: the largest flows")
 	f.IntVar(&a.paragraphs, "explain", 5, "verdict paragraphs: the largest flows")
 	f.IntVar(&a.points, "points", 2000, "with --timeline: at most this many points per direction")
+	f.IntVar(&a.maxFlows, "max-flows", tcpflow.DefaultMaxFlows, "connections followed at once and listed: beyond it the longest idle are judged early and the smallest summarised (memory: ~10 KB each)")
 	return c
 }
 
@@ -100,12 +112,12 @@ type analyzeJSON struct {
 // use. On a truncated or corrupt file it returns the analysis so far and
 // the error.
 func AnalyzeFile(ctx context.Context, path string, opts tcpflow.Options) (*tcpflow.Analysis, error) {
-	fh, err := openRegular("analyze:", path, "a pcap or pcapng capture")
+	fh, err := openInput(ctx, "analyze:", path, "a pcap or pcapng capture")
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	an, err := tcpflow.Analyze(ctxReader{ctx, fh}, opts)
+	an, err := tcpflow.Analyze(fh, opts)
 	if errInterrupted(err) {
 		return an, fmt.Errorf("analyze: %s: interrupted", path)
 	}
@@ -120,7 +132,10 @@ func AnalyzeFile(ctx context.Context, path string, opts tcpflow.Options) (*tcpfl
 }
 
 func runAnalyze(ctx context.Context, a analyzeArgs, path string, w io.Writer) error {
-	opts := tcpflow.Options{SeriesFlow: a.flow}
+	opts := tcpflow.Options{SeriesFlow: a.flow, MaxFlows: a.maxFlows}
+	if a.maxFlows < 1 || a.maxFlows > 10_000_000 {
+		return usagef("--max-flows: 1 to 10,000,000, got %d", a.maxFlows)
+	}
 	if opts.RateBps = a.rate.Bps; a.rate.IsSet() && opts.RateBps <= 0 {
 		return usagef("--rate: must be greater than zero, e.g. 100Mbit/s")
 	}
@@ -138,7 +153,10 @@ func runAnalyze(ctx context.Context, a analyzeArgs, path string, w io.Writer) er
 	if an == nil {
 		return err
 	}
-	total := len(an.Flows)
+	total := int64(len(an.Flows))
+	if an.Summarised != nil {
+		total += an.Summarised.Flows
+	}
 	if a.flow > 0 {
 		var keep []*tcpflow.FlowReport
 		for _, f := range an.Flows {
@@ -147,7 +165,7 @@ func runAnalyze(ctx context.Context, a analyzeArgs, path string, w io.Writer) er
 			}
 		}
 		if keep == nil && err == nil {
-			return usagef("--flow %d: the capture has %d TCP flows (IDs 1..%d)", a.flow, len(an.Flows), len(an.Flows))
+			return usagef("--flow %d: no such flow; the capture has %s TCP flows (IDs from the table)", a.flow, units.FormatInt(total))
 		}
 		an.Flows = keep
 		if an.Flows == nil {
@@ -167,9 +185,9 @@ func runAnalyze(ctx context.Context, a analyzeArgs, path string, w io.Writer) er
 	return nil
 }
 
-func printAnalysis(w io.Writer, path string, an *tcpflow.Analysis, total int, a analyzeArgs) {
-	fmt.Fprintf(w, "Capture %s: %s, %s packets (%s TCP), %d TCP flow(s), %s\n", filepath.Base(path), an.Format,
-		units.FormatInt(an.Stats.Packets), units.FormatInt(an.Stats.TCPPackets), total, units.FormatDuration(units.FromSeconds(an.Duration)))
+func printAnalysis(w io.Writer, path string, an *tcpflow.Analysis, total int64, a analyzeArgs) {
+	fmt.Fprintf(w, "Capture %s: %s, %s packets (%s TCP), %s TCP flow(s), %s\n", filepath.Base(path), an.Format,
+		units.FormatInt(an.Stats.Packets), units.FormatInt(an.Stats.TCPPackets), units.FormatInt(total), units.FormatDuration(units.FromSeconds(an.Duration)))
 	if an.Clock.TickSeconds > 0 {
 		fmt.Fprintf(w, "Clock: timestamps tick every %s (coarse)\n", units.FormatDuration(units.FromSeconds(an.Clock.TickSeconds)))
 	}
@@ -178,6 +196,11 @@ func printAnalysis(w io.Writer, path string, an *tcpflow.Analysis, total int, a 
 	}
 	if an.UnansweredSYNs > 0 {
 		fmt.Fprintf(w, "Connection attempts never answered (SYN only, a scan or a SYN flood?): %s, counted, not listed\n", units.FormatInt(an.UnansweredSYNs))
+	}
+	if s := an.Summarised; s != nil && s.Flows > 0 {
+		fmt.Fprintf(w, "Flows summarised, not listed (more than --max-flows %s): %s with %s packets and %s, the smallest; verdicts: %s\n",
+			units.FormatInt(int64(a.maxFlows)), units.FormatInt(s.Flows), units.FormatInt(s.Packets), units.FormatBytes(float64(s.Bytes)), verdictCounts(s.Verdicts))
+		fmt.Fprintf(w, "Flows judged early (idle when the table was full; a later packet starts a new flow): %s\n", units.FormatInt(s.Evicted))
 	}
 	if len(an.Flows) == 0 {
 		fmt.Fprintln(w, "No TCP flows.")
@@ -209,7 +232,7 @@ func printAnalysis(w io.Writer, path string, an *tcpflow.Analysis, total int, a 
 	}
 	tw.Flush()
 	if n := len(flows) - a.top; n > 0 && a.flow == 0 {
-		fmt.Fprintf(w, "... and %d smaller flow(s) (--json lists all)\n", n)
+		fmt.Fprintf(w, "... and %d smaller flow(s) (--json lists every listed flow)\n", n)
 	}
 	for i, f := range flows {
 		if i == a.paragraphs && a.flow == 0 {
@@ -293,4 +316,22 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 			fmt.Fprintf(w, "    time: %s\n", strings.Join(parts, ", "))
 		}
 	}
+}
+
+// verdictCounts lists verdicts by count, the most common first.
+func verdictCounts(m map[string]int64) string {
+	type vc struct {
+		v string
+		n int64
+	}
+	var l []vc
+	for v, n := range m {
+		l = append(l, vc{v, n})
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].n > l[j].n || (l[i].n == l[j].n && l[i].v < l[j].v) })
+	parts := make([]string, len(l))
+	for i, x := range l {
+		parts[i] = fmt.Sprintf("%s %s", x.v, units.FormatInt(x.n))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,7 +56,7 @@ applying the same plan again completes it, longhaul rollback undoes it.`,
   longhaul rollback`,
 		Args: exactlyOnePlan,
 		RunE: func(c *cobra.Command, args []string) error {
-			return runApply(a, args[0], c.OutOrStdout(), c.ErrOrStderr())
+			return runApply(c.Context(), a, args[0], c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
 	f := c.Flags()
@@ -77,8 +78,8 @@ func exactlyOnePlan(c *cobra.Command, args []string) error {
 
 // readPlan loads a plan file, strictly: a typo in a hand-edited plan must
 // not be silently ignored.
-func readPlan(name string) (plan.Plan, error) {
-	b, err := readDocument("", name, "a plan file written by longhaul plan -o plan.json")
+func readPlan(ctx context.Context, name string) (plan.Plan, error) {
+	b, err := readDocument(ctx, "", name, "a plan file written by longhaul plan -o plan.json")
 	if err != nil {
 		return plan.Plan{}, err
 	}
@@ -104,8 +105,8 @@ func inputError(err error) error {
 	return err
 }
 
-func runApply(a applyArgs, file string, stdout, stderr io.Writer) error {
-	p, err := readPlan(file)
+func runApply(ctx context.Context, a applyArgs, file string, stdout, stderr io.Writer) error {
+	p, err := readPlan(ctx, file)
 	if err != nil {
 		return err
 	}

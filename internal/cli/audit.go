@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -63,7 +64,7 @@ drifted from the plan, 2 for bad flags, 1 when the host could not be read.`,
   longhaul audit --against plan.json`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runAudit(a, c.OutOrStdout(), c.ErrOrStderr())
+			return runAudit(c.Context(), a, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
 	f := c.Flags()
@@ -90,7 +91,7 @@ type auditPathJSON struct {
 	Flows      int     `json:"flows"`
 }
 
-func runAudit(a auditArgs, stdout, stderr io.Writer) error {
+func runAudit(ctx context.Context, a auditArgs, stdout, stderr io.Writer) error {
 	rtt, rate, given, err := a.path.parse()
 	if err != nil {
 		return err
@@ -106,12 +107,12 @@ func runAudit(a auditArgs, stdout, stderr io.Writer) error {
 	if a.against != "" && (given || failOn != "") {
 		return usagef("--against checks a plan's values: --rtt, --rate and --fail-on do not go with it")
 	}
-	s, err := a.host.load()
+	s, err := a.host.load(ctx)
 	if err != nil {
 		return err
 	}
 	if a.against != "" {
-		return runAgainst(a, s, stdout)
+		return runAgainst(ctx, a, s, stdout)
 	}
 	p := audit.Path{}
 	if given {
@@ -148,8 +149,8 @@ func runAudit(a auditArgs, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func loadSnapshot(path string) (*snapshot.Snapshot, error) {
-	b, err := readDocument("--snapshot", path, "a snapshot written by longhaul audit --json")
+func loadSnapshot(ctx context.Context, path string) (*snapshot.Snapshot, error) {
+	b, err := readDocument(ctx, "--snapshot", path, "a snapshot written by longhaul audit --json")
 	if err != nil {
 		return nil, err
 	}
@@ -208,8 +209,8 @@ func orDash(s string) string {
 }
 
 // runAgainst compares the host with a plan file and prints the drift.
-func runAgainst(a auditArgs, s *snapshot.Snapshot, stdout io.Writer) error {
-	p, err := readPlan(a.against)
+func runAgainst(ctx context.Context, a auditArgs, s *snapshot.Snapshot, stdout io.Writer) error {
+	p, err := readPlan(ctx, a.against)
 	if err != nil {
 		return err
 	}

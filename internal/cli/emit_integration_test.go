@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -132,7 +133,7 @@ func TestIntegrationEmitAnsible(t *testing.T) {
 	if err := os.WriteFile(playbook, []byte(planMustRun(t, "plan", "--from", planFile, "--emit", "ansible")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := readPlan(planFile)
+	p, err := readPlan(context.Background(), planFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func TestPlanEmit(t *testing.T) {
 	for _, f := range emit.Formats() {
 		t.Run(f.Name, func(t *testing.T) {
 			out := planMustRun(t, append(args, "--emit", f.Name, "-o", planFile)...)
-			p, err := readPlan(planFile)
+			p, err := readPlan(context.Background(), planFile)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -74,7 +75,7 @@ Save the plan with -o (or --json) and apply it with longhaul apply.`,
 			if a.emit != "" || a.from != "" {
 				return runEmit(c, a, c.OutOrStdout(), c.ErrOrStderr())
 			}
-			return runPlan(a, c.OutOrStdout(), c.ErrOrStderr())
+			return runPlan(c.Context(), a, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
 	f := c.Flags()
@@ -150,8 +151,8 @@ func (a planArgs) request() (plan.Request, error) {
 	return req, nil
 }
 
-func runPlan(a planArgs, stdout, stderr io.Writer) error {
-	p, err := makePlan(a, stderr)
+func runPlan(ctx context.Context, a planArgs, stdout, stderr io.Writer) error {
+	p, err := makePlan(ctx, a, stderr)
 	if err != nil {
 		return err
 	}
@@ -184,13 +185,13 @@ func savePlan(name string, p plan.Plan) error {
 }
 
 // makePlan gathers the host (or reads the snapshot) and makes the plan.
-func makePlan(a planArgs, stderr io.Writer) (plan.Plan, error) {
+func makePlan(ctx context.Context, a planArgs, stderr io.Writer) (plan.Plan, error) {
 	req, err := a.request()
 	if err != nil {
 		return plan.Plan{}, err
 	}
 	warnInterrupted(stderr, apply.Options{Root: a.host.root, StateDir: a.stateDir})
-	s, err := a.host.load()
+	s, err := a.host.load(ctx)
 	if err != nil {
 		return plan.Plan{}, err
 	}
@@ -354,12 +355,12 @@ func runEmit(c *cobra.Command, a planArgs, stdout, stderr io.Writer) error {
 			}
 		}
 		var err error
-		if p, err = readPlan(a.from); err != nil {
+		if p, err = readPlan(c.Context(), a.from); err != nil {
 			return err
 		}
 	} else {
 		var err error
-		if p, err = makePlan(a, stderr); err != nil {
+		if p, err = makePlan(c.Context(), a, stderr); err != nil {
 			return err
 		}
 		if a.out != "" {

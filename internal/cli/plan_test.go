@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -240,7 +241,7 @@ func TestInterruptedApplyIsReported(t *testing.T) {
 	root := planCopyHost(t, "debian-13")
 	planFile := filepath.Join(t.TempDir(), "plan.json")
 	planMustRun(t, "plan", "--root", root, "--rtt", "200ms", "--rate", "1Gbit/s", "-o", planFile)
-	p, err := readPlan(planFile)
+	p, err := readPlan(context.Background(), planFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +277,7 @@ func TestPlanApplyRollbackBadInput(t *testing.T) {
 	dir := t.TempDir()
 	planFile := filepath.Join(dir, "plan.json")
 	planMustRun(t, "plan", "--root", root, "--rtt", "200ms", "--rate", "1Gbit/s", "-o", planFile)
-	p, err := readPlan(planFile)
+	p, err := readPlan(context.Background(), planFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ plan's route and application items are not part of the test. Needs root.`,
 }
 
 func runVerify(ctx context.Context, a labArgs, file, baseline string, stdout, stderr io.Writer) error {
-	pl, err := readPlan(file)
+	pl, err := readPlan(ctx, file)
 	if err != nil {
 		return err
 	}

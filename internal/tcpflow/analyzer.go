@@ -4,10 +4,10 @@ import (
 	"errors"
 	"io"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/capture"
-	"github.com/longhaul/longhaul/internal/diagnose"
 )
 
 // Analyzer follows every TCP flow in a stream of packets.
@@ -29,6 +29,11 @@ type Analyzer struct {
 	clock clock
 	base  int64
 	stats Stats
+	// listed holds the reports of flows no longer followed, at most
+	// maxFlows, the rest counted in summary (evict.go).
+	listed  byBytes
+	pinned  *FlowReport // Options.SeriesFlow's report
+	summary Summary
 }
 
 const cacheSize = 256
@@ -109,6 +114,7 @@ func (a *Analyzer) newFlow(k key, s *capture.Segment, t int64) ref {
 }
 
 func (a *Analyzer) newFlowID(k key, s *capture.Segment, t int64, id int) ref {
+	a.makeRoom()
 	f := newFlow(id, s, t, &a.opts)
 	f.clk = &a.clock
 	a.flows = append(a.flows, f)
@@ -135,6 +141,9 @@ type Analysis struct {
 	// are not listed in Flows: there were more than 10,000 of them (a
 	// port scan or a SYN flood).
 	UnansweredSYNs int64 `json:"unanswered_syns,omitempty"`
+	// Summarised counts the flows judged but not listed: more than
+	// Options.MaxFlows connections, these with the fewest bytes.
+	Summarised *Summary `json:"summarised,omitempty"`
 	// Error is set when the file ended badly: the flows are those read
 	// before it.
 	Error string `json:"error,omitempty"`
@@ -152,16 +161,19 @@ func (a *Analyzer) Finish() *Analysis {
 	an.Duration = time.Duration(a.clock.last).Seconds()
 	an.UnansweredSYNs = a.finishPending()
 	for _, f := range a.flows {
-		r := f.report(a)
-		if msgs := CheckInvariants(r); len(msgs) > 0 {
-			// Never print a contradiction as fact: flag it, list it.
-			r.Inconsistent = msgs
-			r.Flags = append(r.Flags, diagnose.FlagInconsistent)
-		}
-		an.Flows = append(an.Flows, r)
+		a.keep(a.judge(f))
 	}
+	a.flows = nil
+	if a.pinned != nil {
+		a.listed = append(a.listed, a.pinned)
+	}
+	an.Flows = slices.SortedFunc(slices.Values(a.listed), func(x, y *FlowReport) int { return x.ID - y.ID })
 	if an.Flows == nil {
 		an.Flows = []*FlowReport{}
+	}
+	if a.summary.Flows > 0 || a.summary.Evicted > 0 {
+		s := a.summary
+		an.Summarised = &s
 	}
 	return an
 }

@@ -18,6 +18,9 @@ type Options struct {
 	// RateBps is the path's rate if known: it gives the BDP and sizes
 	// the fixes.
 	RateBps float64
+	// MaxFlows bounds how many connections are followed at once and
+	// how many are listed (0: DefaultMaxFlows); see evict.go.
+	MaxFlows int
 }
 
 type key struct{ src, dst netip.AddrPort }
@@ -50,6 +53,7 @@ type Flow struct {
 	opts                *Options
 	series              bool
 	clk                 *clock // the analyzer's, for the tick
+	evicted             bool   // no longer followed (evict.go)
 }
 
 func newFlow(id int, s *capture.Segment, t int64, o *Options) *Flow {

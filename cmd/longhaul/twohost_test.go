@@ -52,7 +52,19 @@ func sysctls(kv ...string) []topo.Sysctl {
 // upTwoHosts brings up the path and starts serve on it.
 func upTwoHosts(t *testing.T, link emupath.Link, client, server []topo.Sysctl, serveArgs ...string) *twoHosts {
 	t.Helper()
-	bin, prefix := emulateEnv(t)
+	h := upPath(t, link, client, server)
+	h.token = filepath.Join(h.dir, "token")
+	if err := os.WriteFile(h.token, []byte("test-token-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.startServer(serveArgs...)
+	return h
+}
+
+// upPath brings up the emulated path alone.
+func upPath(t *testing.T, link emupath.Link, client, server []topo.Sysctl, peers ...string) *twoHosts {
+	t.Helper()
+	bin, prefix := emulateEnv(t, peers...)
 	hostCC(t)
 	up, down, err := link.Configs()
 	if err != nil {
@@ -65,11 +77,6 @@ func upTwoHosts(t *testing.T, link emupath.Link, client, server []topo.Sysctl, s
 	}
 	h := &twoHosts{t: t, bin: bin, path: p, dir: t.TempDir(), slog: &bytes.Buffer{}}
 	t.Cleanup(h.close)
-	h.token = filepath.Join(h.dir, "token")
-	if err := os.WriteFile(h.token, []byte("test-token-0123456789abcdef\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h.startServer(serveArgs...)
 	return h
 }
 

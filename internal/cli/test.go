@@ -35,7 +35,7 @@ type testArgs struct {
 func newTestCmd() *cobra.Command {
 	var a testArgs
 	c := &cobra.Command{
-		Use:   "test HOST[:PORT] --auth TOKEN-FILE [flags] | test --compare BEFORE.json AFTER.json",
+		Use:   "test HOST[:PORT] --auth TOKEN-FILE [flags] | test URL [flags] | test --compare BEFORE.json AFTER.json",
 		Short: "Measure and explain the path to a host running longhaul serve: which host and setting limit it",
 		Long: `test measures the path between this host (the client) and one running
 longhaul serve (port 9978 unless given), and explains it: both hosts'
@@ -51,18 +51,33 @@ buffer: net.ipv4.tcp_wmem max 4 MiB ..."). Beside it: the path model's
 prediction from both hosts' settings, and a plan per host (-o DIR writes
 client-plan.json and server-plan.json for longhaul apply on each host).
 
+test URL (http:// or https://) judges a plain download from any web
+server, when no longhaul runs at the far end (the seeds' curl case): one
+fresh TCP connection, no proxy, no compression, until the body ends or
+--duration (default 30 s). This host's tcp_info every 100 ms (its
+advertised window, its RTT estimate under load, out-of-order arrivals)
+and its snapshot tell whether its receive buffer held the download back
+(then its tcp_rmem is named, and with --rate a plan is made), whether the
+transfer was too short to leave slow start, or that the limit is at the
+far end or on the path, which only a test against longhaul serve tells
+apart.
+
 --compare BEFORE.json AFTER.json sets two results side by side: the gain
 measured after applying the plans against the gain the model predicted.`,
 		Example: `  longhaul test server.example.net --auth token -o run1
   longhaul test 203.0.113.7:9978 --auth token --download --streams 16 --rounds 100
   longhaul test server.example.net --auth token --tls-pin sha256:3f5a... --json > run.json
-  longhaul test --compare run1/test.json run2/test.json`,
+  longhaul test --compare run1/test.json run2/test.json
+  longhaul test https://mirror.example.net/big.iso --duration 20s --rate 1Gbit/s -o url1`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if a.compare {
 				return runCompare(args, a.json, c.OutOrStdout())
 			}
 			if a.duration.IsSet() && c.Flags().Changed("rounds") {
 				return usagef("--rounds and --duration both set a phase's length: give one")
+			}
+			if len(args) == 1 && twohost.IsURL(args[0]) {
+				return runTestURL(c, a, args[0])
 			}
 			return runTest(c.Context(), a, args, c.OutOrStdout(), c.ErrOrStderr())
 		},
@@ -166,12 +181,17 @@ func runTest(ctx context.Context, a testArgs, args []string, stdout, stderr io.W
 }
 
 func writeTestFiles(dir string, doc *twohost.Doc) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("test: -o: %w", err)
-	}
 	files := map[string]any{"test.json": doc}
 	if doc.Plans != nil {
 		files["client-plan.json"], files["server-plan.json"] = doc.Plans.Client, doc.Plans.Server
+	}
+	return writeFiles("test", dir, files)
+}
+
+// writeFiles writes JSON documents into dir (-o), each replaced whole.
+func writeFiles(cmd, dir string, files map[string]any) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%s: -o: %w", cmd, err)
 	}
 	for name, v := range files {
 		var b bytes.Buffer
@@ -179,7 +199,7 @@ func writeTestFiles(dir string, doc *twohost.Doc) error {
 			return err
 		}
 		if err := atomicfile.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("test: -o: %w", err)
+			return fmt.Errorf("%s: -o: %w", cmd, err)
 		}
 	}
 	return nil
@@ -209,5 +229,48 @@ func runCompare(args []string, asJSON bool, stdout io.Writer) error {
 		return writeJSON(stdout, map[string]any{"schema": "longhaul.test-compare/v1", "directions": rows})
 	}
 	twohost.WriteCompare(stdout, rows)
+	return nil
+}
+
+// runTestURL judges a download from a web server (no longhaul there).
+func runTestURL(c *cobra.Command, a testArgs, u string) error {
+	for _, name := range []string{"auth", "tls-pin", "upload", "streams", "rounds"} {
+		if c.Flags().Changed(name) {
+			return usagef("test URL downloads from a web server: --%s is for a longhaul serve host", name)
+		}
+	}
+	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
+	raw, err := twohost.RunURL(c.Context(), twohost.URLOptions{URL: u, Limit: a.duration.D, Netns: a.netns,
+		UserAgent: "longhaul/" + version, Progress: stderr})
+	if errors.Is(err, twohost.ErrInput) {
+		return usageError{err}
+	}
+	if err != nil {
+		return fmt.Errorf("test: %w", err)
+	}
+	doc, err := twohost.JudgeURL(raw, a.rate.Bps)
+	if err != nil {
+		return fmt.Errorf("test: %w", err)
+	}
+	if a.out != "" {
+		files := map[string]any{"test-url.json": doc}
+		if doc.Plan != nil {
+			files["client-plan.json"] = doc.Plan
+		}
+		if err := writeFiles("test", a.out, files); err != nil {
+			return err
+		}
+	}
+	if a.json {
+		return writeJSON(stdout, doc)
+	}
+	twohost.WriteURLText(stdout, doc)
+	if a.out != "" {
+		more := ""
+		if doc.Plan != nil {
+			more = ", client-plan.json (longhaul apply on this host)"
+		}
+		fmt.Fprintf(stdout, "\nwrote %s: test-url.json%s\n", a.out, more)
+	}
 	return nil
 }

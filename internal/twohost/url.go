@@ -1,0 +1,291 @@
+//go:build linux
+
+package twohost
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// URLSchema names the document test URL writes.
+const URLSchema = "longhaul.test-url/v1"
+
+// Host values of a URL test's limit besides client and test: the far
+// end is not longhaul, so its send side and the path cannot be told
+// apart from here.
+const HostServerOrPath = "server-or-path"
+
+// URLSample is the downloading socket's tcp_info at one moment (this
+// host receives).
+type URLSample struct {
+	T             float64 `json:"t_s"`
+	BytesReceived int64   `json:"bytes_received"`
+	// RcvWnd is the window this host advertised last (tcpi_rcv_wnd),
+	// RcvSpace what receive autotuning aims at.
+	RcvWnd   int64 `json:"rcv_wnd_bytes"`
+	RcvSpace int64 `json:"rcv_space_bytes"`
+	// RcvRTT is the receiver's own RTT estimate (tcpi_rcv_rtt, 0 until
+	// measured), RTT and MinRTT the socket's (from the handshake here).
+	RcvRTT float64 `json:"rcv_rtt_s"`
+	RTT    float64 `json:"rtt_s"`
+	MinRTT float64 `json:"min_rtt_s"`
+	// OutOfOrder counts segments that arrived out of order
+	// (tcpi_rcv_ooopack): the path lost or reordered them.
+	OutOfOrder int64 `json:"out_of_order_segments"`
+}
+
+// URLRaw is what a download from a URL measured.
+type URLRaw struct {
+	URL        string
+	Remote     string // the server's address
+	Status     string // HTTP status line
+	Started    time.Time
+	Connect    time.Duration // TCP handshake
+	Duration   time.Duration // from the request to the end of the body or the limit
+	Bytes      int64         // body bytes read
+	Complete   bool          // the whole body came
+	Samples    []URLSample
+	Client     *snapshot.Snapshot
+	MSS        int
+	DurationIn time.Duration // the limit asked for
+}
+
+// URLDoc is the result of a download from a URL: schema
+// longhaul.test-url/v1.
+type URLDoc struct {
+	Schema   string    `json:"schema"`
+	Started  time.Time `json:"started"`
+	URL      string    `json:"url"`
+	Remote   string    `json:"remote"`
+	Status   string    `json:"http_status"`
+	Bytes    int64     `json:"bytes"`
+	Complete bool      `json:"complete"`
+	// DurationS runs from the request to the end of the body (or of
+	// --duration); ThroughputBps is over it, SteadyBps over its second
+	// half, the steady state the verdict judges.
+	DurationS     float64 `json:"duration_s"`
+	ThroughputBps float64 `json:"throughput_bps"`
+	SteadyBps     float64 `json:"steady_bps"`
+	// RTT: the TCP handshake's, and the receiver's estimate under load.
+	ConnectS  float64 `json:"connect_rtt_s"`
+	LoadedRTT float64 `json:"loaded_rtt_s"`
+	Rounds    float64 `json:"round_trips"`
+	// The window: what this host advertised at most in the steady half,
+	// what its tcp_rmem allows, and the data in flight the steady rate
+	// means at the loaded RTT.
+	MaxWindowBytes     int64   `json:"max_window_bytes"`
+	WindowCeilingBytes int64   `json:"window_ceiling_bytes"`
+	InFlightBytes      float64 `json:"inflight_bytes"`
+	OutOfOrder         int64   `json:"out_of_order_segments"`
+	Limit              Limit   `json:"limit"`
+	Headline           string  `json:"headline"`
+	// Plan is this host's plan when its receive buffer limits and
+	// --rate gave the path's rate; PlanHint says how to get one
+	// otherwise.
+	Plan     *plan.Plan         `json:"plan,omitempty"`
+	PlanHint string             `json:"plan_hint,omitempty"`
+	Client   *snapshot.Snapshot `json:"client"`
+	Samples  []URLSample        `json:"samples"`
+	Notes    []string           `json:"notes,omitempty"`
+}
+
+// Thresholds of the URL judge.
+const (
+	// windowBound: the data in flight reached this share of the
+	// advertised window, so the window held the sender back.
+	windowBound = 0.8
+	// atCeiling: the advertised window reached this share of what
+	// tcp_rmem allows, so the setting (not autotuning) is the limit.
+	atCeiling = 0.85
+	// shortRounds: a transfer over in fewer round trips than this is
+	// mostly slow start whatever the windows.
+	shortRounds = 20
+)
+
+// JudgeURL explains a download from a URL with this host's view only:
+// the receiver's window, RTT and out-of-order arrivals. It names this
+// host and its tcp_rmem when the window held the flow back; otherwise the
+// limit is at the far end or on the path, which only a test against
+// longhaul serve (or a capture there) can tell apart.
+func JudgeURL(raw *URLRaw, rateBps float64) (*URLDoc, error) {
+	d := &URLDoc{Schema: URLSchema, Started: raw.Started, URL: raw.URL, Remote: raw.Remote, Status: raw.Status,
+		Bytes: raw.Bytes, Complete: raw.Complete, DurationS: raw.Duration.Seconds(), ConnectS: raw.Connect.Seconds(),
+		Client: raw.Client, Samples: raw.Samples}
+	if d.Samples == nil {
+		d.Samples = []URLSample{}
+	}
+	if raw.Duration > 0 {
+		d.ThroughputBps = float64(raw.Bytes) * 8 / raw.Duration.Seconds()
+	}
+	steady := steadyHalf(raw.Samples)
+	d.SteadyBps = d.ThroughputBps
+	if len(steady) >= 2 {
+		a, b := steady[0], steady[len(steady)-1]
+		if dt := b.T - a.T; dt > 0 {
+			d.SteadyBps = float64(b.BytesReceived-a.BytesReceived) * 8 / dt
+		}
+	}
+	d.LoadedRTT = loadedRTT(steady, raw.Connect)
+	if d.LoadedRTT > 0 {
+		d.Rounds = d.DurationS / d.LoadedRTT
+	}
+	for _, s := range steady {
+		d.MaxWindowBytes = max(d.MaxWindowBytes, s.RcvWnd)
+	}
+	if n := len(raw.Samples); n > 0 {
+		d.OutOfOrder = raw.Samples[n-1].OutOfOrder
+	}
+	d.InFlightBytes = d.SteadyBps / 8 * d.LoadedRTT
+	rtt := time.Duration(d.LoadedRTT * float64(time.Second))
+	if raw.Client != nil && rtt > 0 {
+		in := raw.Client.ModelInput()
+		in.Wmem, in.InitCwnd, in.InitRwnd, in.TCPMemPages, in.RAMBytes = in.Rmem, 0, 0, [3]int64{}, 0
+		in.RTT, in.RateBps = rtt, unknownRate
+		if r, err := pathmodel.Compute(in); err == nil {
+			d.WindowCeilingBytes = int64(r.Receiver.WindowBytes)
+		}
+	}
+	d.Limit = d.limit(rtt)
+	d.Headline = fmt.Sprintf("%s in %s (%s steady), RTT %s: limited by %s", units.FormatBytes(float64(d.Bytes)), secs(d.DurationS),
+		units.FormatRate(d.SteadyBps), units.FormatDuration(rtt.Round(100*time.Microsecond)), d.Limit.Text)
+	d.planFor(rtt, rateBps)
+	return d, nil
+}
+
+// steadyHalf is the second half of the samples by time.
+func steadyHalf(s []URLSample) []URLSample {
+	if len(s) < 4 {
+		return s
+	}
+	mid := (s[0].T + s[len(s)-1].T) / 2
+	i, _ := slices.BinarySearchFunc(s, mid, func(x URLSample, t float64) int { return cmp.Compare(x.T, t) })
+	return s[i:]
+}
+
+// loadedRTT is the median of the receiver's RTT estimates, or the
+// handshake's when the receiver measured none.
+func loadedRTT(s []URLSample, connect time.Duration) float64 {
+	var v []float64
+	for _, x := range s {
+		if x.RcvRTT > 0 {
+			v = append(v, x.RcvRTT)
+		}
+	}
+	if len(v) == 0 {
+		return connect.Seconds()
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// limit names what held the download back.
+func (d *URLDoc) limit(rtt time.Duration) Limit {
+	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
+	rmem := ""
+	if d.Client != nil {
+		rmem = d.Client.Sysctls["net.ipv4.tcp_rmem"]
+	}
+	switch {
+	case d.Rounds > 0 && d.Rounds < shortRounds:
+		return Limit{Host: HostTest, Text: fmt.Sprintf("the transfer's length: %s took %.1f round trips, mostly slow start; the server's initcwnd and this host's initrwnd set how many (a longer download measures the path)",
+			units.FormatBytes(float64(d.Bytes)), d.Rounds)}
+	case d.MaxWindowBytes <= 0 || rtt <= 0:
+		return Limit{Host: "unknown", Text: "unknown: the kernel reported no receive window or RTT for the download"}
+	case d.InFlightBytes >= windowBound*float64(d.MaxWindowBytes) && d.WindowCeilingBytes > 0 && float64(d.MaxWindowBytes) >= atCeiling*float64(d.WindowCeilingBytes):
+		return Limit{Host: HostClient, Setting: "net.ipv4.tcp_rmem", Value: rmem,
+			Text: fmt.Sprintf("this host's receive buffer: net.ipv4.tcp_rmem max %s allows a %s window: %s at %s",
+				maxIEC(rmem), units.FormatBytes(float64(d.WindowCeilingBytes)), units.FormatRate(pathmodel.WindowCeiling(float64(d.WindowCeilingBytes), rtt)), at)}
+	case d.InFlightBytes >= windowBound*float64(d.MaxWindowBytes):
+		return Limit{Host: HostClient, Text: fmt.Sprintf("this host's receive window: autotuning had grown it to %s of the %s net.ipv4.tcp_rmem allows (%s at %s); a longer download lets it grow",
+			units.FormatBytes(float64(d.MaxWindowBytes)), units.FormatBytes(float64(d.WindowCeilingBytes)), units.FormatRate(pathmodel.WindowCeiling(float64(d.MaxWindowBytes), rtt)), at)}
+	}
+	open := fmt.Sprintf("this host's window was open (%s in flight of a %s window)", units.FormatBytes(d.InFlightBytes), units.FormatBytes(float64(d.MaxWindowBytes)))
+	if d.lossBinds(rtt) {
+		return Limit{Host: HostServerOrPath, Text: fmt.Sprintf("the path or the server: %d segments arrived out of order (loss or reordering: %.2g of them, enough to hold a Reno or CUBIC flow near this rate), and %s; a test against longhaul serve there tells loss from the server's send side",
+			d.OutOfOrder, d.outOfOrderRate(), open)}
+	}
+	return Limit{Host: HostServerOrPath, Text: fmt.Sprintf("the server's send side (send buffer, congestion window, application) or the path's rate: %s; run longhaul serve there and longhaul test to tell them apart", open)}
+}
+
+// outOfOrderRate is the share of the segments that arrived out of order
+// (full-sized segments assumed).
+func (d *URLDoc) outOfOrderRate() float64 {
+	if d.Bytes <= 0 {
+		return 0
+	}
+	return float64(d.OutOfOrder) * typicalMSS / float64(d.Bytes)
+}
+
+const typicalMSS = 1448
+
+// lossBinds: were the out-of-order arrivals all losses, the Mathis bound
+// (MSS x 1.22 / (RTT x sqrt(p))) would be within twice the steady rate:
+// loss may be what held the flow; a handful among millions of segments
+// is not.
+func (d *URLDoc) lossBinds(rtt time.Duration) bool {
+	p := d.outOfOrderRate()
+	if p <= 0 || rtt <= 0 {
+		return false
+	}
+	bound := typicalMSS * 8 * 1.22 / (rtt.Seconds() * math.Sqrt(p))
+	return bound < 2*d.SteadyBps
+}
+
+// planFor makes this host's plan when its receive buffer is the limit.
+func (d *URLDoc) planFor(rtt time.Duration, rateBps float64) {
+	if d.Limit.Setting != "net.ipv4.tcp_rmem" || d.Client == nil {
+		return
+	}
+	if rateBps <= 0 {
+		d.PlanHint = fmt.Sprintf("longhaul plan --rtt %s --rate RATE --role client (RATE: the path's rate; or test again with --rate)",
+			rtt.Round(time.Millisecond))
+		return
+	}
+	p, err := plan.Make(d.Client, plan.Request{RTT: rtt, RateBps: rateBps, Role: plan.Client})
+	if err != nil {
+		d.Notes = append(d.Notes, "no plan: "+err.Error())
+		return
+	}
+	d.Plan = &p
+}
+
+// WriteURLText prints a URL test for people.
+func WriteURLText(w io.Writer, d *URLDoc) {
+	ended := "the body ended"
+	if !d.Complete {
+		ended = "stopped at the time limit"
+	}
+	fmt.Fprintf(w, "longhaul test %s (%s, %s): %s\n", d.URL, d.Remote, d.Status, ended)
+	fmt.Fprintf(w, "  %s in %s: %s; steady half %s\n", units.FormatBytes(float64(d.Bytes)), secs(d.DurationS), units.FormatRate(d.ThroughputBps), units.FormatRate(d.SteadyBps))
+	fmt.Fprintf(w, "  rtt: handshake %s, under load %s (%.0f round trips)\n", secs(d.ConnectS), secs(d.LoadedRTT), d.Rounds)
+	fmt.Fprintf(w, "  window: advertised up to %s, tcp_rmem allows %s; in flight %s", units.FormatBytes(float64(d.MaxWindowBytes)),
+		units.FormatBytes(float64(d.WindowCeilingBytes)), units.FormatBytes(d.InFlightBytes))
+	if d.OutOfOrder > 0 {
+		fmt.Fprintf(w, "; %d segments out of order", d.OutOfOrder)
+	}
+	fmt.Fprintf(w, "\n\nlimited by %s\n", d.Limit.Text)
+	if d.Plan != nil {
+		fmt.Fprintf(w, "\nthis host's plan (longhaul apply client-plan.json, written with -o):\n")
+		for _, l := range itemLines(d.Plan.Items) {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+	if d.PlanHint != "" {
+		fmt.Fprintf(w, "\nfor a plan: %s\n", d.PlanHint)
+	}
+	if d.Limit.Host == HostServerOrPath {
+		fmt.Fprintf(w, "\nnote: the far end is not longhaul, so its send side and the path look alike from here\n")
+	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}

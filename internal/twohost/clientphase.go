@@ -115,10 +115,14 @@ func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g Grant, i int, mov
 func download(c net.Conn, moved *atomic.Int64) error {
 	buf := make([]byte, chunk)
 	var dl deadline
+	lw := newLowat(c)
+	var got int64
 	for {
 		dl.refresh(c.SetReadDeadline, clientIdle, time.Time{})
 		n, err := c.Read(buf)
 		moved.Add(int64(n))
+		got += int64(n)
+		lw.update(got)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -114,10 +114,12 @@ func (t *transfer) receive() {
 	var got int64
 	end := t.until.Add(time.Second)
 	var dl deadline
+	lw := newLowat(t.c)
 	for time.Now().Before(end) {
 		dl.refresh(t.c.SetReadDeadline, t.idle, end)
 		n, err := t.c.Read(buf)
 		got += int64(n)
+		lw.update(got)
 		t.ph.bytes.Add(int64(n))
 		if !t.take(n) || err != nil {
 			return

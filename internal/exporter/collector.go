@@ -58,9 +58,11 @@ var (
 	descScrape = desc("longhaul_exporter_scrape_duration_seconds",
 		"Time this scrape took to collect longhaul's metrics.")
 	descSample = desc("longhaul_exporter_sample_duration_seconds",
-		"Time the last sock_diag dump and fold took.")
+		"Time the last sample (a sock_diag dump or lookup) and its fold took.")
 	descSamples = desc("longhaul_exporter_samples_total",
-		"sock_diag dumps folded.")
+		"Samples folded: full sock_diag dumps, and lookups of the sockets that moved data in between.")
+	descFullDumps = desc("longhaul_exporter_full_dumps_total",
+		"Full sock_diag dumps among the samples (they find new and closed sockets).")
 	descTracked = desc("longhaul_exporter_tracked_sockets",
 		"Sockets whose last counters the exporter keeps.")
 	descNotified = desc("longhaul_exporter_destroy_notifications_total",
@@ -117,7 +119,7 @@ func buildInfo() [3]string {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBusy, descLimited, descSent, descReceived, descRetrans, descClosed,
 		descOpen, descMinRTT, descFlows, descFlowLimited, descFlowSent, descWindow, descFinding, descBuild,
-		descScrape, descSample, descSamples, descTracked, descNotified, descMissed, descOverruns, descDropped, descMaxSeries} {
+		descScrape, descSample, descSamples, descFullDumps, descTracked, descNotified, descMissed, descOverruns, descDropped, descMaxSeries} {
 		ch <- d
 	}
 }
@@ -140,7 +142,7 @@ func (e *emitter) emit(d *prometheus.Desc, t prometheus.ValueType, v float64, la
 
 // selfSeries is the number of self metrics, emitted last and kept out of
 // reach of the cap.
-const selfSeries = 9
+const selfSeries = 10
 
 // Collect emits the metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
@@ -180,6 +182,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, dropped)
 	ch <- prometheus.MustNewConstMetric(descMaxSeries, prometheus.GaugeValue, float64(c.maxSeries))
 	ch <- prometheus.MustNewConstMetric(descSamples, prometheus.CounterValue, s.Samples)
+	ch <- prometheus.MustNewConstMetric(descFullDumps, prometheus.CounterValue, s.FullDumps)
 	ch <- prometheus.MustNewConstMetric(descSample, prometheus.GaugeValue, s.SampleSeconds)
 	ch <- prometheus.MustNewConstMetric(descTracked, prometheus.GaugeValue, float64(s.Tracked))
 	ch <- prometheus.MustNewConstMetric(descNotified, prometheus.CounterValue, s.ClosesNotified)

@@ -91,11 +91,13 @@ type groupState struct {
 }
 
 type sockState struct {
-	last  flows.Sock
-	seen  time.Time
-	gone  bool     // missing from the last dump; its destroy notification may still come
-	flow  Counters // with --per-flow
-	group string
+	last flows.Sock
+	seen time.Time
+	gone bool // missing from the last dump; its destroy notification may still come
+	// active: it moved data in the last sample it was in (Active).
+	active bool
+	flow   Counters // with --per-flow
+	group  string
 }
 
 // Tracker folds dumps and destroy notifications into group totals. It is
@@ -121,7 +123,8 @@ type Tracker struct {
 
 // SelfStats are the exporter's own counters.
 type SelfStats struct {
-	Samples        float64 // dumps folded
+	Samples        float64 // samples folded: full dumps and lookups
+	FullDumps      float64 // full dumps among them
 	ClosesNotified float64 // destroy notifications folded
 	ClosesMissed   float64 // sockets gone with no notification (their last interval is lost)
 	Overruns       float64 // times the kernel dropped notifications
@@ -215,15 +218,45 @@ type pending struct {
 	d  Counters
 }
 
-// Sample folds one dump taken at now.
-func (t *Tracker) Sample(now time.Time, socks []flows.Sock) {
+// Sample folds one dump taken at now: every socket of the namespace.
+func (t *Tracker) Sample(now time.Time, socks []flows.Sock) { t.sample(now, socks, true) }
+
+// SampleSome folds a lookup of some tracked sockets (those Active
+// returned): the others keep their last counters and still count as
+// open; only a full dump finds new sockets and those gone.
+func (t *Tracker) SampleSome(now time.Time, socks []flows.Sock) { t.sample(now, socks, false) }
+
+// Active appends the sockets that moved data in the last sample they
+// were in: what SampleSome needs looked up.
+func (t *Tracker) Active(out []flows.Sock) []flows.Sock {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, st := range t.socks {
+		if st.active && !st.gone {
+			out = append(out, st.last)
+		}
+	}
+	return out
+}
+
+// Tracked is how many sockets the tracker follows.
+func (t *Tracker) Tracked() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.socks)
+}
+
+func (t *Tracker) sample(now time.Time, socks []flows.Sock, full bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.self.Samples++
 	first := t.last.IsZero()
 	dt := now.Sub(t.last)
-	for _, st := range t.socks {
-		st.gone = true // until this dump shows it
+	if full {
+		t.self.FullDumps++
+		for _, st := range t.socks {
+			st.gone = true // until this dump shows it
+		}
 	}
 	clear(t.verdicts)
 	moved := t.pend[:0]
@@ -248,6 +281,7 @@ func (t *Tracker) Sample(now time.Time, socks []flows.Sock) {
 			continue
 		}
 		d := Delta(prev, *s, pdt)
+		st.active = d.Sent+d.Received > 0
 		if d.Sent > 0 {
 			v := flows.Judge(prev, *s, pdt, flows.Options{})
 			t.verdicts[v.Verdict.Verdict]++
@@ -257,7 +291,9 @@ func (t *Tracker) Sample(now time.Time, socks []flows.Sock) {
 			bySubnet[Subnet(s.Remote.Addr())] += d.Sent + d.Received
 		}
 	}
-	t.bury(now)
+	if full {
+		t.bury(now)
+	}
 	t.retire(now)
 	t.promote(now, bySubnet, dt)
 	t.fold(now, moved)
@@ -336,25 +372,35 @@ func (t *Tracker) promote(now time.Time, bySubnet map[netip.Prefix]float64, dt t
 	}
 }
 
-// fold adds the sample's deltas to the groups and recomputes the gauges.
+// fold adds the sample's deltas to the groups and recomputes the gauges
+// over every socket still open (a partial sample looks up only some).
 func (t *Tracker) fold(now time.Time, seen []pending) {
-	for _, g := range t.groups {
-		g.open, g.minRTT = 0, 0
-	}
 	for _, p := range seen {
-		s := p.st.last
-		g := t.groupFor(s.Remote.Addr())
+		g := t.groupFor(p.st.last.Remote.Addr())
 		g.add(p.d)
-		g.open++
-		if s.MinRTT > 0 && (g.minRTT == 0 || s.MinRTT < g.minRTT) {
-			g.minRTT = s.MinRTT
-		}
 		if p.d.Sent+p.d.Received > 0 {
 			g.lastBusy = now
 		}
 		p.st.group = g.name
 		if t.cfg.PerFlow {
 			p.st.flow.add(p.d)
+		}
+	}
+	for _, g := range t.groups {
+		g.open, g.minRTT = 0, 0
+	}
+	for _, st := range t.socks {
+		if st.gone {
+			continue
+		}
+		g := t.groups[st.group]
+		if g == nil { // its per-subnet group retired
+			g = t.groupFor(st.last.Remote.Addr())
+			st.group = g.name
+		}
+		g.open++
+		if m := st.last.MinRTT; m > 0 && (g.minRTT == 0 || m < g.minRTT) {
+			g.minRTT = m
 		}
 	}
 }

@@ -240,3 +240,42 @@ func TestTrackerMonotonic(t *testing.T) {
 		}
 	}
 }
+
+// Between full dumps only the active sockets are looked up: an idle one
+// keeps counting as open and is not taken for gone, the active one's
+// counters go on from its last sample, a socket that starts sending
+// between dumps is counted whole at the next dump, and a dump without a
+// socket marks it gone.
+func TestSampleSome(t *testing.T) {
+	far := Group{Name: "far", Prefix: netip.MustParsePrefix("198.18.0.0/24")}
+	tr := NewTracker(cfg(far))
+	idle := func(acked int64, busy float64) flows.Sock {
+		s := sk(2, "198.18.0.3:5201", acked, busy, 0, 0)
+		s.MinRTT = 20 * time.Millisecond
+		return s
+	}
+	tr.Sample(at(0), []flows.Sock{sk(1, peer, 0, 0, 0, 0), idle(0, 0)})
+	tr.Sample(at(1), []flows.Sock{sk(1, peer, 10e6, 1, 0.5, 0), idle(0, 0)})
+	active := tr.Active(nil)
+	if len(active) != 1 || active[0].Cookie != 1 {
+		t.Fatalf("active %v; want socket 1 only", active)
+	}
+	tr.SampleSome(at(2), []flows.Sock{sk(1, peer, 20e6, 2, 1, 0)})
+	g := group(t, tr, "far")
+	if g.Open != 2 || g.MinRTT != 20*time.Millisecond || g.Sent != 20e6 || g.Limited[0] != 1 {
+		t.Errorf("after a lookup: open %d, min rtt %v, sent %.0f, rwnd-limited %.1f s; want 2, 20ms, 20e6, 1", g.Open, g.MinRTT, g.Sent, g.Limited[0])
+	}
+	// Socket 2 sends 5 MB while only socket 1 is looked up.
+	tr.SampleSome(at(3), []flows.Sock{sk(1, peer, 20e6, 2, 1, 0)})
+	tr.Sample(at(4), []flows.Sock{sk(1, peer, 20e6, 2, 1, 0), idle(5e6, 0.5)})
+	if g := group(t, tr, "far"); g.Sent != 25e6 || g.Open != 2 {
+		t.Errorf("after the next dump: sent %.0f, open %d; want 25e6 and 2", g.Sent, g.Open)
+	}
+	tr.Sample(at(5), []flows.Sock{idle(5e6, 0.5)})
+	if g := group(t, tr, "far"); g.Open != 1 {
+		t.Errorf("a dump without socket 1: open %d; want 1", g.Open)
+	}
+	if v := tr.View(0).Self; v.Samples != 6 || v.FullDumps != 4 {
+		t.Errorf("samples %.0f, full dumps %.0f; want 6 and 4", v.Samples, v.FullDumps)
+	}
+}

@@ -289,6 +289,25 @@ func TestIntegrationRawDumpMatchesDump(t *testing.T) {
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
 		t.Errorf("RawDumper vs Dumper (-want +got)\n%s", diff)
 	}
+	// Lookup finds each socket by its addresses and cookie (both
+	// families, batches of lookupBatch), and nothing for a cookie or a
+	// port that names no socket.
+	many := slices.Repeat(got, 5) // 400 requests: two batches
+	stale := got[0]
+	stale.Cookie += 1 << 40
+	gone := got[1]
+	gone.Remote = netip.AddrPortFrom(gone.Remote.Addr(), 1)
+	found, err := r.Lookup(append(many, stale, gone), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != len(many) {
+		t.Fatalf("Lookup found %d sockets of %d asked (and 2 that do not exist)", len(found), len(many))
+	}
+	slices.SortFunc(found, byCookie)
+	if diff := cmp.Diff(slices.Compact(slices.Clone(found)), got, cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })); diff != "" {
+		t.Errorf("Lookup vs Dump (-found +dumped)\n%s", diff)
+	}
 }
 
 func cmpUint(a, b uint64) int {

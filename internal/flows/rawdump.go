@@ -56,6 +56,12 @@ func OpenRaw(ns string) (*RawDumper, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sock_diag: %w", err)
 	}
+	// A reply that never comes must not hang the caller.
+	tv := unix.Timeval{Sec: 5}
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("sock_diag: %w", err)
+	}
 	return &RawDumper{fd: fd, buf: make([]byte, 64<<10)}, nil
 }
 
@@ -120,4 +126,88 @@ func (d *RawDumper) parse(b []byte, out []Sock) ([]Sock, bool, error) {
 		b = b[min(nlAlign(n), len(b)):]
 	}
 	return out, false, nil
+}
+
+// lookupBatch is how many exact requests Lookup sends at once: their
+// replies (one buffer of ~1 KB each) must fit the netlink socket's
+// receive queue, or the kernel drops them (ENOBUFS).
+const lookupBatch = 64
+
+// Lookup reads the tcp_info of the given sockets only, one exact
+// sock_diag request each (SOCK_DIAG_BY_FAMILY without NLM_F_DUMP, by
+// addresses, ports and cookie), sent in batches: for a few sockets among
+// many it costs a fraction of a dump, which walks every socket of the
+// host. Sockets closed since are left out. It appends to out.
+func (d *RawDumper) Lookup(want []Sock, out []Sock) ([]Sock, error) {
+	for len(want) > 0 {
+		n := min(len(want), lookupBatch)
+		var err error
+		if out, err = d.lookup(want[:n], out); err != nil {
+			return out, err
+		}
+		want = want[n:]
+	}
+	return out, nil
+}
+
+const sizeofInetDiagReqV2 = 56
+
+func (d *RawDumper) lookup(want []Sock, out []Sock) ([]Sock, error) {
+	const size = sizeofNlmsghdr + sizeofInetDiagReqV2
+	req := make([]byte, size*len(want))
+	ne := binary.NativeEndian
+	first := d.seq + 1
+	for i, s := range want {
+		d.seq++
+		m := req[i*size : (i+1)*size]
+		ne.PutUint32(m, size)
+		ne.PutUint16(m[4:], unix.SOCK_DIAG_BY_FAMILY)
+		ne.PutUint16(m[6:], unix.NLM_F_REQUEST)
+		ne.PutUint32(m[8:], d.seq)
+		r := m[sizeofNlmsghdr:]
+		r[0], r[1], r[2] = unix.AF_INET, unix.IPPROTO_TCP, 1<<(inetDiagInfo-1)
+		if !s.Local.Addr().Is4() {
+			r[0] = unix.AF_INET6
+		}
+		ne.PutUint32(r[4:], dumpStates)
+		id := r[8:] // struct inet_diag_sockid
+		binary.BigEndian.PutUint16(id[0:], s.Local.Port())
+		binary.BigEndian.PutUint16(id[2:], s.Remote.Port())
+		la, ra := s.Local.Addr().AsSlice(), s.Remote.Addr().AsSlice()
+		copy(id[4:20], la)
+		copy(id[20:36], ra)
+		ne.PutUint32(id[40:], uint32(s.Cookie))
+		ne.PutUint32(id[44:], uint32(s.Cookie>>32))
+	}
+	if err := unix.Sendto(d.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return out, fmt.Errorf("sock_diag lookup: %w", err)
+	}
+	// One reply per request: the socket, or an error (ENOENT: it closed).
+	for got := 0; got < len(want); {
+		n, _, err := unix.Recvfrom(d.fd, d.buf, 0)
+		if err != nil {
+			return out, fmt.Errorf("sock_diag lookup: %w", err)
+		}
+		b := d.buf[:n]
+		for len(b) >= sizeofNlmsghdr {
+			l, typ, seq := int(ne.Uint32(b)), ne.Uint16(b[4:]), ne.Uint32(b[8:])
+			if l < sizeofNlmsghdr || l > len(b) {
+				return out, fmt.Errorf("sock_diag lookup: message length %d of %d bytes left", l, len(b))
+			}
+			if seq >= first && seq <= d.seq {
+				got++
+				if typ != unix.NLMSG_ERROR && typ != unix.NLMSG_DONE {
+					s, ok, err := parseInetDiag(b[sizeofNlmsghdr:l])
+					if err != nil {
+						return out, fmt.Errorf("sock_diag lookup: %w", err)
+					}
+					if ok {
+						out = append(out, s)
+					}
+				}
+			}
+			b = b[min(nlAlign(l), len(b)):]
+		}
+	}
+	return out, nil
 }

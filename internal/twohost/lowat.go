@@ -30,7 +30,6 @@ const (
 	lowatMax   = 256 << 10
 )
 
-//
 // Plain TCP only: TLS ends a stream with a close_notify record and no
 // FIN, which a low-water mark would hold back until the peer closes.
 func newLowat(c net.Conn) *lowat {

@@ -352,6 +352,9 @@ func (p *pipe) write() {
 				_, werr = p.out.Write(out)
 			}
 			end := p.e.now()
+			if errors.Is(werr, os.ErrClosed) {
+				return // Stop closed the device: not a write error
+			}
 
 			p.mu.Lock()
 			p.link.Delivered(v.Due, actual, prevEnd)
@@ -366,9 +369,6 @@ func (p *pipe) write() {
 				putBuf(frame)
 			}
 			p.mu.Unlock()
-			if werr != nil && errors.Is(werr, os.ErrClosed) {
-				return
-			}
 		}
 	}
 }

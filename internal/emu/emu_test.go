@@ -79,6 +79,26 @@ func TestForwardsInOrderBothWays(t *testing.T) {
 	}
 }
 
+// A write cut short by Stop (the device closed under it) is the end of
+// the run, not a write error: every run used to report one per direction.
+func TestStopIsNotAWriteError(t *testing.T) {
+	client, server := tuntest.New("c"), tuntest.NewSize("s", 0) // nobody reads the server: its writes block
+	e, err := Start(Config{Up: linkemu.Config{Delay: time.Millisecond}, Down: linkemu.Config{Delay: time.Millisecond}}, client, server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := client.Inject(udpFrame(byte(i), 100), time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // due, and the writer blocked in Write
+	s := e.Stop()
+	if s.Up.WriteErrors != 0 || s.Down.WriteErrors != 0 {
+		t.Errorf("write errors up %d, down %d after Stop; want 0", s.Up.WriteErrors, s.Down.WriteErrors)
+	}
+}
+
 func TestLossDropsAndCounts(t *testing.T) {
 	client, server := tuntest.New("c"), tuntest.New("s")
 	e, err := Start(Config{Up: linkemu.Config{Loss: linkemu.Bernoulli{P: 1}}}, client, server)

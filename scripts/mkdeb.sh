@@ -51,7 +51,7 @@ install -d "$stage/usr/share/bash-completion/completions" "$stage/usr/share/zsh/
 "$BIN" completion zsh >"$stage/usr/share/zsh/vendor-completions/_longhaul"
 "$BIN" completion fish >"$stage/usr/share/fish/vendor_completions.d/longhaul.fish"
 units=()
-for unit in "$DEPLOY"/*.service "$DEPLOY"/*.socket "$DEPLOY"/*.timer; do
+for unit in "$DEPLOY"/*.service "$DEPLOY"/*.socket "$DEPLOY"/*.timer "$DEPLOY"/systemd/*.service "$DEPLOY"/systemd/*.socket "$DEPLOY"/systemd/*.timer; do
 	[ -f "$unit" ] || continue
 	install -D -m 0644 "$unit" "$stage/lib/systemd/system/$(basename "$unit")"
 	units+=("$(basename "$unit")")

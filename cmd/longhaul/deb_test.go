@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,20 +77,30 @@ func TestIntegrationDeb(t *testing.T) {
 	if b, err := exec.Command("go", "run", "../longhaul-man", "-o", man, "-version", "v1.2.3").CombinedOutput(); err != nil {
 		t.Fatalf("man pages: %v\n%s", err, b)
 	}
+	// The deploy directory as in the repository (units at its top and
+	// under systemd/), plus a fixture unit.
 	units := map[string]string{"longhaul-fixture.service": "[Unit]\nDescription=longhaul fixture unit\n\n[Service]\nExecStart=/usr/bin/longhaul version\n"}
+	paths := map[string]string{"longhaul-fixture.service": "longhaul-fixture.service"}
 	repoUnits, _ := filepath.Glob("../../deploy/*.service")
+	more, _ := filepath.Glob("../../deploy/systemd/*.service")
+	repoUnits = append(repoUnits, more...)
+	if !slices.Contains(repoUnits, "../../deploy/systemd/longhaul-exporter.service") {
+		t.Fatalf("the exporter's unit is not among the repository's units %v", repoUnits)
+	}
 	for _, u := range repoUnits {
 		b, err := os.ReadFile(u)
 		if err != nil {
 			t.Fatal(err)
 		}
 		units[filepath.Base(u)] = string(b)
-	}
-	if err := os.MkdirAll(deploy, 0o755); err != nil {
-		t.Fatal(err)
+		paths[filepath.Base(u)] = strings.TrimPrefix(u, "../../deploy/")
 	}
 	for name, body := range units {
-		if err := os.WriteFile(filepath.Join(deploy, name), []byte(body), 0o644); err != nil {
+		p := filepath.Join(deploy, paths[name])
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,6 +117,7 @@ func TestIntegrationDeb(t *testing.T) {
 	}
 	root := installDeb(t, deb)
 	checkInstalled(t, root, units)
+	systemctlCat(t, root, "longhaul-exporter.service")
 	if b, err := exec.Command("dpkg", "--root="+root, "--force-script-chrootless", "--log=/dev/null", "--purge", "longhaul").CombinedOutput(); err != nil {
 		t.Fatalf("dpkg --purge: %v\n%s", err, b)
 	}
@@ -175,5 +187,44 @@ func checkInstalled(t *testing.T, root string, units map[string]string) {
 	}
 	if b, err := exec.Command("dpkg", "--root="+root, "-s", "longhaul").Output(); err != nil || !strings.Contains(string(b), "Status: install ok installed") || !strings.Contains(string(b), "Version: 1.2.3") {
 		t.Errorf("dpkg -s: %v\n%s", err, b)
+	}
+}
+
+// systemctlCat shows the packaged unit through the host's running
+// systemd when there is one (systemd as PID 1, as on a Debian 12 machine;
+// not in a chroot or this VM): the file is put among the runtime units
+// (/run/systemd/system) for the time of the check, and systemctl cat must
+// print it. A host that already has the unit, or whose manager refuses
+// the reload, is left alone and the check skipped with a log line.
+func systemctlCat(t *testing.T, root, unit string) {
+	t.Helper()
+	if st, err := os.Stat("/run/systemd/system"); err != nil || !st.IsDir() {
+		t.Logf("systemctl cat %s: systemd is not PID 1 here: systemd-analyze --root alone checks the unit", unit)
+		return
+	}
+	if exec.Command("systemctl", "cat", unit).Run() == nil {
+		t.Logf("systemctl cat %s: the host has that unit already; not touched", unit)
+		return
+	}
+	body, err := os.ReadFile(filepath.Join(root, "lib/systemd/system", unit))
+	if err != nil {
+		t.Fatalf("the package has no %s: %v", unit, err)
+	}
+	dst := filepath.Join("/run/systemd/system", unit)
+	if err := os.WriteFile(dst, body, 0o644); err != nil {
+		t.Logf("systemctl cat %s: cannot add a runtime unit: %v", unit, err)
+		return
+	}
+	defer func() {
+		os.Remove(dst)
+		_ = exec.Command("systemctl", "daemon-reload").Run()
+	}()
+	if b, err := exec.Command("systemctl", "daemon-reload").CombinedOutput(); err != nil {
+		t.Logf("systemctl daemon-reload refused (%v): %s", err, b)
+		return
+	}
+	b, err := exec.Command("systemctl", "cat", unit).CombinedOutput()
+	if err != nil || !strings.Contains(string(b), strings.TrimSpace(string(body))) {
+		t.Errorf("systemctl cat %s: %v\n%s", unit, err, b)
 	}
 }

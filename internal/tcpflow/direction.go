@@ -90,6 +90,7 @@ type direction struct {
 	rtoRecovery  bool  // the recovery began with a timeout, no F-RTO undo yet
 	rtoRetxEnd   int64 // the highest byte resent since the timeout
 	frto         bool  // F-RTO's undo applies to this timeout
+	frtoHigh     int64 // F-RTO's high_seq: data sent after it is no proof of a spurious timeout
 	recoverPoint int64
 	// Timeout stalls (see stall.go): lastProgress is when the data last
 	// moved (an ACK advanced or new data was sent); a run of timeout

@@ -256,9 +256,14 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 			f.dir[i].reqAckT = t
 		}
 	}
+	undone := false // F-RTO (stall.go: frtoAck)
 	if newData && p.rtoRecovery && p.frto && p.newsOfUnresent(p.sndUna, min(ack, p.sndMax)) {
-		p.rtoRecovery = false
+		p.rtoRecovery, undone = false, true
 	}
+	if newData && p.rtoRecovery && p.frto && min(ack, p.sndMax) < p.frtoHigh {
+		p.frtoHigh = p.sndMax // RFC 5682 step 2.b: new data goes out now
+	}
+	dup := false
 	if newData {
 		if p.timing && ack >= p.timedEnd {
 			p.addRTT(t - p.timedAt)
@@ -281,8 +286,10 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		p.ackedHoles()
 	} else if ack == p.sndUna && s.PayloadLen == 0 && s.Flags&capture.FlagFIN == 0 && p.sndMax > p.sndUna && s.Window == p.lastRawAdv {
 		p.dupAcks++
+		dup = true
 	}
 	p.lastRawAdv = s.Window
+	sacks := false
 	// SACK blocks (RFC 2018) and D-SACK (RFC 2883: a first block below
 	// the cumulative ACK or inside the second block).
 	for k := 0; k < o.NSACK; k++ {
@@ -296,14 +303,24 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 			continue
 		}
 		if r > ack && r <= p.sndMax+1 {
-			if p.rtoRecovery && p.frto && p.newsOfUnresent(max(l, ack), min(r, p.sndMax)) {
-				p.rtoRecovery = false
+			sacks = true
+			// Only data sent before the timeout (or step 2.b) counts:
+			// Linux's FLAG_ORIG_SACK_ACKED is for data up to high_seq.
+			if p.rtoRecovery && p.frto && p.newsOfUnresent(max(l, ack), min(r, p.sndMax, p.frtoHigh)) {
+				p.rtoRecovery, undone = false, true
 			}
 			p.addSACK(max(l, ack), min(r, p.sndMax))
 			if r > p.headRetxMax {
 				p.rackT = t // news of data sent after the head's last resend
 			}
 		}
+	}
+	// F-RTO step 3.a: once the data of step 2.b is out, a duplicate ACK
+	// or a SACK with no news of data sent before proves the loss real:
+	// no undo, the flight is resent in slow start, the timer's doing
+	// (Linux counts TCPSlowStartRetrans).
+	if p.rtoRecovery && p.frto && !undone && p.sndMax > p.frtoHigh && (dup || sacks) {
+		p.frto = false
 	}
 	if newData || o.NSACK > 0 {
 		p.pruneSACK()
@@ -438,7 +455,7 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 				// sent so far is resent in slow start, by the timer's
 				// doing.
 				d.recovery, d.rtoRecovery, d.recoverPoint = true, true, d.sndMax
-				d.rtoRetxEnd = end
+				d.rtoRetxEnd, d.frtoHigh = end, d.sndMax
 			}
 		}
 		d.tl.AddEvent(rt, kind, seq, int64(n))

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
 )
 
 // Captures of transfers whose limit is known by construction, made on
@@ -69,5 +71,43 @@ func TestTruthCaptures(t *testing.T) {
 				t.Errorf("%s (shares %v: %s)", strings.Join(bad, "; "), f.Shares, f.Summary)
 			}
 		})
+	}
+}
+
+// A timeout during bursty loss (cmd/longhaul's burst-loss case, a run
+// that hit one): after the timeout's retransmission is acknowledged the
+// sender sends new data (F-RTO step 2.b), and the receiver then SACKs
+// only that new data, so the loss was real (step 3.a) and Linux resent
+// the rest of the flight in slow start. The sender's kernel counted
+// TCPFastRetrans 81, TCPTimeouts 4, TCPSlowStartRetrans 16 and
+// TCPLossProbes 1 segments; analyze used to take the SACK of the new
+// data for an undo and call the 16 fast.
+func TestFRTOLossWasReal(t *testing.T) {
+	fh, err := os.Open(filepath.Join("testdata", "truth", "burst-loss-rto.pcap.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	an, err := Analyze(fh, Options{MaxPoints: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fast, rto int64
+	for _, d := range an.Flows[0].Directions {
+		if d.Timeline == nil {
+			continue
+		}
+		for _, e := range d.Timeline.Events {
+			n := (e.Len + 1447) / 1448
+			switch e.Kind {
+			case diagnose.EvRetransFast:
+				fast += n
+			case diagnose.EvRetransRTO:
+				rto += n
+			}
+		}
+	}
+	if fast != 81 || rto < 20 || rto > 21 {
+		t.Errorf("retransmitted segments: %d fast, %d timer's; the kernel counted 81 fast and 21 by the timer (4 timeouts, 16 in slow start, 1 probe)", fast, rto)
 	}
 }

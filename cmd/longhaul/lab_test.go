@@ -226,3 +226,57 @@ func TestIntegrationVerifyPlan(t *testing.T) {
 		t.Errorf("no headline:\n%s", out)
 	}
 }
+
+// The emulator benchmark's scenario end to end on three of its cases:
+// the raw veth ceiling (no emulator, no link stats), 200 ms x 1 Gbit/s
+// through the emulator with ping alongside, and the idle RTT error.
+// Generous bounds: this is a check that it measures, the benchmark
+// (make bench-emulator) is where the targets are judged.
+func TestIntegrationLabEmulatorQuick(t *testing.T) {
+	bin, prefix := emulateEnv(t, "iperf3", "ping")
+	hostCC(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	out, errOut, code := exe(t, bin, "lab", "emulator", "--quick", "--case", "ceiling", "--case", "load-200ms-1G", "--case", "idle-200ms",
+		"--prefix", prefix, "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"raw veth (ceiling)", "emulator CPU % of a core", "ceiling: raw veth carries", "200 ms x 1 Gbit/s: goodput"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(errOut, "added cubic"); n > 1 {
+		t.Errorf("the widening of the allowed list said %d times:\n%s", n, errOut)
+	}
+	f := readResults(t, filepath.Join(dir, "results.jsonl"))
+	if f.Header.Scenario != "emulator" || len(f.Runs) != 3 || len(f.Header.Columns) == 0 {
+		t.Fatalf("scenario %q, %d runs, %d columns", f.Header.Scenario, len(f.Runs), len(f.Header.Columns))
+	}
+	for _, r := range f.Runs {
+		m := r.Metrics
+		switch r.Case {
+		case "ceiling":
+			if r.Path == nil || !r.Path.Veth || len(r.Link) != 0 || m["iperf_bps"] < 2e9 || !r.Valid {
+				t.Errorf("ceiling: path %+v, link %d bytes, %.3g bit/s, valid %v %s", r.Path, len(r.Link), m["iperf_bps"], r.Valid, r.Invalid)
+			}
+		case "load-200ms-1G":
+			if r.Path == nil || r.Path.RTTSeconds != 0.2 || r.Path.RateBps != 1e9 || len(r.Link) == 0 {
+				t.Errorf("load: path %+v, link %d bytes", r.Path, len(r.Link))
+			}
+			if r.Settings["client"]["net.ipv4.tcp_rmem"] != "4096 131072 50003968" {
+				t.Errorf("load: client tcp_rmem read back %q", r.Settings["client"]["net.ipv4.tcp_rmem"])
+			}
+			// Pings alongside the download see at least the path's RTT.
+			if m["goodput_pct"] < 80 || m["emu_cpu_pct"] <= 0 || m["ping_replies"] < 10 || m["ping_err_min_s"] < -0.001 {
+				t.Errorf("load: %.1f%% of goodput, CPU %.1f%%, %v replies, err min %v s", m["goodput_pct"], m["emu_cpu_pct"], m["ping_replies"], m["ping_err_min_s"])
+			}
+		case "idle-200ms":
+			if m["ping_replies"] != 20 || math.Abs(m["ping_err_mean_s"]) > 0.005 {
+				t.Errorf("idle: %v replies, mean error %v s", m["ping_replies"], m["ping_err_mean_s"])
+			}
+		default:
+			t.Errorf("unexpected case %s", r.Case)
+		}
+	}
+}

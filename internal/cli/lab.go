@@ -261,31 +261,18 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
 }
 
-// printLabTable prints the median of each case beside the model.
+// printLabTable prints the summary table the report shows, then the
+// scenario's headlines.
 func printLabTable(w io.Writer, s *scenario.Scenario, runs []results.Run) {
-	metric := s.Charts[0].Metric
-	unit := s.Charts[0].YUnit
+	sums := results.Summarize(runs)
+	head, rows := report.Table(s.Header(time.Now()), sums)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "case\truns\t%s (median)\tmin..max\tmodel\tmeasured/model\n", s.Charts[0].YLabel)
-	for _, sm := range results.Summarize(runs) {
-		runsText := fmt.Sprint(sm.N)
-		if sm.Invalid > 0 {
-			runsText += fmt.Sprintf(" (+%d invalid)", sm.Invalid)
-		}
-		med, ok := sm.Median[metric]
-		if !ok {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t-\n", sm.Label, runsText)
-			continue
-		}
-		model, ratio := "-", "-"
-		if mv, ok := sm.Model[metric]; ok && mv > 0 {
-			model, ratio = report.Format(mv, unit), fmt.Sprintf("%.2f", med/mv)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s..%s\t%s\t%s\n", sm.Label, runsText, report.Format(med, unit),
-			report.Format(sm.Min[metric], unit), report.Format(sm.Max[metric], unit), model, ratio)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
-	for _, l := range scenario.Headlines(s.Header(time.Now()), results.Summarize(runs)) {
+	for _, l := range scenario.Headlines(s.Header(time.Now()), sums) {
 		fmt.Fprintln(w, l)
 	}
 }

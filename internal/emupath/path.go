@@ -17,7 +17,8 @@ import (
 )
 
 // Path is a running emulated path: the topology and the data plane. It
-// owns both; Close releases them.
+// owns both; Close releases them. With Spec.Topo.Veth it is the raw
+// kernel path between the namespaces and Emu is nil.
 type Path struct {
 	Topo *topo.Topology
 	Emu  *emu.Emulator
@@ -46,6 +47,10 @@ func Up(ctx context.Context, spec Spec, log io.Writer) (*Path, error) {
 	}
 	p.closer = append(p.closer, func() { _ = p.Topo.Close() })
 	cl, sv := p.Topo.Client(), p.Topo.Server()
+	if spec.Topo.Veth {
+		p.readCC()
+		return p, nil
+	}
 	cdev, err := tun.New(cl.Tun, cl.Dev)
 	if err != nil {
 		p.Close()
@@ -64,12 +69,17 @@ func Up(ctx context.Context, spec Spec, log io.Writer) (*Path, error) {
 		return nil, err
 	}
 	p.closer = append(p.closer, func() { p.Emu.Stop() })
+	p.readCC()
+	return p, nil
+}
+
+// readCC reads back the client namespace's congestion control.
+func (p *Path) readCC() {
 	p.CC = "?"
-	_ = netns.Do(cl.Netns, func() error {
+	_ = netns.Do(p.Topo.Client().Netns, func() error {
 		p.CC, _ = sysctl.Read(sysctl.DefaultRoot, "net.ipv4.tcp_congestion_control")
 		return nil
 	})
-	return p, nil
 }
 
 // Describe is the one-line summary of a running path.

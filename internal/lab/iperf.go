@@ -30,6 +30,10 @@ type iperfResult struct {
 		SumSent struct {
 			Retransmits float64 `json:"retransmits"`
 		} `json:"sum_sent"`
+		CPU struct {
+			Host   float64 `json:"host_total"`
+			Remote float64 `json:"remote_total"`
+		} `json:"cpu_utilization_percent"`
 	} `json:"end"`
 	Error string `json:"error"`
 }
@@ -58,13 +62,35 @@ func (iperf) Measure(ctx context.Context, e Env) (Measurement, error) {
 	if c.Window > 0 {
 		args = append(args, "-w", strconv.FormatInt(c.Window, 10))
 	}
+	if c.Omit > 0 {
+		args = append(args, "-O", strconv.Itoa(int(c.Omit.Round(time.Second).Seconds())))
+	}
 	smp, err := e.sample(iperfPort, e.Interval)
 	if err != nil {
 		return Measurement{}, err
 	}
+	// Pings alongside: from a second after slow start (and five round
+	// trips for the queue to settle), through the measured part.
+	pings := make(chan pingRun, 1)
+	var pingErr error
+	if c.Ping > 0 {
+		go func() {
+			r, err := runPing(ctx, e, c.Ping, c.Omit+time.Second+5*e.RTT)
+			if err != nil {
+				r.err = err
+			}
+			pings <- r
+		}()
+	}
 	out, cerr := cl.Command(ctx, bin, args...).Output()
 	m := newMeasurement()
 	m.Samples = smp.stop()
+	if c.Ping > 0 {
+		r := <-pings
+		if pingErr = r.err; pingErr == nil {
+			r.errMetrics(m.Metrics, "ping_", e.RTT)
+		}
+	}
 	var res iperfResult
 	if err := json.Unmarshal(out, &res); err != nil || res.Error != "" || cerr != nil {
 		m.Invalid = fmt.Sprintf("iperf3 failed: %s", strings.TrimSpace(res.Error+" "+errText(cerr)))
@@ -73,9 +99,16 @@ func (iperf) Measure(ctx context.Context, e Env) (Measurement, error) {
 	m.Metrics["streams"] = float64(c.Streams)
 	m.Metrics["iperf_bps"] = res.End.SumReceived.BitsPerSecond
 	m.Metrics["bytes"] = res.End.SumReceived.Bytes
+	// iperf3's own CPU (% of one core): with -R the client receives and
+	// the server sends.
+	m.Metrics["iperf_cpu_receiver_pct"] = res.End.CPU.Host
+	m.Metrics["iperf_cpu_sender_pct"] = res.End.CPU.Remote
 	bulkMetrics(m.Metrics, m.Samples, "server")
 	if _, ok := m.Metrics["throughput_bps"]; !ok {
 		m.Invalid = "no tcp_info samples of the transfer"
+	}
+	if pingErr != nil {
+		m.Notes = append(m.Notes, "ping alongside: "+pingErr.Error())
 	}
 	if c.Window > 0 {
 		m.SORequested = c.Window

@@ -29,6 +29,7 @@ var peerPackages = map[string]string{
 	"iperf3":  "iperf3",
 	"tcpdump": "tcpdump",
 	"ip":      "iproute2",
+	"ping":    "iputils-ping",
 }
 
 // peersFor lists the programs a scenario's cases need.
@@ -47,6 +48,11 @@ func peersFor(s *scenario.Scenario) []string {
 			add("nginx", "curl")
 		case scenario.KindIperf:
 			add("iperf3")
+		case scenario.KindPing:
+			add("ping")
+		}
+		if c.Ping > 0 {
+			add("ping")
 		}
 		if c.Capture {
 			add("tcpdump")

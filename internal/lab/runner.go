@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/emu"
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/results"
@@ -141,12 +142,17 @@ func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run
 	if err != nil {
 		return run, fmt.Errorf("case %s: %w", c.ID, err)
 	}
-	up, down, err := emupath.Symmetric(s.RTT, s.RateBps, s.Loss, s.Queue, time.Now().UnixNano()).Configs()
-	if err != nil {
-		return run, inputf("case %s: %v", c.ID, err)
+	cp := s.PathOf(c)
+	if c.Path != nil {
+		run.Path = &results.RunPath{RTTSeconds: cp.RTT.Seconds(), RateBps: cp.RateBps, QueueBytes: cp.QueueBytes, Veth: cp.Veth}
 	}
-	spec := emupath.Spec{Topo: topo.Spec{Prefix: r.opt.Prefix, CC: s.CC, ClientSysctls: c.Client, ServerSysctls: c.Server},
-		Up: up, Down: down, RTT: s.RTT}
+	spec := emupath.Spec{Topo: topo.Spec{Prefix: r.opt.Prefix, CC: s.CC, ClientSysctls: c.Client, ServerSysctls: c.Server, Veth: cp.Veth},
+		RTT: cp.RTT}
+	if !cp.Veth {
+		if spec.Up, spec.Down, err = emupath.Symmetric(cp.RTT, cp.RateBps, s.Loss, cp.QueueBytes, time.Now().UnixNano()).Configs(); err != nil {
+			return run, inputf("case %s: %v", c.ID, err)
+		}
+	}
 	p, err := emupath.Up(ctx, spec, r.opt.Log)
 	if err != nil {
 		if errors.Is(err, topo.ErrSysctlRefused) {
@@ -160,17 +166,25 @@ func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run
 	if err != nil {
 		return run, fmt.Errorf("lab: case %s: read back settings: %w", c.ID, err)
 	}
-	m, err := wl.Measure(ctx, Env{Path: p, Case: c, Repeat: rep, RTT: s.RTT, Site: r.site, Interval: r.opt.Interval, OutDir: r.opt.OutDir})
+	m, err := wl.Measure(ctx, Env{Path: p, Case: c, Repeat: rep, RTT: cp.RTT, Site: r.site, Interval: r.opt.Interval, OutDir: r.opt.OutDir})
 	if err != nil {
 		return run, err
 	}
-	stats := p.Emu.Stop()
-	run.Link, _ = json.Marshal(stats)
 	run.Metrics, run.Samples, run.Capture = m.Metrics, m.Samples, m.Capture
 	run.Notes = append(run.Notes, m.Notes...)
+	overloaded := false
+	if p.Emu != nil {
+		stats := p.Emu.Stop()
+		run.Link, _ = json.Marshal(stats)
+		linkMetrics(run.Metrics, stats)
+		overloaded = stats.Overloaded
+	}
+	if g, ok := run.Metrics["iperf_bps"]; ok && cp.RateBps > 0 {
+		run.Metrics["goodput_pct"] = 100 * g / scenario.Goodput(cp.RateBps)
+	}
 	if m.Invalid != "" {
 		run.Valid, run.Invalid = false, m.Invalid
-	} else if stats.Overloaded {
+	} else if overloaded {
 		run.Valid, run.Invalid = false, "the emulator overloaded (dropped or delayed frames it should have carried): the result measures this machine, not the path"
 	}
 	st.Client.SORequested, st.Client.SORcvbuf, st.Client.SOSndbuf = m.SORequested, m.SORcvbuf, m.SOSndbuf
@@ -182,6 +196,26 @@ func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run
 	run.Model = model
 	run.Notes = append(run.Notes, notes...)
 	return run, nil
+}
+
+// linkMetrics adds the emulator's own numbers to a run's metrics: its
+// CPU (the lab process's, of which the emulator is nearly all: the
+// tcp_info sampler reads a few sockets per interval), the data (down)
+// direction's lateness, wait and queue, and what the validity rule
+// counts over both directions.
+func linkMetrics(m map[string]float64, st emu.Stats) {
+	if st.Elapsed > 0 {
+		m["emu_cpu_pct"] = 100 * st.CPUSeconds / st.Elapsed
+	}
+	d, u := st.Down, st.Up
+	m["lateness_p50_s"] = d.LatenessP50.Seconds()
+	m["lateness_p99_s"] = d.LatenessP99.Seconds()
+	m["lateness_max_s"] = max(d.LatenessMax, u.LatenessMax).Seconds()
+	m["wait_p99_s"] = d.WaitP99.Seconds()
+	m["queue_peak_bytes"] = float64(d.QueuePeakBytes)
+	m["queue_drops"] = float64(d.DropsQueue)
+	m["overload_drops"] = float64(d.DropsOverload + d.OverloadFrames + u.DropsOverload + u.OverloadFrames)
+	m["late_frames"] = float64(d.OverMax + u.OverMax)
 }
 
 // readBack reads settingKeys in both namespaces and, where the case sets

@@ -52,6 +52,7 @@ var workloads = map[string]Workload{
 	scenario.KindObject:   object{},
 	scenario.KindUpload:   upload{},
 	scenario.KindIperf:    iperf{},
+	scenario.KindPing:     ping{},
 }
 
 func workloadFor(kind string) (Workload, error) {

@@ -20,6 +20,7 @@
       case "s": return Math.abs(v) < 1 ? +(v * 1000).toPrecision(3) + " ms" : +v.toPrecision(3) + " s";
       case "rounds": return +v.toFixed(1) + "";
       case "count": return Math.round(v) + "";
+      case "pct": return v.toFixed(1) + " %";
       default: return +v.toPrecision(3) + "";
     }
   }

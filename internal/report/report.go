@@ -96,10 +96,7 @@ func Build(f *results.File) (*Page, error) {
 			p.Invalid = append(p.Invalid, fmt.Sprintf("%s, repeat %d: %s", r.Label, r.Repeat, r.Invalid))
 		}
 	}
-	if len(h.Charts) > 0 {
-		p.TableHead = []string{"case", "runs", h.Charts[0].YLabel + " (median)", "min .. max", "model", "measured / model"}
-		p.Table = table(h.Charts[0], sums)
-	}
+	p.TableHead, p.Table = Table(h, sums)
 	for _, c := range h.Charts {
 		var cd ChartData
 		switch c.Kind {
@@ -297,13 +294,58 @@ func tcpinfoChart(c results.Chart, runs []results.Run) (ChartData, bool) {
 }
 
 // table summarises the first chart's metric per case.
+// Table is the summary table the report and `longhaul lab` print: per
+// case, the header's columns (median, min..max) if it has any, else the
+// first chart's metric beside the model.
+func Table(h results.Header, sums []results.Summary) ([]string, []Row) {
+	if len(h.Columns) > 0 {
+		return columnTable(h.Columns, sums)
+	}
+	if len(h.Charts) == 0 {
+		return nil, nil
+	}
+	c := h.Charts[0]
+	return []string{"case", "runs", c.YLabel + " (median)", "min .. max", "model", "measured / model"}, table(c, sums)
+}
+
+// runsCell counts a case's valid runs and its invalid ones.
+func runsCell(sm results.Summary) string {
+	s := fmt.Sprint(sm.N)
+	if sm.Invalid > 0 {
+		s += fmt.Sprintf(" (+%d invalid)", sm.Invalid)
+	}
+	return s
+}
+
+func columnTable(cols []results.Column, sums []results.Summary) ([]string, []Row) {
+	head := []string{"case", "runs"}
+	for _, c := range cols {
+		head = append(head, c.Label)
+	}
+	var rows []Row
+	for _, sm := range sums {
+		r := Row{sm.Label, runsCell(sm)}
+		for _, c := range cols {
+			v, ok := sm.Median[c.Metric]
+			if !ok {
+				r = append(r, "-")
+				continue
+			}
+			cell := Format(v, c.Unit)
+			if lo, hi := Format(sm.Min[c.Metric], c.Unit), Format(sm.Max[c.Metric], c.Unit); sm.N > 1 && lo != hi {
+				cell += " (" + lo + " .. " + hi + ")"
+			}
+			r = append(r, cell)
+		}
+		rows = append(rows, r)
+	}
+	return head, rows
+}
+
 func table(c results.Chart, sums []results.Summary) []Row {
 	var rows []Row
 	for _, sm := range sums {
-		r := Row{sm.Label, fmt.Sprint(sm.N), "-", "-", "-", "-"}
-		if sm.Invalid > 0 {
-			r[1] += fmt.Sprintf(" (+%d invalid)", sm.Invalid)
-		}
+		r := Row{sm.Label, runsCell(sm), "-", "-", "-", "-"}
 		if v, ok := sm.Median[c.Metric]; ok {
 			r[2] = Format(v, c.YUnit)
 			r[3] = Format(sm.Min[c.Metric], c.YUnit) + " .. " + Format(sm.Max[c.Metric], c.YUnit)
@@ -330,6 +372,8 @@ func Format(v float64, unit string) string {
 		return units.FormatBytes(v)
 	case "rounds":
 		return fmt.Sprintf("%.1f", v)
+	case "pct":
+		return fmt.Sprintf("%.1f%%", v)
 	}
 	return fmt.Sprintf("%.3g", v)
 }

@@ -43,6 +43,16 @@ type Header struct {
 	// CC is the congestion control both namespaces use.
 	CC     string  `json:"cc"`
 	Charts []Chart `json:"charts"`
+	// Columns, if set, are the metrics tables show per case (median and
+	// min..max) instead of the first chart's metric beside the model.
+	Columns []Column `json:"columns,omitempty"`
+}
+
+// Column is one metric of a results table.
+type Column struct {
+	Metric string `json:"metric"`
+	Label  string `json:"label"`
+	Unit   string `json:"unit,omitempty"` // as Chart.YUnit, or "pct"
 }
 
 // Path is the emulated path every run of the file used (cases may
@@ -56,6 +66,15 @@ type Path struct {
 	// GoodputBps is the TCP payload rate the wire rate allows (1448 of
 	// every 1538 wire bytes with timestamps on Ethernet).
 	GoodputBps float64 `json:"goodput_bps"`
+}
+
+// RunPath is a run's own path.
+type RunPath struct {
+	RTTSeconds float64 `json:"rtt_s"`
+	RateBps    float64 `json:"rate_bps"` // on the wire; 0 = unlimited
+	QueueBytes int64   `json:"queue_bytes,omitempty"`
+	// Veth marks the raw kernel path: a veth pair, no emulator.
+	Veth bool `json:"veth,omitempty"`
 }
 
 // Host describes the machine the lab ran on.
@@ -112,10 +131,9 @@ type Run struct {
 	X      float64 `json:"x"`
 	Label  string  `json:"label"`
 	Repeat int     `json:"repeat"` // 1-based
-	// RTTSeconds and RateBps are this run's path when it differs from
-	// the header's.
-	RTTSeconds float64 `json:"rtt_s,omitempty"`
-	RateBps    float64 `json:"rate_bps,omitempty"`
+	// Path is this run's own path when its case has one (the header's
+	// otherwise).
+	Path *RunPath `json:"path,omitempty"`
 	// Valid is false when the result must not be used: the emulator
 	// overloaded, or the peer failed. Invalid says why.
 	Valid   bool      `json:"valid"`

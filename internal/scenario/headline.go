@@ -28,6 +28,8 @@ func Headlines(h results.Header, sums []results.Summary) []string {
 		return hs.verify()
 	case "longrtt":
 		return hs.longrtt()
+	case "emulator":
+		return hs.emulator()
 	}
 	return nil
 }

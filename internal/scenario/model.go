@@ -13,6 +13,9 @@ import (
 // the predictions under the metric names the runs use, and notes that
 // explain them. It is pure.
 func Model(s *Scenario, c Case, st State, measured map[string]float64) (map[string]float64, []string, error) {
+	if p := s.PathOf(c); c.Kind == KindPing || p.Veth || p.RateBps == 0 {
+		return nil, nil, nil // nothing the model predicts: an idle or unlimited path
+	}
 	in, err := modelInput(s, c, st)
 	if err != nil {
 		return nil, nil, fmt.Errorf("case %s: settings read back: %w", c.ID, err)
@@ -82,7 +85,8 @@ func Model(s *Scenario, c Case, st State, measured map[string]float64) (map[stri
 // tcp_rmem and rmem_max, the sender's tcp_wmem and wmem_max, as read
 // back. The client receives except in uploads.
 func modelInput(s *Scenario, c Case, st State) (pathmodel.Input, error) {
-	in := pathmodel.Input{RTT: s.RTT, RateBps: s.GoodputBps(), Kernel: s.Facts.Kernel}
+	p := s.PathOf(c)
+	in := pathmodel.Input{RTT: p.RTT, RateBps: Goodput(p.RateBps), Kernel: s.Facts.Kernel}
 	if c.Kind != KindDownload && c.Kind != KindIperf && c.Kind != KindObject && c.Kind != KindUpload {
 		return in, nil // Model says "unknown kind"
 	}

@@ -129,6 +129,15 @@ type Case struct {
 	RcvBuf             int64         // nginx listen rcvbuf=, 0 = none
 	Capture            bool          // keep a pcap of the run
 	Notes              []string
+	// Path, when set, is this case's own path instead of the
+	// scenario's (see [Scenario.PathOf]).
+	Path *CasePath
+	// Omit is iperf3's -O: the first seconds (slow start) left out of
+	// its result, run on top of Duration.
+	Omit time.Duration
+	// Ping is how many pings (100 ms apart) go alongside an iperf run,
+	// or alone in a KindPing run; 0 none.
+	Ping int
 }
 
 // Scenario is an expanded scenario: the path and its cases.
@@ -146,6 +155,9 @@ type Scenario struct {
 	// TCPInfoCase names the case whose first run the report draws over
 	// time.
 	TCPInfoCase string
+	// Columns, if set, are the metrics the tables show per case
+	// instead of the first chart's metric beside the model.
+	Columns []results.Column
 	Facts       Facts
 }
 
@@ -184,6 +196,12 @@ var scenarios = map[string]scenarioDef{
 		seed:  "bdp-411ms-path-iperf: 411 ms, 20 Mbit/s uplink, 175 KiB/s by default, ~1 MB/s tuned, -w capped by rmem_max",
 		rtt:   411 * time.Millisecond, rate: 20e6, repeat: 3, quick: 1,
 		expand: expandLongRTT,
+	},
+	"emulator": {
+		title: "The emulator itself: goodput, CPU and RTT error against the raw veth ceiling",
+		seed:  "issue 16: every run valid, the cost per Gbit/s, 200 ms x 1 Gbit/s within 25% of a core, idle RTT error <= 0.2 ms",
+		rtt:   200 * time.Millisecond, rate: 1e9, repeat: 3, quick: 1,
+		expand: expandEmulator,
 	},
 	"upload": {
 		title: "Upload to a server whose application sets a tiny SO_RCVBUF",
@@ -256,7 +274,7 @@ func expandVerify(s *Scenario, p Params) error {
 }
 
 // Names lists the scenarios in the order `lab` documents them.
-func Names() []string { return []string{"buffers", "initcwnd", "longrtt", "upload"} }
+func Names() []string { return []string{"buffers", "initcwnd", "longrtt", "upload", "emulator"} }
 
 // Describe returns a scenario's title and seed, for help text.
 func Describe(name string) (title, seed string, ok bool) {
@@ -362,7 +380,9 @@ const setupCost = 400 * time.Millisecond
 func (c Case) estimate(rtt time.Duration) time.Duration {
 	switch c.Kind {
 	case KindDownload, KindIperf:
-		return c.Duration + setupCost
+		return c.Duration + c.Omit + setupCost
+	case KindPing:
+		return setupCost + time.Duration(c.Ping)*100*time.Millisecond + c.Path.RTT
 	case KindUpload:
 		if c.RcvBuf > 0 {
 			// About one window of RcvBuf bytes per round trip.
@@ -691,6 +711,6 @@ func (s *Scenario) Header(started time.Time) results.Header {
 		Scenario: s.Name, Title: s.Title, Seed: s.Seed, Started: started.UTC(), Quick: s.Quick, Repeat: s.Repeat,
 		Path: results.Path{RTTSeconds: s.RTT.Seconds(), RateBps: s.RateBps, Loss: s.Loss, QueueBytes: s.Queue,
 			BDPBytes: int64(pathmodel.BDP(s.GoodputBps(), s.RTT)), GoodputBps: s.GoodputBps()},
-		Host: s.Facts.Host, CC: s.CC, Charts: s.Charts,
+		Host: s.Facts.Host, CC: s.CC, Charts: s.Charts, Columns: s.Columns,
 	}
 }

@@ -105,7 +105,11 @@ func (c ccStore) allow(cc string, log io.Writer) (func(), error) {
 	if err := c.write(rec); err != nil {
 		return noop, fmt.Errorf("allow %s in the namespaces: %w", cc, err)
 	}
-	fmt.Fprintf(log, "longhaul: added %s to the host's %s for this run (was %q; restored at exit)\n", cc, keyAllowedCC, rec.Original)
+	if !slices.Contains(strings.Fields(cur), cc) {
+		// Said once: a run already holding the widening (the lab runner
+		// and each of its paths) only adds a reference.
+		fmt.Fprintf(log, "longhaul: added %s to the host's %s for this run (was %q; restored at exit)\n", cc, keyAllowedCC, rec.Original)
+	}
 	return func() { c.release(self, log) }, nil
 }
 

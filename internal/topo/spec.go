@@ -78,6 +78,12 @@ type Spec struct {
 	// else fails with EPERM although the algorithm is loaded. [Up]
 	// reports that with the allowed list rather than widening it.
 	CC string
+
+	// Veth joins the two namespaces with a veth pair instead of two TUN
+	// devices: the kernel's own path with no data plane in between (the
+	// emulator benchmark's ceiling). Each end's Dev is its half of the
+	// pair, Tun is nil, and TxQueueLen does not apply.
+	Veth bool
 }
 
 // Sysctl is one kernel parameter assignment (sysctl.Setting): a spec

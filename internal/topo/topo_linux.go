@@ -82,6 +82,11 @@ func (t *Topology) up(ctx context.Context) error {
 
 	addrs := [2]netip.Addr{s.ClientAddr.Unmap(), s.ServerAddr.Unmap()}
 	lists := [2][]Sysctl{s.ClientSysctls, s.ServerSysctls}
+	if s.Veth {
+		if err := addVeth(names[0], names[1]); err != nil {
+			return err
+		}
+	}
 	for i := range 2 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -118,6 +123,9 @@ func setupEnd(ns string, s Spec, local, peer netip.Addr, sysctls []Sysctl) (*os.
 		}
 		defer h.Close()
 
+		if s.Veth {
+			return configure(h, s, local, peer, sysctls, hostHas, &eff)
+		}
 		tt := &netlink.Tuntap{
 			LinkAttrs: netlink.LinkAttrs{Name: DevName, MTU: s.MTU, TxQLen: s.TxQueueLen},
 			Mode:      netlink.TUNTAP_MODE_TUN,
@@ -141,35 +149,7 @@ func setupEnd(ns string, s Spec, local, peer netip.Addr, sysctls []Sysctl) (*os.
 		}
 		tun = tt.Fds[0]
 
-		link, err := h.LinkByName(DevName)
-		if err != nil {
-			return fmt.Errorf("find %s: %w", DevName, err)
-		}
-		// The Tuntap path of LinkAdd only issues TUNSETIFF: MTU and
-		// TxQLen in LinkAttrs are ignored there and must be set here.
-		if err := h.LinkSetMTU(link, s.MTU); err != nil {
-			return fmt.Errorf("set %s mtu %d: %w", DevName, s.MTU, err)
-		}
-		if err := h.LinkSetTxQLen(link, s.TxQueueLen); err != nil {
-			return fmt.Errorf("set %s txqueuelen %d: %w", DevName, s.TxQueueLen, err)
-		}
-		// Sysctls before the link goes up, so that disable_ipv6 is in
-		// force before the kernel would start DAD and router
-		// solicitations on it.
-		if eff, err = applySysctls(sysctls, hostHas); err != nil {
-			return err
-		}
-		addr := &netlink.Addr{
-			IPNet: &net.IPNet{IP: local.AsSlice(), Mask: net.CIDRMask(32, 32)},
-			Peer:  &net.IPNet{IP: peer.AsSlice(), Mask: net.CIDRMask(32, 32)},
-		}
-		if err := h.AddrAdd(link, addr); err != nil {
-			return fmt.Errorf("add address %v peer %v to %s: %w", local, peer, DevName, err)
-		}
-		if err := h.LinkSetUp(link); err != nil {
-			return fmt.Errorf("set %s up: %w", DevName, err)
-		}
-		return nil
+		return configure(h, s, local, peer, sysctls, hostHas, &eff)
 	})
 	if err != nil {
 		if tun != nil {
@@ -178,6 +158,64 @@ func setupEnd(ns string, s Spec, local, peer netip.Addr, sysctls []Sysctl) (*os.
 		return nil, nil, err
 	}
 	return tun, eff, nil
+}
+
+// addVeth creates the veth pair DevName in namespace client and DevName
+// in namespace server, both down: [configure] sets them up.
+func addVeth(client, server string) error {
+	f, err := os.Open(netns.Path(server))
+	if err != nil {
+		return fmt.Errorf("open namespace %s: %w", server, err)
+	}
+	defer f.Close()
+	return netns.Do(client, func() error {
+		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+		if err != nil {
+			return fmt.Errorf("netlink: %w", err)
+		}
+		defer h.Close()
+		v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: DevName}, PeerName: DevName, PeerNamespace: netlink.NsFd(f.Fd())}
+		if err := h.LinkAdd(v); err != nil {
+			return fmt.Errorf("create veth pair %s between %s and %s: %w", DevName, client, server, err)
+		}
+		return nil
+	})
+}
+
+// configure sets up DevName in the calling thread's namespace through h:
+// MTU, queue length (TUN only), the sysctls (their read-back values go to
+// *eff), the point-to-point address and the link state.
+func configure(h *netlink.Handle, s Spec, local, peer netip.Addr, sysctls []Sysctl, hostHas map[string]bool, eff *map[string]string) error {
+	link, err := h.LinkByName(DevName)
+	if err != nil {
+		return fmt.Errorf("find %s: %w", DevName, err)
+	}
+	// The Tuntap path of LinkAdd only issues TUNSETIFF: MTU and TxQLen in
+	// LinkAttrs are ignored there and must be set here.
+	if err := h.LinkSetMTU(link, s.MTU); err != nil {
+		return fmt.Errorf("set %s mtu %d: %w", DevName, s.MTU, err)
+	}
+	if !s.Veth {
+		if err := h.LinkSetTxQLen(link, s.TxQueueLen); err != nil {
+			return fmt.Errorf("set %s txqueuelen %d: %w", DevName, s.TxQueueLen, err)
+		}
+	}
+	// Sysctls before the link goes up, so that disable_ipv6 is in force
+	// before the kernel would start DAD and router solicitations on it.
+	if *eff, err = applySysctls(sysctls, hostHas); err != nil {
+		return err
+	}
+	addr := &netlink.Addr{
+		IPNet: &net.IPNet{IP: local.AsSlice(), Mask: net.CIDRMask(32, 32)},
+		Peer:  &net.IPNet{IP: peer.AsSlice(), Mask: net.CIDRMask(32, 32)},
+	}
+	if err := h.AddrAdd(link, addr); err != nil {
+		return fmt.Errorf("add address %v peer %v to %s: %w", local, peer, DevName, err)
+	}
+	if err := h.LinkSetUp(link); err != nil {
+		return fmt.Errorf("set %s up: %w", DevName, err)
+	}
+	return nil
 }
 
 // Command returns a command that runs name with args inside the end's

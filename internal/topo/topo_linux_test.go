@@ -943,3 +943,78 @@ func stateJSON(pid int, start uint64, boot string) string {
 	b, _ := json.Marshal(state{Version: stateVersion, PID: pid, StartTime: start, BootID: boot})
 	return string(b)
 }
+
+// TestIntegrationVeth checks the raw path: a veth pair between the two
+// namespaces (no TUN, so no data plane is needed), addressed like the
+// TUN topology, carrying a TCP connection, with the sysctls applied, and
+// gone with Close.
+func TestIntegrationVeth(t *testing.T) {
+	prefix := newPrefix(t)
+	topo := up(t, Spec{Prefix: prefix, Veth: true, MTU: 9000,
+		ServerSysctls: []Sysctl{{Key: "net.ipv4.tcp_wmem", Value: "4096 16384 8388608"}}})
+	cl, sv := topo.Client(), topo.Server()
+	if cl.Tun != nil || sv.Tun != nil {
+		t.Fatalf("veth ends have TUN files: %v %v", cl.Tun, sv.Tun)
+	}
+	if got := sv.Sysctls["net.ipv4.tcp_wmem"]; got != "4096 16384 8388608" {
+		t.Errorf("server tcp_wmem = %q, want it applied", got)
+	}
+	for _, e := range []End{cl, sv} {
+		err := netns.Do(e.Netns, func() error {
+			l, err := netlink.LinkByName(DevName)
+			if err != nil {
+				return err
+			}
+			if l.Type() != "veth" || l.Attrs().MTU != 9000 || l.Attrs().OperState != netlink.OperUp {
+				return fmt.Errorf("%s in %s: type %s mtu %d state %s, want veth 9000 up", DevName, e.Netns, l.Type(), l.Attrs().MTU, l.Attrs().OperState)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A TCP exchange across the pair.
+	ln, err := listenIn(sv.Netns, "tcp4", netip.AddrPortFrom(sv.Addr, 5201).String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			_, _ = c.Write([]byte("veth"))
+			c.Close()
+		}
+	}()
+	var got []byte
+	err = netns.Do(cl.Netns, func() error {
+		c, err := net.DialTimeout("tcp4", netip.AddrPortFrom(sv.Addr, 5201).String(), 5*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		got, err = io.ReadAll(c)
+		return err
+	})
+	if err != nil || string(got) != "veth" {
+		t.Fatalf("dial across the veth pair: %q, %v", got, err)
+	}
+	if err := topo.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if netns.Exists(cl.Netns) || netns.Exists(sv.Netns) {
+		t.Errorf("namespaces left after Close")
+	}
+}
+
+// listenIn opens a listener inside namespace ns.
+func listenIn(ns, network, addr string) (net.Listener, error) {
+	var ln net.Listener
+	err := netns.Do(ns, func() (err error) {
+		ln, err = net.Listen(network, addr)
+		return err
+	})
+	return ln, err
+}

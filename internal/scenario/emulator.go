@@ -110,7 +110,7 @@ func emuTimes(rtt time.Duration, rate float64, quick bool) (t, omit time.Duratio
 		t, omit = 15*sec, 5*sec
 	}
 	if quick {
-		t, omit = (t / 2).Truncate(sec), max((omit / 2).Truncate(sec), sec)
+		t, omit = (t / 2).Truncate(sec), max((omit/2).Truncate(sec), sec)
 	}
 	if rate > 1e9 && rtt >= 100*time.Millisecond {
 		omit += 3 * sec // log2(BDP / initcwnd) round trips of slow start

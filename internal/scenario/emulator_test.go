@@ -117,7 +117,6 @@ func TestExpandEmulator(t *testing.T) {
 	}
 }
 
-
 // TestExpandEmulatorRefusesPathFlags: the matrix is the benchmark; a
 // flag that would be silently ignored is refused.
 func TestExpandEmulatorRefusesPathFlags(t *testing.T) {

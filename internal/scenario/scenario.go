@@ -158,7 +158,7 @@ type Scenario struct {
 	// Columns, if set, are the metrics the tables show per case
 	// instead of the first chart's metric beside the model.
 	Columns []results.Column
-	Facts       Facts
+	Facts   Facts
 }
 
 // GoodputBps is the TCP payload rate of the path's wire rate.

@@ -54,7 +54,7 @@ bench:
 
 # the emulator's goodput, CPU and RTT error against the raw veth ceiling,
 # with the targets judged and the cost per Gbit/s: the lab scenario
-# `longhaul lab emulator` (root; ~17 min, QUICK=1 ~1 min; REPEAT=N):
+# `longhaul lab emulator` (root; ~13 min, QUICK=1 ~40 s; REPEAT=N):
 # table and verdicts on stdout and in $(BENCH_EMU_OUT)/table.txt, results
 # and the report in $(BENCH_EMU_OUT).
 BENCH_EMU_OUT ?= out/bench-emulator

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime"
 	"slices"
 	"time"
 
@@ -166,9 +168,15 @@ func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run
 	if err != nil {
 		return run, fmt.Errorf("lab: case %s: read back settings: %w", c.ID, err)
 	}
+	cpu0, cpuErr := readProcStat()
 	m, err := wl.Measure(ctx, Env{Path: p, Case: c, Repeat: rep, RTT: cp.RTT, Site: r.site, Interval: r.opt.Interval, OutDir: r.opt.OutDir})
 	if err != nil {
 		return run, err
+	}
+	if cpu1, err := readProcStat(); err == nil && cpuErr == nil {
+		// The whole machine's load during the run, in % of one core:
+		// how close the run came to this host's limit.
+		m.Metrics["host_cpu_pct"] = 100 * busyCores(cpu0, cpu1, runtime.NumCPU())
 	}
 	run.Metrics, run.Samples, run.Capture = m.Metrics, m.Samples, m.Capture
 	run.Notes = append(run.Notes, m.Notes...)
@@ -196,6 +204,15 @@ func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run
 	run.Model = model
 	run.Notes = append(run.Notes, notes...)
 	return run, nil
+}
+
+func readProcStat() (cpuTimes, error) {
+	f, err := os.Open("/proc/stat")
+	if err != nil {
+		return cpuTimes{}, err
+	}
+	defer f.Close()
+	return parseProcStat(f)
 }
 
 // linkMetrics adds the emulator's own numbers to a run's metrics: its

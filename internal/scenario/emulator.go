@@ -173,6 +173,7 @@ func expandEmulator(s *Scenario, p Params) error {
 		{Metric: "iperf_bps", Label: "goodput", Unit: "bps"},
 		{Metric: "goodput_pct", Label: "% of goodput ceiling", Unit: "pct"},
 		{Metric: "emu_cpu_pct", Label: "emulator CPU % of a core", Unit: "pct"},
+		{Metric: "host_cpu_pct", Label: "machine CPU % of a core", Unit: "pct"},
 		{Metric: "lateness_p99_s", Label: "lateness p99 (data)", Unit: "s"},
 		{Metric: "ping_err_mean_s", Label: "RTT error mean", Unit: "s"},
 		{Metric: "ping_err_p99_s", Label: "RTT error p99", Unit: "s"},

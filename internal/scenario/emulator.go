@@ -32,7 +32,7 @@ func (s *Scenario) PathOf(c Case) CasePath {
 	return CasePath{RTT: s.RTT, RateBps: s.RateBps, QueueBytes: s.Queue}
 }
 
-// The emulator benchmark's cases: the matrix bench/emulator.md has
+// The emulator benchmark's cases: the matrix the benchmark has
 // always measured, and above 1 Gbit/s at 200 ms the ladder that finds
 // the highest rate this machine carries validly.
 var (
@@ -41,7 +41,7 @@ var (
 	emuLadder = []float64{2.5e9, 5e9, 10e9}
 )
 
-// Targets of the emulator benchmark (issue 16 and bench/emulator.md).
+// Targets of the emulator benchmark (issue 16; results in bench/emulator/).
 const (
 	emuGoodputTarget  = 0.95 // of the goodput ceiling, rate-limited
 	emuCPUTarget      = 25.0 // % of a core at 200 ms x 1 Gbit/s

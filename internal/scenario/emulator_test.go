@@ -141,10 +141,16 @@ func TestModelSkipsEmulatorPaths(t *testing.T) {
 	st := State{}
 	st.Client.Sysctls = map[string]string{"net.ipv4.tcp_rmem": "4096 131072 50003968", "net.core.rmem_max": "212992"}
 	st.Server.Sysctls = map[string]string{"net.ipv4.tcp_wmem": "4096 16384 50003968", "net.core.wmem_max": "212992"}
-	for _, id := range []string{"ceiling", "idle-200ms", "load-200ms-unlimited"} {
+	for _, id := range []string{"ceiling", "idle-200ms", "load-200ms-unlimited", "load-0ms-1G", "idle-0ms"} {
 		m, _, err := Model(s, caseByID(t, s, id), st, nil)
 		if err != nil || m != nil {
 			t.Errorf("%s: model %v, %v; want none", id, m, err)
+		}
+	}
+	// Every case of the benchmark gets a model or none, never an error.
+	for _, c := range s.Cases {
+		if _, _, err := Model(s, c, st, nil); err != nil {
+			t.Errorf("%s: %v", c.ID, err)
 		}
 	}
 	m, _, err := Model(s, caseByID(t, s, "load-50ms-100M"), st, nil)

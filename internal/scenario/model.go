@@ -13,8 +13,8 @@ import (
 // the predictions under the metric names the runs use, and notes that
 // explain them. It is pure.
 func Model(s *Scenario, c Case, st State, measured map[string]float64) (map[string]float64, []string, error) {
-	if p := s.PathOf(c); c.Kind == KindPing || p.Veth || p.RateBps == 0 {
-		return nil, nil, nil // nothing the model predicts: an idle or unlimited path
+	if p := s.PathOf(c); c.Kind == KindPing || p.Veth || p.RateBps == 0 || p.RTT == 0 {
+		return nil, nil, nil // nothing the model predicts: an idle, unlimited or zero-delay path
 	}
 	in, err := modelInput(s, c, st)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -34,7 +35,7 @@ func parsePing(out string) (pingResult, error) {
 	}
 	m := pingCounts.FindStringSubmatch(out)
 	if m == nil {
-		return r, fmt.Errorf("ping printed no summary: %q", lastLine(out))
+		return r, fmt.Errorf("ping printed no summary: %q", finalLine(out))
 	}
 	r.Sent, _ = strconv.Atoi(m[1])
 	r.Received, _ = strconv.Atoi(m[2])
@@ -43,10 +44,16 @@ func parsePing(out string) (pingResult, error) {
 	}
 	s := pingSummary.FindStringSubmatch(out)
 	if s == nil {
-		return r, fmt.Errorf("ping printed no rtt summary: %q", lastLine(out))
+		return r, fmt.Errorf("ping printed no rtt summary: %q", finalLine(out))
 	}
 	r.Min, r.Avg, r.Max = msDuration(s[1]), msDuration(s[2]), msDuration(s[3])
 	return r, nil
+}
+
+// finalLine is the last non-empty line of s.
+func finalLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 func msDuration(s string) time.Duration {

@@ -82,6 +82,12 @@
     return out;
   }
 
+  // barLabel breaks "200 ms x 1 Gbit/s" after the RTT so that many bars'
+  // labels do not run into each other.
+  function barLabel(name) {
+    return (name || "").replace(" x ", "\n");
+  }
+
   function draw(cd, el) {
     var width = Math.max(480, el.clientWidth || 900);
     var bar = cd.kind === "bar";
@@ -115,10 +121,13 @@
       data.push(s.y);
     });
     var axes = [
-      { label: cd.x_label, values: function (u, vals) { return vals.map(function (v) { return bar ? (cd.x_names[Math.round(v)] || "") : fmt(v, cd.x_unit); }); } },
+      { label: cd.x_label, values: function (u, vals) { return vals.map(function (v) { return bar ? barLabel(cd.x_names[Math.round(v)]) : fmt(v, cd.x_unit); }); } },
       { label: cd.y_label, size: 90, values: function (u, vals) { return vals.map(function (v) { return fmt(v, cd.y_unit); }); } }
     ];
-    if (bar) { axes[0].splits = function () { return cd.x; }; axes[0].gap = 8; }
+    if (bar) {
+      axes[0].splits = function () { return cd.x; }; axes[0].gap = 8;
+      if (cd.x.length > 6) axes[0].size = 64; // two-line labels, see barLabel
+    }
     var scales = { x: { time: false }, y: { range: function (u, lo, hi) { return [cd.y_log ? lo : Math.min(0, lo), hi * 1.08]; } } };
     if (cd.x_log) {
       scales.x = { time: false, distr: 3, log: cd.x_unit === "bytes" ? 2 : 10 };

@@ -89,6 +89,11 @@ func Build(f *results.File) (*Page, error) {
 		Host:    fmt.Sprintf("%s, Linux %s, %d CPUs, longhaul %s", h.Host.Hostname, h.Host.Kernel, h.Host.CPUs, h.Host.Version),
 		Started: h.Started.UTC().Format(time.RFC3339),
 	}
+	if slices.ContainsFunc(f.Runs, func(r results.Run) bool { return r.Path != nil }) {
+		// Cases on their own paths (the emulator benchmark): the header's
+		// path is only the default, so say so rather than print it.
+		p.Path = "each case on its own path (named in the table); congestion control " + h.CC
+	}
 	sums := results.Summarize(f.Runs)
 	p.Headlines = scenario.Headlines(h, sums)
 	for _, r := range f.Runs {

@@ -37,6 +37,9 @@ type pingRun struct {
 // after delay. An error is one that stops the lab (ping missing); a
 // failed ping is in pingRun.err.
 func runPing(ctx context.Context, e Env, count int, delay time.Duration) (pingRun, error) {
+	if count < 1 {
+		return pingRun{}, fmt.Errorf("lab: case %s: ping count %d, want at least 1", e.Case.ID, count)
+	}
 	bin, err := lookPath("ping")
 	if err != nil {
 		return pingRun{}, fmt.Errorf("ping: %w", err)

@@ -160,7 +160,7 @@ func expandEmulator(s *Scenario, p Params) error {
 	for _, rate := range ladder {
 		add(200*time.Millisecond, rate)
 	}
-	idle := []time.Duration{0, 50 * time.Millisecond, 200 * time.Millisecond}
+	idle := emuRTTs
 	if s.Quick {
 		idle = idle[1:]
 	}

@@ -52,7 +52,7 @@ func newLabCmd() *cobra.Command {
 		Use:   "lab SCENARIO [flags]",
 		Short: "Run a repeatable experiment over an emulated long path and write a report",
 		Long: `lab reproduces a field report on an emulated path between two network
-namespaces, with real peers (nginx, curl, iperf3, tcpdump), repeats every
+namespaces, with real peers (nginx, curl, iperf3, tcpdump, ping), repeats every
 case, compares it with the path model and writes results.jsonl (schema
 longhaul.lab/v1), report.html and captures/ into the output directory.
 

@@ -15,30 +15,9 @@ func caseByID(t *testing.T, s *Scenario, id string) Case {
 	t.Helper()
 	i := slices.IndexFunc(s.Cases, func(c Case) bool { return c.ID == id })
 	if i < 0 {
-		t.Fatalf("no case %s in %v", id, caseIDs(s))
+		t.Fatalf("no case %s in %v", id, ids(s))
 	}
 	return s.Cases[i]
-}
-
-func caseIDs(s *Scenario) []string {
-	var ids []string
-	for _, c := range s.Cases {
-		ids = append(ids, c.ID)
-	}
-	return ids
-}
-
-func settingOf(c Case, end, key string) string {
-	list := c.Client
-	if end == "server" {
-		list = c.Server
-	}
-	for _, s := range list {
-		if s.Key == key {
-			return s.Value
-		}
-	}
-	return ""
 }
 
 // TestExpandEmulator checks the benchmark's matrix: the raw veth
@@ -55,7 +34,7 @@ func TestExpandEmulator(t *testing.T) {
 		"load-200ms-100M", "load-200ms-1G", "load-200ms-unlimited",
 		"load-200ms-2.5G", "load-200ms-5G", "load-200ms-10G",
 		"idle-0ms", "idle-50ms", "idle-200ms"}
-	if got := caseIDs(s); !slices.Equal(got, want) {
+	if got := ids(s); !slices.Equal(got, want) {
 		t.Fatalf("cases %v\nwant %v", got, want)
 	}
 	if s.Repeat != 3 {
@@ -89,7 +68,7 @@ func TestExpandEmulator(t *testing.T) {
 		}
 		wantR := "4096 131072 " + strconv.FormatInt(tc.buf, 10)
 		wantW := "4096 16384 " + strconv.FormatInt(tc.buf, 10)
-		if r, w := settingOf(c, "client", "net.ipv4.tcp_rmem"), settingOf(c, "server", "net.ipv4.tcp_wmem"); r != wantR || w != wantW {
+		if r, w := setting(c.Client, "net.ipv4.tcp_rmem"), setting(c.Server, "net.ipv4.tcp_wmem"); r != wantR || w != wantW {
 			t.Errorf("%s: client tcp_rmem %q server tcp_wmem %q, want %q %q", tc.id, r, w, wantR, wantW)
 		}
 		if c.Duration != tc.t || c.Omit != tc.omit || c.Series != tc.series || c.Ping < 10 {
@@ -112,7 +91,7 @@ func TestExpandEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := caseIDs(q), []string{"ceiling", "load-200ms-1G", "load-200ms-unlimited", "idle-50ms", "idle-200ms"}; !slices.Equal(got, want) {
+	if got, want := ids(q), []string{"ceiling", "load-200ms-1G", "load-200ms-unlimited", "idle-50ms", "idle-200ms"}; !slices.Equal(got, want) {
 		t.Errorf("quick cases %v, want %v", got, want)
 	}
 }

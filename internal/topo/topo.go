@@ -54,7 +54,7 @@ type End struct {
 	// Netns is the name of the namespace, usable with package netns and
 	// with `ip netns exec`.
 	Netns string
-	// Dev is the TUN device's name inside Netns ("lh0").
+	// Dev is the TUN device's (or veth half's) name inside Netns ("lh0").
 	Dev string
 	// Addr is this end's address, assigned to Dev as a point-to-point /32
 	// with the other end's address as peer.

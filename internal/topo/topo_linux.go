@@ -102,7 +102,8 @@ func (t *Topology) up(ctx context.Context) error {
 	return nil
 }
 
-// setupEnd creates and configures the TUN device inside namespace ns and
+// setupEnd creates and configures the TUN device (or configures its half of
+// the veth pair, with Spec.Veth) inside namespace ns and
 // applies the sysctls there. Everything runs inside netns.Do because both
 // the TUN device and /proc/sys/net bind to the namespace of the thread
 // that opens them: /dev/net/tun attaches the new device to the opener's

@@ -288,7 +288,7 @@ func TestBufferChecks(t *testing.T) {
 				observed: []string{"caps one flow at 165.9 Mbit/s", "(4 flows: 663.8 Mbit/s)",
 					"(4 flows: " + units.FormatRate(4*pathmodel.WindowCeiling(pathmodel.MSSWindow((6*mib-pathmodel.RcvReserve)*0.66, 1448), 200*time.Millisecond)) + ")"},
 				expected: []string{"(9469697)", "over 4 flows"},
-				fix:      []string{"4096 131072 10485760"},
+				fix:      []string{"4096 131072 12582912"},
 			},
 			fixKey: kRmem, fixNeed: rNeed4,
 		},
@@ -306,7 +306,7 @@ func TestBufferChecks(t *testing.T) {
 				observed: []string{"4 MiB (4194304)", "122.1 Mbit/s", rate(4*mib*0.72+pathmodel.SendOvershoot, 200*time.Millisecond)},
 				expected: []string{"(34722223)", fmt.Sprintf("(%d)", wNeed)},
 				why:      []string{"0.72 of tcp_wmem[2]", "a sender of 4 MiB"},
-				fix:      []string{`net.ipv4.tcp_wmem="4096 16384 35651584"`, "on the sender"},
+				fix:      []string{`net.ipv4.tcp_wmem="4096 16384 44040192"`, "on the sender"},
 			},
 			fixKey: kWmem, fixNeed: wNeed,
 		},
@@ -614,11 +614,11 @@ func TestCoreMaxClamps(t *testing.T) {
 				"rmem-max-clamps-apps": {
 					expected: []string{fmt.Sprintf("(%d)", rNeedHalf), "(18939394)", "1 Gbit/s at 200 ms"},
 					why:      []string{rate(appWindow, 200*time.Millisecond) + " at 200 ms"},
-					fix:      []string{"net.core.rmem_max=19922944"}, // 19 MiB
+					fix:      []string{"net.core.rmem_max=24117248"}, // 19 MiB
 				},
 				"wmem-max-clamps-apps": {
 					expected: []string{fmt.Sprintf("(%d)", wNeedHalf), "(17361112)"},
-					fix:      []string{"net.core.wmem_max=17825792"}, // 17 MiB
+					fix:      []string{"net.core.wmem_max=22020096"}, // 17 MiB
 				},
 			},
 		},

@@ -31,13 +31,6 @@ func pathText(p Path) string {
 	return s
 }
 
-// roundUpMiB rounds a buffer recommendation up to a whole MiB, so that
-// fixes are values people can read and remember.
-func roundUpMiB(n int64) int64 {
-	const mib = 1 << 20
-	return min((n+mib-1)/mib*mib, pathmodel.MaxBuffer)
-}
-
 // severityFor grades a ceiling against the rate the path needs.
 func severityFor(ceiling, rate float64) Severity {
 	switch {
@@ -126,8 +119,8 @@ func bufferCheck(s *snapshot.Snapshot, p Path, receive bool) []Finding {
 		f.Fix = fmt.Sprintf("spread the transfer over at least %d parallel flows (e.g. iperf3 -P %d, parallel rsync/rclone streams); buffers cannot help", flows, flows)
 		return []Finding{f}
 	}
-	f.Fix = fmt.Sprintf("sysctl -w %s=\"%d %d %d\" on the %s (this path needs %s); to keep it across reboots put the same line in a file under /etc/sysctl.d/",
-		key, t.Min, t.Default, roundUpMiB(end.NeededBytes), role, units.FormatIEC(float64(end.NeededBytes)))
+	f.Fix = fmt.Sprintf("sysctl -w %s=\"%d %d %d\" on the %s (this path needs %s; the value adds %.0f%% headroom, as longhaul plan does); to keep it across reboots put the same line in a file under /etc/sysctl.d/",
+		key, t.Min, t.Default, pathmodel.PlannedBuffer(end.NeededBytes), role, units.FormatIEC(float64(end.NeededBytes)), 100*(pathmodel.Headroom-1))
 	return []Finding{f}
 }
 
@@ -198,7 +191,7 @@ func checkCoreMax(s *snapshot.Snapshot, p Path) []Finding {
 			need := pathmodel.BufferFor(min(pathmodel.BDP(p.RateBps/float64(p.flows()), p.RTT), pathmodel.MaxWindow), ratio)
 			f.Severity = Warn
 			f.Expected = fmt.Sprintf("%s >= %s so that %s can cover %s", c.core, size((need+1)/2), c.opt, pathText(p))
-			f.Fix = fmt.Sprintf("sysctl -w %s=%d, or remove the application's %s setting (e.g. iperf3 -w, nginx listen ... rcvbuf=/sndbuf=) so autotuning works", c.core, roundUpMiB((need+1)/2), c.opt)
+			f.Fix = fmt.Sprintf("sysctl -w %s=%d, or remove the application's %s setting (e.g. iperf3 -w, nginx listen ... rcvbuf=/sndbuf=) so autotuning works", c.core, (pathmodel.PlannedBuffer(need)+1)/2, c.opt)
 		}
 		out = append(out, f)
 	}

@@ -138,6 +138,28 @@ func BufferFor(need, ratio float64) int64 {
 	return int64(math.Ceil(need / ratio))
 }
 
+// Headroom multiplies a buffer need before it becomes a recommended
+// maximum: the RTT grows by the bottleneck's queueing delay under load and
+// the measured window/buffer ratio varies with packet sizes, so a buffer
+// of exactly the need would fall just short. 1.25 keeps the result well
+// within 2x.
+const Headroom = 1.25
+
+// PlannedBuffer is the buffer maximum to recommend for a need: need x
+// Headroom rounded up to a MiB (64 KiB below 1 MiB), at most MaxBuffer
+// rounded down to a MiB. It is the one size plan writes and audit's
+// findings print for the same path.
+func PlannedBuffer(need int64) int64 {
+	const mib = 1 << 20
+	t := int64(math.Ceil(float64(need) * Headroom))
+	step := int64(mib)
+	if t < mib {
+		step = 64 << 10
+	}
+	t = (t + step - 1) / step * step
+	return min(t, MaxBuffer&^(mib-1))
+}
+
 // SockBuf is what the kernel does with SO_RCVBUF/SO_SNDBUF: the request is
 // clamped to net.core.rmem_max (wmem_max), doubled for overhead, floored at
 // SOCK_MIN_*BUF, and autotuning is turned off for that socket

@@ -16,11 +16,8 @@ import (
 const Schema = "longhaul.plan/v1"
 
 const (
-	// Headroom multiplies the model's buffer need: the RTT grows by the
-	// bottleneck's queueing delay under load and the measured window/buffer
-	// ratio varies with packet sizes, so a buffer of exactly the need
-	// would fall just short. 1.25 keeps the result well within 2x.
-	Headroom = 1.25
+	// Headroom multiplies the model's buffer need (pathmodel.PlannedBuffer).
+	Headroom = pathmodel.Headroom
 	// DefaultBudgetShare is the share of RAM the planned flows' buffers
 	// may take when no budget is given.
 	DefaultBudgetShare = 0.25
@@ -36,9 +33,6 @@ const (
 	// longRTT is where idle restarts start to cost seconds.
 	longRTT = 20 * time.Millisecond
 	mib     = 1 << 20
-	// maxPlanned is the largest buffer a plan writes: the kernel's int
-	// limit rounded down to a MiB.
-	maxPlanned = pathmodel.MaxBuffer &^ (mib - 1)
 )
 
 // ErrInput marks a request the plan cannot be made for (flows that do
@@ -397,17 +391,9 @@ func (b *builder) pageSize() int64 {
 	return 4096
 }
 
-// plannedMax is the buffer maximum planned for a need: need x Headroom
-// rounded up to a MiB (64 KiB below 1 MiB), at most maxPlanned.
-func plannedMax(need int64) int64 {
-	t := int64(math.Ceil(float64(need) * Headroom))
-	step := int64(mib)
-	if t < mib {
-		step = 64 << 10
-	}
-	t = (t + step - 1) / step * step
-	return min(t, maxPlanned)
-}
+// plannedMax is the buffer maximum planned for a need (the path model's
+// one rule, which audit's findings print too).
+func plannedMax(need int64) int64 { return pathmodel.PlannedBuffer(need) }
 
 func triple(t pathmodel.Triple) string { return fmt.Sprintf("%d %d %d", t.Min, t.Default, t.Max) }
 

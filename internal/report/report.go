@@ -26,13 +26,16 @@ import (
 
 // Page is everything the HTML shows.
 type Page struct {
-	Title     string      `json:"title"`
-	Scenario  string      `json:"scenario"`
-	Seed      string      `json:"seed,omitempty"`
-	Path      string      `json:"path"`
-	Host      string      `json:"host"`
-	Started   string      `json:"started"`
-	Headlines []string    `json:"headlines,omitempty"`
+	Title     string   `json:"title"`
+	Scenario  string   `json:"scenario"`
+	Seed      string   `json:"seed,omitempty"`
+	Path      string   `json:"path"`
+	Host      string   `json:"host"`
+	Started   string   `json:"started"`
+	Headlines []string `json:"headlines,omitempty"`
+	// Fix is what to change, line by line as the command printed it
+	// (a test's plans), shown preformatted.
+	Fix       []string    `json:"fix,omitempty"`
 	Charts    []ChartData `json:"charts"`
 	TableHead []string    `json:"table_head"`
 	Table     []Row       `json:"table"`

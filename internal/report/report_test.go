@@ -19,7 +19,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick", "analysis-loss", "analysis-upload", "test-walkthrough"}
+var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick", "analysis-loss", "analysis-upload", "test-walkthrough", "test-walkthrough-after"}
 
 // build makes the page of a fixture: lab results (.jsonl) or an
 // analyze --timeline document (.json).
@@ -56,8 +56,9 @@ func build(t *testing.T, name string) *Page {
 }
 
 // buildTest makes the page of a longhaul test document (the README
-// walkthrough's first run, its capacity samples dropped and every fifth
-// sample kept to keep the fixture small).
+// walkthrough's two runs, before and after the plans, written by
+// scripts/walkthrough-twohost.sh; the receiver's samples of the capacity
+// phase, which no chart draws, dropped to keep the fixtures small).
 func buildTest(t *testing.T, name string) *Page {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name+".json"))

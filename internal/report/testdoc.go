@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/units"
@@ -36,7 +38,6 @@ type testDoc struct {
 		Headline      string  `json:"headline"`
 		Flow          struct {
 			Verdict string `json:"verdict"`
-			Fix     string `json:"fix"`
 		} `json:"flow"`
 		Model struct {
 			ExpectedBps   float64 `json:"expected_bps"`
@@ -49,6 +50,9 @@ type testDoc struct {
 		ThroughputBps float64          `json:"throughput_bps"`
 		Samples       []results.Sample `json:"samples"`
 	} `json:"phases"`
+	// Fix is what test said to change, line by line: shown as it is.
+	Fix   []string `json:"fix"`
+	Notes []string `json:"notes"`
 	Hosts struct {
 		Client *struct {
 			Hostname string `json:"hostname"`
@@ -88,11 +92,23 @@ func BuildTest(r io.Reader) (*Page, error) {
 	if d.Hosts.Client != nil && d.Hosts.Server != nil {
 		p.Host = fmt.Sprintf("client %s, server %s", d.Hosts.Client.Hostname, d.Hosts.Server.Hostname)
 	}
-	model := map[string]float64{}
-	for _, dir := range d.Directions {
-		p.Headlines = append(p.Headlines, dir.Headline+". Fix: "+dir.Flow.Fix)
-		model[dir.Name] = dir.Model.ExpectedBps
+	model := map[string]refLine{}
+	if d.PathRateBps > 0 {
+		model["capacity"] = refLine{Bps: d.PathRateBps, Label: "path rate (model)",
+			Note: "the path's rate the model and the plans use (" + d.PathRateBasis + ")"}
 	}
+	for _, dir := range d.Directions {
+		p.Headlines = append(p.Headlines, dir.Headline)
+		if m := dir.Model.ExpectedBps; m > 0 {
+			model[dir.Name] = refLine{Bps: m, Label: "model", Note: "the path model's prediction from both hosts' settings"}
+		}
+	}
+	for _, n := range d.Notes {
+		p.Headlines = append(p.Headlines, "Note: "+n)
+	}
+	// What test decided, not decided again here: the verdict's own fix
+	// would size buffers for a rate of its own.
+	p.Fix = d.Fix
 	for _, ph := range d.Phases {
 		row := Row{ph.Name, fmt.Sprint(ph.Streams), Format(ph.ThroughputBps, "bps"), "-", "-", "-", "-"}
 		for _, dir := range d.Directions {
@@ -113,73 +129,55 @@ func BuildTest(r io.Reader) (*Page, error) {
 	return p, nil
 }
 
-// phaseCharts draws a phase: the sender's delivery rate (summed over its
-// sockets, per sample interval) with the model as a dashed line, and for
-// one-stream phases the sender's cwnd, flight and peer window with the
-// receiver's receive space.
-func phaseCharts(name string, streams int, samples []results.Sample, model float64) []ChartData {
+// phaseCharts draws a phase: the sender's throughput (summed over its
+// sockets, averaged over at least a round trip) with the model as a
+// dashed line (for the capacity phase, the path's rate the model and the
+// plans use), and for one-stream phases the sender's cwnd, flight and
+// peer window with the receiver's receive space. Captions name only what
+// is drawn.
+func phaseCharts(name string, streams int, samples []results.Sample, model refLine) []ChartData {
 	sender, receiver := "server", "client"
 	if name == "upload" {
 		sender, receiver = "client", "server"
 	}
-	xs, rate := senderRate(samples, sender)
+	xs, rate, window := rateSeries(samples, sender)
 	if len(xs) == 0 {
 		return nil
 	}
+	what := "The sender's delivered bytes (acknowledged or SACKed)"
+	if streams > 1 {
+		what += fmt.Sprintf(", summed over its %d sockets on one time grid,", streams)
+	}
 	tp := ChartData{ID: name + "-rate", Kind: "line", X: xs, Title: fmt.Sprintf("%s: throughput over time (%s sends, %d stream(s))", name, sender, streams),
 		XLabel: "time", XUnit: "s", YLabel: "throughput", YUnit: "bps",
-		Note:   "The sender's acknowledged bytes per 100 ms sample; the dashed line is the path model's prediction from both hosts' settings.",
+		Note:   fmt.Sprintf("%s averaged over the %s before each point (at least one round trip: ACKs come in bursts once per round trip).", what, units.FormatDuration(secs(window).Round(time.Millisecond))),
 		Series: []SeriesData{{Label: "measured (" + sender + " tcp_info)", Role: "sample", Y: rate}}}
-	if model > 0 {
+	if model.Bps > 0 {
 		m := make([]*float64, len(xs))
 		for i := range m {
-			m[i] = num(model, true)
+			m[i] = num(model.Bps, true)
 		}
-		tp.Series = append(tp.Series, SeriesData{Label: "model", Role: "model", Y: m})
+		tp.Series = append(tp.Series, SeriesData{Label: model.Label, Role: "model", Y: m})
+		tp.Note += " Dashed: " + model.Note + "."
 	}
 	out := []ChartData{tp}
 	if streams == 1 {
-		out = append(out, windowChart(name, samples, sender, receiver))
+		if wc, ok := windowChart(name, samples, sender, receiver); ok {
+			out = append(out, wc)
+		}
 	}
 	return out
 }
 
-// senderRate is the sender's summed acknowledged-bytes rate per sample.
-func senderRate(samples []results.Sample, sender string) ([]float64, []*float64) {
-	byT := map[float64]map[string]int64{}
-	for _, s := range samples {
-		if s.End == sender {
-			if byT[s.T] == nil {
-				byT[s.T] = map[string]int64{}
-			}
-			byT[s.T][s.Sock] = s.BytesAcked
-		}
-	}
-	var ts []float64
-	for t := range byT {
-		ts = append(ts, t)
-	}
-	sort.Float64s(ts)
-	var xs []float64
-	var ys []*float64
-	last := map[string]int64{}
-	for i, t := range ts {
-		var moved int64
-		for k, v := range byT[t] {
-			moved += v - last[k]
-			last[k] = v
-		}
-		if i == 0 {
-			continue
-		}
-		xs = append(xs, t)
-		ys = append(ys, num(float64(moved)*8/(t-ts[i-1]), true))
-	}
-	return xs, ys
+// refLine is a chart's dashed reference line.
+type refLine struct {
+	Bps         float64
+	Label, Note string
 }
 
-// windowChart draws one stream's windows over time.
-func windowChart(name string, samples []results.Sample, sender, receiver string) ChartData {
+// windowChart draws one stream's windows over time; series with no
+// sample are left out, and the caption names the ones drawn.
+func windowChart(name string, samples []results.Sample, sender, receiver string) (ChartData, bool) {
 	var xs []float64
 	idx := map[float64]int{}
 	for _, s := range samples {
@@ -202,9 +200,35 @@ func windowChart(name string, samples []results.Sample, sender, receiver string)
 			space[i] = num(float64(s.RcvSpace), true)
 		}
 	}
-	return ChartData{ID: name + "-windows", Kind: "line", X: xs, Title: fmt.Sprintf("%s: both ends' tcp_info", name),
-		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
-		Note: "The sender's congestion window, bytes in flight and the receiver's advertised window, and the receiver's receive buffer space (autotuning), every 100 ms from each end.",
-		Series: []SeriesData{{Label: sender + " cwnd", Role: "sample", Y: cwnd}, {Label: sender + " in flight", Role: "sample", Y: infl},
-			{Label: receiver + "'s window (at the " + sender + ")", Role: "sample", Y: wnd}, {Label: receiver + " receive space", Role: "sample", Y: space}}}
+	all := []struct {
+		s    SeriesData
+		note string
+	}{
+		{SeriesData{Label: sender + " cwnd", Role: "sample", Y: cwnd}, "the " + sender + "'s congestion window"},
+		{SeriesData{Label: sender + " in flight", Role: "sample", Y: infl}, "its bytes in flight"},
+		{SeriesData{Label: receiver + "'s window (at the " + sender + ")", Role: "sample", Y: wnd}, "the window the " + receiver + " advertised"},
+		{SeriesData{Label: receiver + " receive space", Role: "sample", Y: space}, "the " + receiver + "'s receive buffer space (autotuning)"},
+	}
+	cd := ChartData{ID: name + "-windows", Kind: "line", X: xs, Title: fmt.Sprintf("%s: both ends' tcp_info", name),
+		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes"}
+	var drawn []string
+	for _, a := range all {
+		if slices.ContainsFunc(a.s.Y, func(v *float64) bool { return v != nil }) {
+			cd.Series = append(cd.Series, a.s)
+			drawn = append(drawn, a.note)
+		}
+	}
+	if len(drawn) == 0 {
+		return cd, false
+	}
+	cd.Note = "Every 100 ms from each end: " + listWords(drawn) + "."
+	return cd, true
+}
+
+// listWords joins "a", "b" and "c" as "a, b and c".
+func listWords(w []string) string {
+	if len(w) < 2 {
+		return strings.Join(w, "")
+	}
+	return strings.Join(w[:len(w)-1], ", ") + " and " + w[len(w)-1]
 }

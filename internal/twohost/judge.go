@@ -46,7 +46,10 @@ type Doc struct {
 	Phases        []Phase     `json:"phases"`
 	Hosts         Hosts       `json:"hosts"`
 	Plans         *Plans      `json:"plans,omitempty"`
-	Notes         []string    `json:"notes,omitempty"`
+	// Fix is what to change, line by line as test prints it and the
+	// report shows it: each direction's fix, then each host's plan.
+	Fix   []string `json:"fix,omitempty"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // RTT is the path's round trip: the least seen, and under load.

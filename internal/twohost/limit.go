@@ -167,6 +167,7 @@ func (d *Doc) headline(dir Direction) string {
 // makePlans makes a plan per host for the path's RTT and rate, and the
 // model's prediction for each direction with both plans applied.
 func (d *Doc) makePlans(rtt time.Duration, judged map[string][]flows.Flow) error {
+	defer d.setFixes() // with or without plans, the fixes are decided from them
 	if d.PathRateBps <= 0 || rtt <= 0 || d.Hosts.Client == nil || d.Hosts.Server == nil {
 		d.Notes = append(d.Notes, "no plans: the path's rate is "+d.PathRateBasis)
 		return nil

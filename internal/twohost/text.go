@@ -83,27 +83,15 @@ func phaseVerdicts(d *Doc, name string) string {
 	return "-"
 }
 
+// writePlans prints the document's fix lines: decided once (setFixes),
+// printed here and shown by the report as they are.
 func writePlans(w io.Writer, d *Doc) {
-	if d.Plans == nil {
+	if len(d.Fix) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nplans for %s at %s (path rate %s):\n", secs(d.RTT.MinS), units.FormatRate(d.PathRateBps), d.PathRateBasis)
-	for _, h := range []struct {
-		name string
-		n    int
-		get  func() []string
-	}{
-		{HostClient, len(d.Plans.Client.Items), func() []string { return itemLines(d.Plans.Client.Items) }},
-		{HostServer, len(d.Plans.Server.Items), func() []string { return itemLines(d.Plans.Server.Items) }},
-	} {
-		if h.n == 0 || len(h.get()) == 0 {
-			fmt.Fprintf(w, "  %s: nothing to change\n", h.name)
-			continue
-		}
-		fmt.Fprintf(w, "  %s:\n", h.name)
-		for _, l := range h.get() {
-			fmt.Fprintf(w, "    %s\n", l)
-		}
+	fmt.Fprintln(w)
+	for _, l := range d.Fix {
+		fmt.Fprintln(w, l)
 	}
 }
 
@@ -178,7 +166,9 @@ func itemLines(items []plan.Item) []string {
 		if it.Kind == plan.KindApp {
 			continue // about applications' socket options: see the plan files
 		}
-		out = append(out, fmt.Sprintf("%s: %s -> %s", it.Key, it.Current, it.New))
+		out = append(out, itemLine(it))
 	}
 	return out
 }
+
+func itemLine(it plan.Item) string { return fmt.Sprintf("%s: %s -> %s", it.Key, it.Current, it.New) }

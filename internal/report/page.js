@@ -4,27 +4,6 @@
   var page = JSON.parse(document.getElementById("data").textContent);
   var palette = ["#2f6db5", "#d9622b", "#2e9b4f", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d", "#b8860b"];
 
-  function si(v, unit, base, prefixes) {
-    if (v == null || !isFinite(v)) return "-";
-    var a = Math.abs(v), i = 0;
-    while (a >= base && i < prefixes.length - 1) { a /= base; v /= base; i++; }
-    var s = Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
-    if (s.indexOf(".") >= 0) s = s.replace(/\.?0+$/, "");
-    return s + " " + prefixes[i] + unit;
-  }
-  function fmt(v, unit) {
-    if (v == null || !isFinite(v)) return "";
-    switch (unit) {
-      case "bps": return si(v, "bit/s", 1000, ["", "k", "M", "G", "T"]);
-      case "bytes": return si(v, "B", 1024, ["", "Ki", "Mi", "Gi", "Ti"]);
-      case "s": return Math.abs(v) < 1 ? +(v * 1000).toPrecision(3) + " ms" : +v.toPrecision(3) + " s";
-      case "rounds": return +v.toFixed(1) + "";
-      case "count": return Math.round(v) + "";
-      case "pct": return v.toFixed(1) + " %";
-      default: return +v.toPrecision(3) + "";
-    }
-  }
-
   // errorBars draws min..max whiskers of measured series; marks draws
   // the chart's labelled vertical lines.
   function overlay(cd, spans) {
@@ -62,24 +41,6 @@
       });
       ctx.restore();
     };
-  }
-
-  // pow2Splits are powers of two across [lo, hi], every second or fourth
-  // one when there would be more than ten.
-  function pow2Splits(lo, hi) {
-    var a = Math.ceil(Math.log2(lo)), b = Math.floor(Math.log2(hi)), step = 1, out = [];
-    while ((b - a) / step > 10) step *= 2;
-    for (var e = a; e <= b; e += step) out.push(Math.pow(2, e));
-    return out;
-  }
-
-  // intSplits are whole numbers across [lo, hi] (stream counts: 1, 2, 4,
-  // never 1.5), at most about ten of them.
-  function intSplits(lo, hi) {
-    var a = Math.ceil(lo), b = Math.floor(hi), step = 1, out = [];
-    while ((b - a) / step > 10) step *= 2;
-    for (var v = a; v <= b; v += step) out.push(v);
-    return out;
   }
 
   // barLabel breaks "200 ms x 1 Gbit/s" after the RTT so that many bars'
@@ -133,6 +94,8 @@
       scales.x = { time: false, distr: 3, log: cd.x_unit === "bytes" ? 2 : 10 };
       if (cd.x_unit === "bytes") axes[0].splits = function (u) { return pow2Splits(u.scales.x.min, u.scales.x.max); };
     }
+    if (cd.x_unit === "bytes" && !cd.x_log && !bar) axes[0].splits = function (u, i, lo, hi) { return byteSplits(lo, hi); };
+    if (cd.y_unit === "bytes" && !cd.y_log) axes[1].splits = function (u, i, lo, hi) { return byteSplits(lo, hi); };
     if (cd.x_unit === "count" && !cd.x_log && !bar) axes[0].splits = function (u) { return intSplits(u.scales.x.min, u.scales.x.max); };
     if (cd.y_log) scales.y = { distr: 3, log: 10 };
     if (bar) scales.x.range = function () { return [-0.6, cd.x.length - 0.4]; };

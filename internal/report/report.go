@@ -17,6 +17,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/results"
@@ -39,7 +40,8 @@ type Page struct {
 	Charts    []ChartData `json:"charts"`
 	TableHead []string    `json:"table_head"`
 	Table     []Row       `json:"table"`
-	// Invalid lists runs that were not used, with the reason.
+	// Invalid lists the invalid runs, left out of the results, with the
+	// reason.
 	Invalid []string `json:"invalid,omitempty"`
 }
 
@@ -84,7 +86,7 @@ type Row []string
 func Build(f *results.File) (*Page, error) {
 	h := f.Header
 	p := &Page{
-		Title: h.Title, Scenario: h.Scenario, Seed: h.Seed,
+		Title: h.Title, Scenario: h.Scenario, Seed: problemText(h.Seed),
 		Path: fmt.Sprintf("RTT %s, rate %s (TCP goodput %s), BDP %s, queue %s, loss %s, congestion control %s",
 			units.FormatDuration(secs(h.Path.RTTSeconds)), rateText(h.Path.RateBps), units.FormatRate(h.Path.GoodputBps),
 			units.FormatIEC(float64(h.Path.BDPBytes)), units.FormatIEC(float64(h.Path.QueueBytes)),
@@ -125,6 +127,16 @@ func Build(f *results.File) (*Page, error) {
 		}
 	}
 	return p, nil
+}
+
+// problemText is the reported problem an experiment reproduces, without
+// the experiment's internal name before it ("buffers-6x-http-downloads:
+// 200 ms, ..." reads "200 ms, ...").
+func problemText(seed string) string {
+	if id, rest, ok := strings.Cut(seed, ": "); ok && !strings.ContainsAny(id, " ,") {
+		return rest
+	}
+	return seed
 }
 
 func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
@@ -171,6 +183,7 @@ func seriesOf(c results.Chart, sums []results.Summary) ([]string, map[string][]r
 func lineChart(c results.Chart, sums []results.Summary) ChartData {
 	cd := base(c)
 	order, by := seriesOf(c, sums)
+	drewModel := false
 	xs := map[float64]bool{}
 	for _, s := range order {
 		for _, sm := range by[s] {
@@ -209,9 +222,28 @@ func lineChart(c results.Chart, sums []results.Summary) ChartData {
 		cd.Series = append(cd.Series, m)
 		if hasModel {
 			cd.Series = append(cd.Series, mod)
+			drewModel = true
 		}
 	}
+	if !drewModel {
+		cd.Note = withoutModel(cd.Note)
+	}
 	return cd
+}
+
+// withoutModel drops the sentences of a caption that describe the
+// model's line or dots, for a chart that draws none: a caption names
+// only what is drawn.
+func withoutModel(note string) string {
+	var keep []string
+	for _, s := range strings.SplitAfter(note, ". ") {
+		l := strings.ToLower(s)
+		if strings.Contains(l, "dashed") || strings.Contains(l, "dots: the path model") {
+			continue
+		}
+		keep = append(keep, s)
+	}
+	return strings.TrimSpace(strings.Join(keep, ""))
 }
 
 // barChart: one bar per case of the chart's series, in order.
@@ -249,6 +281,8 @@ func barChart(c results.Chart, sums []results.Summary) ChartData {
 	cd.Series = append(cd.Series, m)
 	if hasModel {
 		cd.Series = append(cd.Series, mod)
+	} else {
+		cd.Note = withoutModel(cd.Note)
 	}
 	return cd
 }
@@ -398,6 +432,9 @@ var pageHTML string
 //go:embed page.js
 var pageJS string
 
+//go:embed axis.js
+var axisJS string
+
 var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
 
 // Render writes the page as one HTML document.
@@ -412,7 +449,7 @@ func Render(w io.Writer, p *Page) error {
 		"Page":     p,
 		"UplotJS":  template.JS(uplotJS),
 		"UplotCSS": template.CSS(uplotCSS),
-		"PageJS":   template.JS(pageJS),
+		"PageJS":   template.JS(axisJS + pageJS),
 		"Data":     template.JS(data),
 	})
 }

@@ -481,7 +481,7 @@ func expandBuffers(s *Scenario, p Params) error {
 			Duration: dur, Client: cl, Server: sv, Notes: notes})
 	}
 	old := bufSysctls(oldUbuntuRmem, oldUbuntuWmem)
-	profile("old-ubuntu", "old Ubuntu defaults", old, old, oldUbuntuRmem.Max, "tcp_rmem 4096 131072 6291456, tcp_wmem 4096 16384 4194304 (the seed's starting point)")
+	profile("old-ubuntu", "old Ubuntu defaults", old, old, oldUbuntuRmem.Max, "tcp_rmem 4096 131072 6291456, tcp_wmem 4096 16384 4194304 (where the reported problem started)")
 	host := bufSysctls(s.Facts.HostRmem, s.Facts.HostWmem)
 	profile("host", "this host's settings", host, host, s.Facts.HostRmem.Max,
 		fmt.Sprintf("tcp_rmem %s, tcp_wmem %s", triple(s.Facts.HostRmem), triple(s.Facts.HostWmem)))
@@ -562,7 +562,7 @@ func expandInitcwnd(s *Scenario, p Params) error {
 		ID: "ttlb", Title: "Time from SYN to last byte", Kind: "line",
 		XLabel: "object size", XLog: true, XUnit: "bytes", YLabel: "time to last byte", YUnit: "s",
 		Metric: "ttlb_s", Model: "ttlb_s",
-		Marks: []results.Mark{{X: 17000, Label: "17 kB (the seed's page)"}},
+		Marks: []results.Mark{{X: 17000, Label: "17 kB (the page in the reported problem)"}},
 		Note:  "New connection per fetch; initcwnd on the server's route to the client, initrwnd on the client's route to the server. Dashed: the path model.",
 	}, {
 		ID: "rounds", Title: "Round trips from SYN to last byte", Kind: "line",
@@ -596,7 +596,7 @@ func expandLongRTT(s *Scenario, p Params) error {
 			note: "tcp_rmem 4096 87380 174760, tcp_wmem 4096 16384 174760: a small host's old defaults"},
 		{id: "host", label: "this host's settings",
 			note: fmt.Sprintf("tcp_rmem %s, tcp_wmem %s", triple(s.Facts.HostRmem), triple(s.Facts.HostWmem))},
-		{id: "w640k", label: "iperf3 -w 640K (the seed's fix)", window: seedW,
+		{id: "w640k", label: "iperf3 -w 640K (the reported workaround)", window: seedW,
 			note: "SO_RCVBUF/SO_SNDBUF 640 KiB on both ends; a fixed buffer turns autotuning off"},
 		{id: "wbig", label: "iperf3 -w " + units.FormatIEC(float64(bigW)) + " (above rmem_max)", window: bigW,
 			note: fmt.Sprintf("asks for more than net.core.rmem_max (%s): the kernel clamps it", units.FormatIEC(float64(s.Facts.CoreRmemMax)))},
@@ -638,7 +638,7 @@ func expandUpload(s *Scenario, p Params) error {
 		rcvbuf    int64
 	}
 	settings := []setting{
-		{"rcvbuf-small", "nginx rcvbuf=2920 (the seed's server)", 2920},
+		{"rcvbuf-small", "nginx rcvbuf=2920 (the reported server)", 2920},
 		{"rcvbuf-64k", "nginx rcvbuf=64k", 64 * kib},
 		{"rcvbuf-512k", "nginx rcvbuf=512k", 512 * kib},
 		{"default", "no rcvbuf (autotuning)", 0},

@@ -19,7 +19,7 @@ import (
 func newReportCmd() *cobra.Command {
 	var out string
 	c := &cobra.Command{
-		Use:   "report RESULTS.jsonl|ANALYSIS.json|TEST.json [-o report.html]",
+		Use:   "report RESULTS.jsonl|ANALYSIS.json|TEST.json|TEST-URL.json [-o report.html]",
 		Short: "Render lab results, a capture analysis or a two-host test as one self-contained HTML report",
 		Long: `report turns a results file written by longhaul lab (results.jsonl, schema
 longhaul.lab/v1) into one HTML file with the charts (throughput vs buffer
@@ -30,7 +30,9 @@ each big flow's time-sequence graph (data, ACK, ACK + receive window,
 retransmissions and zero-window marks) and bytes in flight against the
 window. Given a longhaul test result (longhaul.test/v1), it shows each
 direction's verdict, the phases with the model beside them, throughput
-over time with the model's line and both ends' tcp_info. The file embeds
+over time with the model's line and both ends' tcp_info; given a test
+of a URL (longhaul.test-url/v1), the download's throughput and this
+host's receive window over time. The file embeds
 its charting library and data and works offline.`,
 		Example: `  longhaul report longhaul-lab/buffers-20261122-101500/results.jsonl -o buffers.html
   longhaul analyze upload.pcap --timeline > upload.json && longhaul report upload.json -o upload.html
@@ -69,6 +71,10 @@ func writeReport(ctx context.Context, in, out string, warn io.Writer) error {
 	var page *report.Page
 	if report.IsTest(head) {
 		if page, err = report.BuildTest(br); err != nil {
+			return usagef("%v: %s", err, in)
+		}
+	} else if report.IsTestURL(head) {
+		if page, err = report.BuildTestURL(br); err != nil {
 			return usagef("%v: %s", err, in)
 		}
 	} else if report.IsAnalysis(head) {

@@ -4,6 +4,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"html"
 	"io/fs"
 	"os"
@@ -17,7 +18,8 @@ import (
 	"github.com/longhaul/longhaul/internal/twohost"
 )
 
-// testDocs are every longhaul.test/v1 document in the repository.
+// testDocs are every longhaul.test/v1 and longhaul.test-url/v1
+// document in the repository.
 func testDocs(t *testing.T) []string {
 	t.Helper()
 	root := filepath.Join("..", "..")
@@ -39,7 +41,7 @@ func testDocs(t *testing.T) []string {
 		defer f.Close()
 		head := make([]byte, 512)
 		n, _ := f.Read(head)
-		if IsTest(head[:n]) {
+		if IsTest(head[:n]) || IsTestURL(head[:n]) {
 			out = append(out, p)
 		}
 		return nil
@@ -56,7 +58,8 @@ func textFixLines(text string) []string {
 	var out []string
 	in := false
 	for _, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(l, "fix for the ") || strings.HasPrefix(l, "plans for ") {
+		if strings.HasPrefix(l, "fix for the ") || strings.HasPrefix(l, "plans for ") ||
+			strings.HasPrefix(l, "this host's plan") || strings.HasPrefix(l, "for a plan: ") {
 			in = true
 		}
 		if strings.HasPrefix(l, "note: ") {
@@ -92,8 +95,8 @@ func trimBlank(l []string) []string {
 // printed.
 func TestReportFixIsTheCommandsFix(t *testing.T) {
 	docs := testDocs(t)
-	if len(docs) < 2 {
-		t.Fatalf("found %d test documents (%q), want the fixtures and the walkthrough's before and after", len(docs), docs)
+	if len(docs) < 3 {
+		t.Fatalf("found %d test documents (%q), want the walkthrough's before and after and a URL test", len(docs), docs)
 	}
 	for _, p := range docs {
 		t.Run(filepath.Base(p), func(t *testing.T) {
@@ -101,27 +104,47 @@ func TestReportFixIsTheCommandsFix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := twohost.ReadDoc(bytes.NewReader(b))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var text bytes.Buffer
-			twohost.WriteText(&text, d)
-			page, err := BuildTest(bytes.NewReader(b))
-			if err != nil {
-				t.Fatal(err)
-			}
+			text, page, hasPlan := renderBoth(t, b)
 			var out bytes.Buffer
 			if err := Render(&out, page); err != nil {
 				t.Fatal(err)
 			}
-			want, got := textFixLines(text.String()), htmlFixLines(out.String())
-			if d.Plans != nil && len(want) == 0 {
-				t.Fatalf("the text shows no fix lines for a document with plans:\n%s", text.String())
+			want, got := textFixLines(text), htmlFixLines(out.String())
+			if hasPlan && len(want) == 0 {
+				t.Fatalf("the text shows no fix lines for a document with plans:\n%s", text)
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("report's fix lines differ from the command's (-text +report):\n%s", diff)
 			}
 		})
 	}
+}
+
+// renderBoth renders a document as test printed it and as the report's
+// page; hasPlan says whether it holds a plan.
+func renderBoth(t *testing.T, b []byte) (text string, page *Page, hasPlan bool) {
+	t.Helper()
+	var w bytes.Buffer
+	if IsTestURL(b[:min(len(b), 512)]) {
+		var d twohost.URLDoc
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		twohost.WriteURLText(&w, &d)
+		p, err := BuildTestURL(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.String(), p, d.Plan != nil
+	}
+	d, err := twohost.ReadDoc(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twohost.WriteText(&w, d)
+	p, err := BuildTest(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.String(), p, d.Plans != nil
 }

@@ -19,7 +19,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick", "analysis-loss", "analysis-upload", "test-walkthrough", "test-walkthrough-after"}
+var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick", "analysis-loss", "analysis-upload", "test-walkthrough", "test-walkthrough-after", "test-url"}
 
 // build makes the page of a fixture: lab results (.jsonl) or an
 // analyze --timeline document (.json).
@@ -64,6 +64,13 @@ func buildTest(t *testing.T, name string) *Page {
 	b, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if IsTestURL(b[:min(len(b), 512)]) {
+		p, err := BuildTestURL(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
 	if !IsTest(b[:min(len(b), 512)]) {
 		t.Fatalf("%s not recognised as a test result", name)

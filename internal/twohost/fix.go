@@ -81,3 +81,19 @@ func (d *Doc) fixLines() []string {
 	}
 	return out
 }
+
+// fixLines are the lines test URL prints for what to change: this host's
+// plan when its receive buffer limits, or how to get one.
+func (d *URLDoc) fixLines() []string {
+	var out []string
+	if d.Plan != nil {
+		out = append(out, "this host's plan (longhaul apply client-plan.json, written with -o):")
+		for _, l := range itemLines(d.Plan.Items) {
+			out = append(out, "  "+l)
+		}
+	}
+	if d.PlanHint != "" {
+		out = append(out, "for a plan: "+d.PlanHint)
+	}
+	return out
+}

@@ -96,6 +96,10 @@ type URLDoc struct {
 	Client   *snapshot.Snapshot `json:"client"`
 	Samples  []URLSample        `json:"samples"`
 	Notes    []string           `json:"notes,omitempty"`
+
+	// Fix is what to change, line by line as test prints it and the
+	// report shows it: this host's plan, or how to get one.
+	Fix []string `json:"fix,omitempty"`
 }
 
 // Thresholds of the URL judge.
@@ -158,6 +162,7 @@ func JudgeURL(raw *URLRaw, rateBps float64) (*URLDoc, error) {
 	d.Headline = fmt.Sprintf("%s in %s (%s steady), RTT %s: limited by %s", units.FormatBytes(float64(d.Bytes)), secs(d.DurationS),
 		units.FormatRate(d.SteadyBps), units.FormatDuration(rtt.Round(100*time.Microsecond)), d.Limit.Text)
 	d.planFor(rtt, rateBps)
+	d.Fix = d.fixLines()
 	return d, nil
 }
 
@@ -273,14 +278,11 @@ func WriteURLText(w io.Writer, d *URLDoc) {
 		fmt.Fprintf(w, "; %d segments out of order", d.OutOfOrder)
 	}
 	fmt.Fprintf(w, "\n\nlimited by %s\n", d.Limit.Text)
-	if d.Plan != nil {
-		fmt.Fprintf(w, "\nthis host's plan (longhaul apply client-plan.json, written with -o):\n")
-		for _, l := range itemLines(d.Plan.Items) {
-			fmt.Fprintf(w, "  %s\n", l)
+	if len(d.Fix) > 0 {
+		fmt.Fprintln(w)
+		for _, l := range d.Fix {
+			fmt.Fprintln(w, l)
 		}
-	}
-	if d.PlanHint != "" {
-		fmt.Fprintf(w, "\nfor a plan: %s\n", d.PlanHint)
 	}
 	if d.Limit.Host == HostServerOrPath {
 		fmt.Fprintf(w, "\nnote: the far end is not longhaul, so its send side and the path look alike from here\n")

@@ -46,7 +46,7 @@ func newLabCmd() *cobra.Command {
 	var list strings.Builder
 	for _, n := range scenario.Names() {
 		t, seed, _ := scenario.Describe(n)
-		fmt.Fprintf(&list, "  %-9s %s\n            seed: %s\n", n, t, seed)
+		fmt.Fprintf(&list, "  %-9s %s\n            reproduces: %s\n", n, t, seed)
 	}
 	c := &cobra.Command{
 		Use:   "lab SCENARIO [flags]",
@@ -63,7 +63,7 @@ overloaded is marked invalid. Needs root.
 
 Scenarios:
 ` + list.String(),
-		Example: `  # the seed's experiment on the default 200 ms / 1 Gbit/s path, quickly
+		Example: `  # the buffers experiment (a reported 6x problem) on the default 200 ms / 1 Gbit/s path, quickly
   sudo longhaul lab buffers --quick
 
   # all cases, 5 repeats, on a 150 ms / 500 Mbit/s path

@@ -150,10 +150,10 @@ type Verdict struct {
 
 // Thresholds.
 const (
-	// lossRate above which a congestion-window-bound flow is called
+	// LossRate above which a congestion-window-bound flow is called
 	// loss-limited rather than bottlenecked: drop-tail bottlenecks with
 	// CUBIC lose far less than 0.3% at long RTTs.
-	lossRate = 0.003
+	LossRate = 0.003
 	// lossShare of time in recovery that makes loss the verdict too.
 	lossShare = 0.10
 )
@@ -287,7 +287,7 @@ func network(tl *Timeline, in Info, fl []string) string {
 		random *= float64(in.RetransBytes-in.RetransQueued) / float64(in.RetransBytes)
 	}
 	switch {
-	case random >= lossRate || (!overflow && tl.Share(StateLoss) >= lossShare):
+	case random >= LossRate || (!overflow && tl.Share(StateLoss) >= lossShare):
 		return LossLimited
 	case in.Retrans == 0 && tl.BusyRounds >= 6 && flat(tl) && !slices.Contains(fl, FlagBufferbloat) && !queueing(in):
 		// A flight flat for round after round with no loss and no queue:

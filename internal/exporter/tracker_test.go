@@ -279,3 +279,27 @@ func TestSampleSome(t *testing.T) {
 		t.Errorf("samples %.0f, full dumps %.0f; want 6 and 4", v.Samples, v.FullDumps)
 	}
 }
+
+// A bbr sender pinned at its peer's 172 kB window at 50 ms: pacing stops
+// it before the window test, so the kernel counts only 30% of its busy
+// time rwnd-limited. The tracker counts what flows.Judge says (the
+// flight at the window, the RTT at its minimum, nothing lost): the
+// window, not the congestion window.
+func TestTrackerBBRAtTheWindowIsRwnd(t *testing.T) {
+	bbr := func(acked int64, busy, rwnd float64, inflight int64) flows.Sock {
+		s := sk(1, peer, acked, busy, rwnd, 0)
+		s.CC, s.Cwnd, s.Ssthresh, s.SndWnd, s.Inflight, s.NotSent = "bbr", 370_000, 180_000, 172_672, inflight, 2_000_000
+		s.RTT = 50200 * time.Microsecond
+		return s
+	}
+	tr := NewTracker(cfg(Group{Name: "far", Prefix: netip.MustParsePrefix("198.18.0.0/15")}))
+	tr.Sample(at(0), []flows.Sock{bbr(50e6, 20, 6, 144_800)})
+	tr.Sample(at(1), []flows.Sock{bbr(50e6+3_010_000, 21, 6.3, 147_696)})
+	g := group(t, tr, "far")
+	if g.Limited[limRwnd] < 0.99 || g.Limited[limCwnd] > 0.01 {
+		t.Errorf("limits %v (rwnd, sndbuf, cwnd, app); want the whole second rwnd-limited", g.Limited)
+	}
+	if v := tr.View(0).Verdicts; v["rwnd-limited"] != 1 {
+		t.Errorf("verdicts %v; want one rwnd-limited", v)
+	}
+}

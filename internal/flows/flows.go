@@ -66,6 +66,13 @@ type Sock struct {
 	// WindowScale: both SYNs carried the window scale option.
 	WindowScale bool
 	DeliveryBps float64 // the kernel's delivery rate estimate, bits/s
+	// Sndbuf is the socket's send buffer (sk_sndbuf, bytes of memory,
+	// autotuned up to tcp_wmem[2]) and WmemQueued the memory its queued
+	// data takes (sk_wmem_queued), from sock_diag's INET_DIAG_SKMEMINFO
+	// or getsockopt(SO_MEMINFO); 0 when not read.
+	Sndbuf, WmemQueued int64
+	// CC is the socket's congestion control ("cubic", "bbr"); "" unknown.
+	CC string
 }
 
 // Key identifies a socket across dumps.
@@ -151,27 +158,24 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	return f
 }
 
-// senderTimeline turns the kernel's chrono stats over dt into time per
-// state: rwnd- and sndbuf-limited as the kernel counted them, the rest of
-// the busy time to the congestion window (slow start, loss recovery or
-// the path), and time not busy to the application.
+// senderTimeline turns an interval's split (SplitInterval: the kernel's
+// chrono stats, corrected by the evidence of the flight and the RTT) into
+// time per state: rwnd- and sndbuf-limited, the rest of the busy time to
+// the congestion window (slow start, loss recovery or the path), and
+// time not busy to the application.
 func senderTimeline(prev, cur Sock, dt time.Duration, inflight int64) diagnose.Timeline {
-	// The chrono stats tick in jiffies: clamp what they say to dt.
-	busy := min(max(cur.Busy-prev.Busy, 0), dt)
-	rwnd := min(max(cur.RwndLimited-prev.RwndLimited, 0), busy)
-	sndbuf := min(max(cur.SndbufLimited-prev.SndbufLimited, 0), busy-rwnd)
-	cwnd := busy - rwnd - sndbuf
+	sp := SplitInterval(prev, cur, dt)
 	var tl diagnose.Timeline
-	tl.StateTime[diagnose.StateRwnd] = rwnd
-	tl.StateTime[diagnose.StateSndbuf] = sndbuf
-	tl.StateTime[diagnose.StateApp] = dt - busy
+	tl.StateTime[diagnose.StateRwnd] = sp.Rwnd
+	tl.StateTime[diagnose.StateSndbuf] = sp.Sndbuf
+	tl.StateTime[diagnose.StateApp] = sp.App
 	switch {
 	case cur.Ssthresh == 0 || cur.Cwnd < cur.Ssthresh:
-		tl.StateTime[diagnose.StateSlowStart] = cwnd
+		tl.StateTime[diagnose.StateSlowStart] = sp.Cwnd
 	case cur.CAState >= 3 || prev.CAState >= 3:
-		tl.StateTime[diagnose.StateLoss] = cwnd
+		tl.StateTime[diagnose.StateLoss] = sp.Cwnd
 	default:
-		tl.StateTime[diagnose.StateNetwork] = cwnd
+		tl.StateTime[diagnose.StateNetwork] = sp.Cwnd
 	}
 	tl.MaxRwnd = cur.SndWnd
 	tl.MaxInflight = inflight

@@ -116,7 +116,7 @@ func TestSplitNeedsNoQueueNoLoss(t *testing.T) {
 	// An application that writes little: the buffer far from full and
 	// the flow far from the window is not moved anywhere.
 	a := c.prev
-	a.Sndbuf, a.WmemQueued, a.NotSent, a.Inflight, a.SndWnd = 87_040, 4_000, 0, 4_000, 1 << 20
+	a.Sndbuf, a.WmemQueued, a.NotSent, a.Inflight, a.SndWnd = 87_040, 4_000, 0, 4_000, 1<<20
 	b := next(a, 200_000, 0, 0, 3_000)
 	if sp := SplitInterval(a, b, time.Second); sp.Evidence != "" {
 		t.Errorf("a trickling writer was called %s: %+v", sp.Evidence, sp)

@@ -61,8 +61,8 @@ func Delta(prev, cur flows.Sock, dt time.Duration) Counters {
 	d.Limited[limRwnd] = sp.Rwnd.Seconds()
 	d.Limited[limSndbuf] = sp.Sndbuf.Seconds()
 	d.Limited[limCwnd] = sp.Cwnd.Seconds()
-	if sent > 0 && dt > busy {
-		d.Limited[limApp] = (dt - busy).Seconds()
+	if sent > 0 {
+		d.Limited[limApp] = sp.App.Seconds()
 	}
 	return d
 }

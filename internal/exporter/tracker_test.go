@@ -303,3 +303,20 @@ func TestTrackerBBRAtTheWindowIsRwnd(t *testing.T) {
 		t.Errorf("verdicts %v; want one rwnd-limited", v)
 	}
 }
+
+// A connection that trickles (a few kB in flight, both windows and its
+// buffer far from full) is busy for the kernel the whole second; the
+// tracker counts it as the application's, not the congestion window's.
+func TestTrackerTrickleIsApp(t *testing.T) {
+	ctl := func(acked int64, busy float64) flows.Sock {
+		s := sk(2, peer, acked, busy, 0, 0)
+		s.Cwnd, s.SndWnd, s.Inflight, s.Sndbuf, s.WmemQueued = 200_000, 1<<20, 3_000, 87_040, 4_000
+		return s
+	}
+	tr := NewTracker(cfg(Group{Name: "far", Prefix: netip.MustParsePrefix("198.18.0.0/15")}))
+	tr.Sample(at(0), []flows.Sock{ctl(1e6, 20)})
+	tr.Sample(at(1), []flows.Sock{ctl(1e6+20_000, 21)})
+	if g := group(t, tr, "far"); g.Limited[limApp] < 0.99 || g.Limited[limCwnd] > 0.01 {
+		t.Errorf("limits %v (rwnd, sndbuf, cwnd, app); want the whole second the application's", g.Limited)
+	}
+}

@@ -179,7 +179,12 @@ func senderTimeline(prev, cur Sock, dt time.Duration, inflight int64) diagnose.T
 	}
 	tl.MaxRwnd = cur.SndWnd
 	tl.MaxInflight = inflight
-	tl.IdleTime = tl.StateTime[diagnose.StateApp] // gaps uncounted (0): tcp_info has only the total
+	// Idle time is the kernel's not-busy time (gaps uncounted: tcp_info has
+	// only the total); busy time with little to send is waits with room.
+	tl.IdleTime = max(dt, 0) - sp.Busy
+	if sp.Evidence == EvidenceApp {
+		tl.SendGaps, tl.SendGapTime = 1, sp.App-tl.IdleTime
+	}
 	return tl
 }
 

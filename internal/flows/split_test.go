@@ -1,6 +1,7 @@
 package flows
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -113,12 +114,20 @@ func TestSplitNeedsNoQueueNoLoss(t *testing.T) {
 	if sp := SplitInterval(c.prev, l, time.Second); sp.Evidence != "" {
 		t.Errorf("with 1%% lost the split moved: %+v", sp)
 	}
-	// An application that writes little: the buffer far from full and
-	// the flow far from the window is not moved anywhere.
+	// An application that writes little: the buffer far from full, the
+	// flow far from both windows and its cwnd: the application's time,
+	// queue or not.
 	a := c.prev
 	a.Sndbuf, a.WmemQueued, a.NotSent, a.Inflight, a.SndWnd = 87_040, 4_000, 0, 4_000, 1<<20
 	b := next(a, 200_000, 0, 0, 3_000)
-	if sp := SplitInterval(a, b, time.Second); sp.Evidence != "" {
-		t.Errorf("a trickling writer was called %s: %+v", sp.Evidence, sp)
+	if sp := SplitInterval(a, b, time.Second); sp.Evidence != EvidenceApp || sp.App != time.Second {
+		t.Errorf("a trickling writer: %+v; want its second the application's", sp)
+	}
+	b.RTT = 80 * ms
+	if sp := SplitInterval(a, b, time.Second); sp.Evidence != EvidenceApp {
+		t.Errorf("a trickling writer behind a queue: %+v; want the application's", sp)
+	}
+	if f := Judge(a, b, time.Second, Options{}); f.Verdict.Verdict != diagnose.AppLimited || !strings.Contains(f.Summary, "room to send") {
+		t.Errorf("verdict %s: %s; want app-limited, waits with room to send", f.Verdict.Verdict, f.Summary)
 	}
 }

@@ -199,3 +199,26 @@ func TestQueueStood(t *testing.T) {
 		}
 	}
 }
+
+// The loss fix advises BBR only to a sender not known to run it: a
+// capture cannot tell (the advice is conditional), tcp_info can.
+func TestLossFixKnowsTheCC(t *testing.T) {
+	samples := tcpinfo(300, 16_000_000, func(i int, s *Sample) {
+		s.Cwnd = 0
+		s.Retrans = int64(i/50 + 1)
+		s.InRecovery = i%50 < 10
+	})
+	in := Info{RTT: 50 * time.Millisecond, MinRTT: 50 * time.Millisecond, HighRTT: 55 * time.Millisecond,
+		Bytes: 48_000_000, Duration: 3 * time.Second, Scale: ScaleKnown, Segments: 33_000, Retrans: 330, RetransBytes: 480_000}
+	for _, tc := range []struct{ cc, has, hasNot string }{
+		{"bbr", "already runs BBR", "consider BBR"},
+		{"", "if it does not run BBR already", "already runs"},
+		{"cubic", "consider BBR on the sender (net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq) (it runs cubic)", "already runs"},
+	} {
+		in.CC = tc.cc
+		v := Diagnose(FromSamples(samples, 1448, 0), in)
+		if v.Verdict != LossLimited || !strings.Contains(v.Fix, tc.has) || strings.Contains(v.Fix, tc.hasNot) {
+			t.Errorf("cc %q: verdict %s fix %q; want %q and not %q", tc.cc, v.Verdict, v.Fix, tc.has, tc.hasNot)
+		}
+	}
+}

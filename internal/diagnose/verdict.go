@@ -129,6 +129,9 @@ type Info struct {
 	// SenderOS and ReceiverOS: the stacks the SYN options look like
 	// ("linux", "windows", "bsd", "solaris", "" unknown).
 	SenderOS, ReceiverOS string
+	// CC is the sender's congestion control when the producer knows it
+	// (tcp_info: "cubic", "bbr"); "" when it cannot tell (a capture).
+	CC string
 }
 
 // Verdict is the diagnosis of one flow direction.
@@ -472,7 +475,7 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 			fix += fmt.Sprintf(" Its %d retransmissions came while the RTT stood well above its minimum: the bottleneck's queue overflowing, not random loss.", in.Retrans)
 		}
 		if slices.Contains(v.Flags, FlagBufferbloat) {
-			fix += fmt.Sprintf(" The RTT rose from %s to %s while it ran: a queue on the path fills (bufferbloat); use fq_codel or cake on the bottleneck, or BBR on the sender.", dur(in.MinRTT), dur(in.HighRTT))
+			fix += fmt.Sprintf(" The RTT rose from %s to %s while it ran: a queue on the path fills (bufferbloat); use fq_codel or cake on the bottleneck%s.", dur(in.MinRTT), dur(in.HighRTT), bbrAdvice(in.CC, ", or BBR on the sender"))
 		}
 	case CaptureLimited:
 		lb := int64(0)
@@ -566,10 +569,30 @@ func lossText(v Verdict, in Info, rtt, snd, rcv string) (summary, fix string) {
 	}
 	summary = fmt.Sprintf("%.2f%% of the data was retransmitted (%s); the sender spent %s of %s recovering or below its window",
 		100*retransRate(in), segs, pct(v.Share), orWord(in.Scope, "the time"))
-	fix = fmt.Sprintf("the path loses packets: %d segments retransmitted, %.2f%% of the data. Loss-based congestion control (CUBIC, Reno) halves its window at each loss, "+
-		"and at %s it takes long to grow back. Find the loss (interface errors, a policer, Wi-Fi, a full queue), and consider BBR on %s "+
-		"(net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq).", in.Retrans, 100*retransRate(in), rtt, snd)
+	fix = fmt.Sprintf("the path loses packets: %d segments retransmitted, %.2f%% of the data. ", in.Retrans, 100*retransRate(in))
+	switch in.CC {
+	case "bbr":
+		fix += fmt.Sprintf("%s already runs BBR, which does not back off at each loss: at this much loss the path itself must be fixed. "+
+			"Find the loss (interface errors, a policer, Wi-Fi, a full queue).", snd)
+	default:
+		fix += fmt.Sprintf("Loss-based congestion control (CUBIC, Reno) halves its window at each loss, and at %s it takes long to grow back. "+
+			"Find the loss (interface errors, a policer, Wi-Fi, a full queue)%s.", rtt,
+			bbrAdvice(in.CC, ", and consider BBR on "+snd+" (net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq)"))
+	}
 	return summary, fix
+}
+
+// bbrAdvice is the advice to switch to BBR for a sender running cc:
+// none when it runs BBR already; for a congestion control not known (a
+// capture cannot tell), the advice is conditional.
+func bbrAdvice(cc, advice string) string {
+	switch cc {
+	case "bbr", "bbr2", "bbr3":
+		return ""
+	case "":
+		return advice + ", if it does not run BBR already"
+	}
+	return advice + " (it runs " + cc + ")"
 }
 
 // stackFix is the buffer setting to raise on a non-Linux end (the stack

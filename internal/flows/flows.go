@@ -200,6 +200,7 @@ func senderInfo(prev, cur Sock, dt time.Duration, f Flow, opt Options) diagnose.
 		RetransBytes: max(cur.BytesRetrans-prev.BytesRetrans, 0),
 		RateBps:      opt.RateBps,
 		Scope:        "the last " + fmtDur(dt),
+		CC:           cur.CC,
 	}
 	if !cur.WindowScale {
 		in.Scale, in.NoScaleSide = diagnose.ScaleNotNegotiated, "one of the hosts"

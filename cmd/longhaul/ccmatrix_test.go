@@ -66,10 +66,10 @@ type ccRun struct {
 	// Flows' verdict, test's verdict and limit (host and setting), the
 	// exporter's dominant limit and its seconds by limit.
 	Flows, Test, TestLimit, Exporter string
-	ExporterSeconds              map[string]float64
-	ThroughputBps                float64
-	OK                           bool
-	Err                          string `json:",omitempty"`
+	ExporterSeconds                  map[string]float64
+	ThroughputBps                    float64
+	OK                               bool
+	Err                              string `json:",omitempty"`
 }
 
 // want is what each judge must say for a limit.

@@ -103,6 +103,10 @@ type Flow struct {
 	RcvSpaceBytes int64   `json:"rcv_space_bytes"`
 	InflightBytes int64   `json:"inflight_bytes"`
 	Retrans       int64   `json:"retrans_segments"`
+	// SndbufBytes is the socket's send buffer (sk_sndbuf) and CC its
+	// congestion control, when the dump had them (0, "" otherwise).
+	SndbufBytes int64  `json:"sndbuf_bytes,omitempty"`
+	CC          string `json:"cc,omitempty"`
 	// The verdict (package diagnose's vocabulary), its share of the
 	// interval, the shares of every state, a summary and the fix. For a
 	// receiving or idle socket Verdict is "unknown" and Summary says why.
@@ -128,6 +132,7 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 		CwndBytes: cur.Cwnd, SndWndBytes: cur.SndWnd, RcvSpaceBytes: cur.RcvSpace,
 		InflightBytes: max(prev.Inflight, cur.Inflight),
 		Retrans:       max(cur.Retrans-prev.Retrans, 0),
+		SndbufBytes:   cur.Sndbuf, CC: cur.CC,
 	}
 	if dt <= 0 {
 		dt = time.Nanosecond

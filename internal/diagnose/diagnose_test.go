@@ -147,11 +147,17 @@ func TestQueueLossesAreTheBottleneck(t *testing.T) {
 	random := base
 	queue := base
 	queue.RetransQueued, queue.HighRTT = 430_000, 120*time.Millisecond
+	// 128 Mbit/s over a path of 140 Mbit/s (the user's --rate): the flow
+	// filled it, so its losses were the queue's; over 1 Gbit/s they were
+	// not.
+	filled, below := base, base
+	filled.RateBps, below.RateBps = 140e6, 1e9
 	for _, tc := range []struct {
 		name string
 		in   Info
 		want string
-	}{{"random loss", random, LossLimited}, {"queue overflow", queue, Bottleneck}} {
+	}{{"random loss", random, LossLimited}, {"queue overflow", queue, Bottleneck},
+		{"losses at the path's rate", filled, Bottleneck}, {"losses below the path's rate", below, LossLimited}} {
 		v := Diagnose(FromSamples(samples, 1448, 0), tc.in)
 		if v.Verdict != tc.want || v.Share < 0.9 {
 			t.Errorf("%s: verdict %s share %.2f (shares %v), want %s over 0.9", tc.name, v.Verdict, v.Share, v.Shares, tc.want)

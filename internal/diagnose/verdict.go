@@ -290,7 +290,7 @@ func network(tl *Timeline, in Info, fl []string) string {
 		random *= float64(in.RetransBytes-in.RetransQueued) / float64(in.RetransBytes)
 	}
 	switch {
-	case random >= LossRate || (!overflow && tl.Share(StateLoss) >= lossShare):
+	case (random >= LossRate || (!overflow && tl.Share(StateLoss) >= lossShare)) && !atPathRate(in):
 		return LossLimited
 	case in.Retrans == 0 && tl.BusyRounds >= 6 && flat(tl) && !slices.Contains(fl, FlagBufferbloat) && !queueing(in):
 		// A flight flat for round after round with no loss and no queue:
@@ -320,6 +320,15 @@ func flat(tl *Timeline) bool {
 // use it to fill Info.RetransQueued.
 func QueueStood(rtt, minRTT time.Duration) bool {
 	return minRTT > 0 && 2*rtt >= 3*minRTT && rtt-minRTT >= 2*time.Millisecond
+}
+
+// atPathRate: the flow ran at the path's rate the user gave (85% of it:
+// TCP's goodput is 94% of the wire rate). Its losses then cannot be what
+// held it: they are the bottleneck's queue overflowing as the flow
+// filled it (measured: cubic at 1 Gbit/s x 200 ms lost 0.5% in slow
+// start's overshoot and ran at 941-993 Mbit/s over the judged half).
+func atPathRate(in Info) bool {
+	return in.RateBps > 0 && in.Duration > 0 && float64(in.Bytes)*8/in.Duration.Seconds() >= 0.85*in.RateBps
 }
 
 // queueLosses: most retransmitted data was lost while a queue stood.
@@ -471,8 +480,11 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 	case Bottleneck:
 		summary = fmt.Sprintf("%s the sender was bound by its congestion window, not by either host: the path is the limit (achieved %s)", share, achieved)
 		fix = "the flow runs at what the path gives; host tuning will not make it faster."
-		if in.Retrans > 0 && queueLosses(in) {
+		switch {
+		case in.Retrans > 0 && queueLosses(in):
 			fix += fmt.Sprintf(" Its %d retransmissions came while the RTT stood well above its minimum: the bottleneck's queue overflowing, not random loss.", in.Retrans)
+		case in.Retrans > 0 && atPathRate(in):
+			fix += fmt.Sprintf(" Its %d retransmissions came while it ran at the path's rate: the bottleneck's queue overflowing as the flow filled it, not random loss.", in.Retrans)
 		}
 		if slices.Contains(v.Flags, FlagBufferbloat) {
 			fix += fmt.Sprintf(" The RTT rose from %s to %s while it ran: a queue on the path fills (bufferbloat); use fq_codel or cake on the bottleneck%s.", dur(in.MinRTT), dur(in.HighRTT), bbrAdvice(in.CC, ", or BBR on the sender"))

@@ -258,3 +258,24 @@ func TestJudgeSubMillisecondPath(t *testing.T) {
 		}
 	}
 }
+
+// Losses while the flow ran at the path's rate (--rate) were the
+// bottleneck's queue overflowing: the path is named as filled, not as
+// losing packets; below that rate loss holds the flow down.
+func TestJudgeLossAtThePathsRate(t *testing.T) {
+	big := "4096 131072 33554432"
+	for _, tc := range []struct {
+		rate float64
+		has  string
+	}{{94e6, "queue overflowing"}, {40e6, "packet loss holds"}} {
+		st := stream{port: 40000, rate: tc.rate, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20, lossEvery: 2}
+		d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := d.Directions[0]
+		if dir.Flow.Verdict.Verdict != "loss-limited" || dir.Limit.Host != HostPath || !strings.Contains(dir.Limit.Text, tc.has) {
+			t.Errorf("at %.0f bit/s: verdict %s, limit %+v; want loss-limited, the path, %q", tc.rate, dir.Flow.Verdict.Verdict, dir.Limit, tc.has)
+		}
+	}
+}

@@ -110,6 +110,12 @@ func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 	case diagnose.Bottleneck:
 		return Limit{Host: HostPath, Text: "the path: the congestion window filled the bottleneck (" + strings.TrimSuffix(v.Summary, ".") + ")"}
 	case diagnose.LossLimited:
+		if d.PathRateBps > 0 && dir.ThroughputBps >= 0.95*d.PathRateBps {
+			// Losses at the path's rate are its queue overflowing (see
+			// diagnose's atPathRate), not loss holding the flow down.
+			return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); its losses were the bottleneck's queue overflowing as it filled the path",
+				units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps))}
+		}
 		return Limit{Host: HostPath, Text: "the path: packet loss holds the congestion window down (" + strings.TrimSuffix(v.Summary, ".") + ")"}
 	case diagnose.SlowStart:
 		return Limit{Host: HostTest, Text: "the test: the flow was still in slow start; run longer (--rounds)"}

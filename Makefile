@@ -9,7 +9,7 @@ FUZZTIME ?= 3s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test unit fuzz fuzz-long vet demo bench bench-emulator bench-analyze eval-captures clean
+.PHONY: all deps build test unit fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc eval-captures clean
 .PHONY: man deb
 
 all: build
@@ -62,6 +62,19 @@ bench-emulator: deps build
 	@rm -rf $(BENCH_EMU_OUT) && mkdir -p $(BENCH_EMU_OUT)
 	$(BIN) lab emulator $(if $(QUICK),--quick) $(if $(REPEAT),--repeat $(REPEAT)) -o $(BENCH_EMU_OUT) >$(BENCH_EMU_OUT)/table.txt; \
 		rc=$$?; cat $(BENCH_EMU_OUT)/table.txt; exit $$rc
+
+# the congestion-control matrix: cubic, bbr and reno senders held by the
+# receiver's window, the sender's send buffer or the path, on 50 ms x
+# 100 Mbit/s and 200 ms x 1 Gbit/s emulated paths, each run judged by
+# flows, test and the exporter's tracker (root; REPEAT runs per case,
+# default 10: ~1 h; SHAPE=50ms or 200ms for one shape): table and JSON in
+# $(BENCH_CC_OUT) (bench/cc-matrix.txt, bench/cc-matrix.json). CI runs one
+# run per case on the first shape (TestIntegrationCCMatrix).
+BENCH_CC_OUT ?= bench
+REPEAT_CC := $(or $(REPEAT),10)
+bench-cc: build
+	LONGHAUL_BENCH_CC=1 REPEAT=$(REPEAT_CC) LONGHAUL_BENCH_CC_SHAPE=$(SHAPE) LONGHAUL_BENCH_CC_OUT=$(abspath $(BENCH_CC_OUT)) \
+		$(GO) test -count=1 -timeout 4h -run '^TestIntegrationCCMatrix$$' -v ./cmd/longhaul
 
 # analyze's speed and memory on a >= 500 MB capture made in namespaces
 # (iperf3 + tcpdump -s 128), against tcptrace -n -l and tshark -z conv,tcp

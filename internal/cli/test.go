@@ -174,8 +174,11 @@ func runTest(ctx context.Context, a testArgs, args []string, stdout, stderr io.W
 		return writeJSON(stdout, doc)
 	}
 	twohost.WriteText(stdout, doc)
-	if a.out != "" {
+	switch {
+	case a.out != "" && doc.Plans != nil:
 		fmt.Fprintf(stdout, "\nwrote %s: test.json, client-plan.json (longhaul apply on this host), server-plan.json (on the server)\n", a.out)
+	case a.out != "":
+		fmt.Fprintf(stdout, "\nwrote %s: test.json (no plans)\n", a.out)
 	}
 	return nil
 }

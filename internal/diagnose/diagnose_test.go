@@ -147,11 +147,17 @@ func TestQueueLossesAreTheBottleneck(t *testing.T) {
 	random := base
 	queue := base
 	queue.RetransQueued, queue.HighRTT = 430_000, 120*time.Millisecond
+	// 128 Mbit/s over a path of 140 Mbit/s (the user's --rate): the flow
+	// filled it, so its losses were the queue's; over 1 Gbit/s they were
+	// not.
+	filled, below := base, base
+	filled.RateBps, below.RateBps = 140e6, 1e9
 	for _, tc := range []struct {
 		name string
 		in   Info
 		want string
-	}{{"random loss", random, LossLimited}, {"queue overflow", queue, Bottleneck}} {
+	}{{"random loss", random, LossLimited}, {"queue overflow", queue, Bottleneck},
+		{"losses at the path's rate", filled, Bottleneck}, {"losses below the path's rate", below, LossLimited}} {
 		v := Diagnose(FromSamples(samples, 1448, 0), tc.in)
 		if v.Verdict != tc.want || v.Share < 0.9 {
 			t.Errorf("%s: verdict %s share %.2f (shares %v), want %s over 0.9", tc.name, v.Verdict, v.Share, v.Shares, tc.want)
@@ -196,6 +202,29 @@ func TestQueueStood(t *testing.T) {
 	} {
 		if got := QueueStood(tc.rtt, tc.min); got != tc.want {
 			t.Errorf("QueueStood(%v, %v) = %v, want %v", tc.rtt, tc.min, got, tc.want)
+		}
+	}
+}
+
+// The loss fix advises BBR only to a sender not known to run it: a
+// capture cannot tell (the advice is conditional), tcp_info can.
+func TestLossFixKnowsTheCC(t *testing.T) {
+	samples := tcpinfo(300, 16_000_000, func(i int, s *Sample) {
+		s.Cwnd = 0
+		s.Retrans = int64(i/50 + 1)
+		s.InRecovery = i%50 < 10
+	})
+	in := Info{RTT: 50 * time.Millisecond, MinRTT: 50 * time.Millisecond, HighRTT: 55 * time.Millisecond,
+		Bytes: 48_000_000, Duration: 3 * time.Second, Scale: ScaleKnown, Segments: 33_000, Retrans: 330, RetransBytes: 480_000}
+	for _, tc := range []struct{ cc, has, hasNot string }{
+		{"bbr", "already runs BBR", "consider BBR"},
+		{"", "if it does not run BBR already", "already runs"},
+		{"cubic", "consider BBR on the sender (net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq) (it runs cubic)", "already runs"},
+	} {
+		in.CC = tc.cc
+		v := Diagnose(FromSamples(samples, 1448, 0), in)
+		if v.Verdict != LossLimited || !strings.Contains(v.Fix, tc.has) || strings.Contains(v.Fix, tc.hasNot) {
+			t.Errorf("cc %q: verdict %s fix %q; want %q and not %q", tc.cc, v.Verdict, v.Fix, tc.has, tc.hasNot)
 		}
 	}
 }

@@ -129,6 +129,9 @@ type Info struct {
 	// SenderOS and ReceiverOS: the stacks the SYN options look like
 	// ("linux", "windows", "bsd", "solaris", "" unknown).
 	SenderOS, ReceiverOS string
+	// CC is the sender's congestion control when the producer knows it
+	// (tcp_info: "cubic", "bbr"); "" when it cannot tell (a capture).
+	CC string
 }
 
 // Verdict is the diagnosis of one flow direction.
@@ -150,10 +153,10 @@ type Verdict struct {
 
 // Thresholds.
 const (
-	// lossRate above which a congestion-window-bound flow is called
+	// LossRate above which a congestion-window-bound flow is called
 	// loss-limited rather than bottlenecked: drop-tail bottlenecks with
 	// CUBIC lose far less than 0.3% at long RTTs.
-	lossRate = 0.003
+	LossRate = 0.003
 	// lossShare of time in recovery that makes loss the verdict too.
 	lossShare = 0.10
 )
@@ -287,7 +290,7 @@ func network(tl *Timeline, in Info, fl []string) string {
 		random *= float64(in.RetransBytes-in.RetransQueued) / float64(in.RetransBytes)
 	}
 	switch {
-	case random >= lossRate || (!overflow && tl.Share(StateLoss) >= lossShare):
+	case (random >= LossRate || (!overflow && tl.Share(StateLoss) >= lossShare)) && !atPathRate(in):
 		return LossLimited
 	case in.Retrans == 0 && tl.BusyRounds >= 6 && flat(tl) && !slices.Contains(fl, FlagBufferbloat) && !queueing(in):
 		// A flight flat for round after round with no loss and no queue:
@@ -317,6 +320,15 @@ func flat(tl *Timeline) bool {
 // use it to fill Info.RetransQueued.
 func QueueStood(rtt, minRTT time.Duration) bool {
 	return minRTT > 0 && 2*rtt >= 3*minRTT && rtt-minRTT >= 2*time.Millisecond
+}
+
+// atPathRate: the flow ran at the path's rate the user gave (85% of it:
+// TCP's goodput is 94% of the wire rate). Its losses then cannot be what
+// held it: they are the bottleneck's queue overflowing as the flow
+// filled it (measured: cubic at 1 Gbit/s x 200 ms lost 0.5% in slow
+// start's overshoot and ran at 941-993 Mbit/s over the judged half).
+func atPathRate(in Info) bool {
+	return in.RateBps > 0 && in.Duration > 0 && float64(in.Bytes)*8/in.Duration.Seconds() >= 0.85*in.RateBps
 }
 
 // queueLosses: most retransmitted data was lost while a queue stood.
@@ -468,11 +480,14 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 	case Bottleneck:
 		summary = fmt.Sprintf("%s the sender was bound by its congestion window, not by either host: the path is the limit (achieved %s)", share, achieved)
 		fix = "the flow runs at what the path gives; host tuning will not make it faster."
-		if in.Retrans > 0 && queueLosses(in) {
+		switch {
+		case in.Retrans > 0 && queueLosses(in):
 			fix += fmt.Sprintf(" Its %d retransmissions came while the RTT stood well above its minimum: the bottleneck's queue overflowing, not random loss.", in.Retrans)
+		case in.Retrans > 0 && atPathRate(in):
+			fix += fmt.Sprintf(" Its %d retransmissions came while it ran at the path's rate: the bottleneck's queue overflowing as the flow filled it, not random loss.", in.Retrans)
 		}
 		if slices.Contains(v.Flags, FlagBufferbloat) {
-			fix += fmt.Sprintf(" The RTT rose from %s to %s while it ran: a queue on the path fills (bufferbloat); use fq_codel or cake on the bottleneck, or BBR on the sender.", dur(in.MinRTT), dur(in.HighRTT))
+			fix += fmt.Sprintf(" The RTT rose from %s to %s while it ran: a queue on the path fills (bufferbloat); use fq_codel or cake on the bottleneck%s.", dur(in.MinRTT), dur(in.HighRTT), bbrAdvice(in.CC, ", or BBR on the sender"))
 		}
 	case CaptureLimited:
 		lb := int64(0)
@@ -566,10 +581,30 @@ func lossText(v Verdict, in Info, rtt, snd, rcv string) (summary, fix string) {
 	}
 	summary = fmt.Sprintf("%.2f%% of the data was retransmitted (%s); the sender spent %s of %s recovering or below its window",
 		100*retransRate(in), segs, pct(v.Share), orWord(in.Scope, "the time"))
-	fix = fmt.Sprintf("the path loses packets: %d segments retransmitted, %.2f%% of the data. Loss-based congestion control (CUBIC, Reno) halves its window at each loss, "+
-		"and at %s it takes long to grow back. Find the loss (interface errors, a policer, Wi-Fi, a full queue), and consider BBR on %s "+
-		"(net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq).", in.Retrans, 100*retransRate(in), rtt, snd)
+	fix = fmt.Sprintf("the path loses packets: %d segments retransmitted, %.2f%% of the data. ", in.Retrans, 100*retransRate(in))
+	switch in.CC {
+	case "bbr":
+		fix += fmt.Sprintf("%s already runs BBR, which does not back off at each loss: at this much loss the path itself must be fixed. "+
+			"Find the loss (interface errors, a policer, Wi-Fi, a full queue).", snd)
+	default:
+		fix += fmt.Sprintf("Loss-based congestion control (CUBIC, Reno) halves its window at each loss, and at %s it takes long to grow back. "+
+			"Find the loss (interface errors, a policer, Wi-Fi, a full queue)%s.", rtt,
+			bbrAdvice(in.CC, ", and consider BBR on "+snd+" (net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq)"))
+	}
 	return summary, fix
+}
+
+// bbrAdvice is the advice to switch to BBR for a sender running cc:
+// none when it runs BBR already; for a congestion control not known (a
+// capture cannot tell), the advice is conditional.
+func bbrAdvice(cc, advice string) string {
+	switch cc {
+	case "bbr", "bbr2", "bbr3":
+		return ""
+	case "":
+		return advice + ", if it does not run BBR already"
+	}
+	return advice + " (it runs " + cc + ")"
 }
 
 // stackFix is the buffer setting to raise on a non-Linux end (the stack

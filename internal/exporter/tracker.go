@@ -43,23 +43,26 @@ func (c *Counters) add(d Counters) {
 }
 
 // Delta is what one socket did between two views of it dt apart; prev is
-// the zero Sock for a socket first seen. It follows flows.Judge: the
-// chrono stats are clamped so that rwnd + sndbuf <= busy.
+// the zero Sock for a socket first seen. Its limits are flows.Judge's:
+// the interval split by flows.SplitInterval (the kernel's chrono stats,
+// corrected by the evidence of the flight and the RTT), so the exporter
+// and flows agree whatever the congestion control.
 func Delta(prev, cur flows.Sock, dt time.Duration) Counters {
 	var d Counters
 	sent := max(cur.BytesAcked-prev.BytesAcked, 0)
 	d.Sent = float64(sent)
 	d.Received = float64(max(cur.BytesReceived-prev.BytesReceived, 0))
 	d.Retrans = float64(max(cur.Retrans-prev.Retrans, 0))
+	// The busy time is the kernel's, even past dt (a socket first seen
+	// brings its whole history); only the split is judged.
 	busy := max(cur.Busy-prev.Busy, 0)
-	rwnd := min(max(cur.RwndLimited-prev.RwndLimited, 0), busy)
-	sndbuf := min(max(cur.SndbufLimited-prev.SndbufLimited, 0), busy-rwnd)
+	sp := flows.SplitInterval(prev, cur, max(dt, busy))
 	d.Busy = busy.Seconds()
-	d.Limited[limRwnd] = rwnd.Seconds()
-	d.Limited[limSndbuf] = sndbuf.Seconds()
-	d.Limited[limCwnd] = (busy - rwnd - sndbuf).Seconds()
-	if sent > 0 && dt > busy {
-		d.Limited[limApp] = (dt - busy).Seconds()
+	d.Limited[limRwnd] = sp.Rwnd.Seconds()
+	d.Limited[limSndbuf] = sp.Sndbuf.Seconds()
+	d.Limited[limCwnd] = sp.Cwnd.Seconds()
+	if sent > 0 {
+		d.Limited[limApp] = sp.App.Seconds()
 	}
 	return d
 }

@@ -279,3 +279,44 @@ func TestSampleSome(t *testing.T) {
 		t.Errorf("samples %.0f, full dumps %.0f; want 6 and 4", v.Samples, v.FullDumps)
 	}
 }
+
+// A bbr sender pinned at its peer's 172 kB window at 50 ms: pacing stops
+// it before the window test, so the kernel counts only 30% of its busy
+// time rwnd-limited. The tracker counts what flows.Judge says (the
+// flight at the window, the RTT at its minimum, nothing lost): the
+// window, not the congestion window.
+func TestTrackerBBRAtTheWindowIsRwnd(t *testing.T) {
+	bbr := func(acked int64, busy, rwnd float64, inflight int64) flows.Sock {
+		s := sk(1, peer, acked, busy, rwnd, 0)
+		s.CC, s.Cwnd, s.Ssthresh, s.SndWnd, s.Inflight, s.NotSent = "bbr", 370_000, 180_000, 172_672, inflight, 2_000_000
+		s.RTT = 50200 * time.Microsecond
+		return s
+	}
+	tr := NewTracker(cfg(Group{Name: "far", Prefix: netip.MustParsePrefix("198.18.0.0/15")}))
+	tr.Sample(at(0), []flows.Sock{bbr(50e6, 20, 6, 144_800)})
+	tr.Sample(at(1), []flows.Sock{bbr(50e6+3_010_000, 21, 6.3, 147_696)})
+	g := group(t, tr, "far")
+	if g.Limited[limRwnd] < 0.99 || g.Limited[limCwnd] > 0.01 {
+		t.Errorf("limits %v (rwnd, sndbuf, cwnd, app); want the whole second rwnd-limited", g.Limited)
+	}
+	if v := tr.View(0).Verdicts; v["rwnd-limited"] != 1 {
+		t.Errorf("verdicts %v; want one rwnd-limited", v)
+	}
+}
+
+// A connection that trickles (a few kB in flight, both windows and its
+// buffer far from full) is busy for the kernel the whole second; the
+// tracker counts it as the application's, not the congestion window's.
+func TestTrackerTrickleIsApp(t *testing.T) {
+	ctl := func(acked int64, busy float64) flows.Sock {
+		s := sk(2, peer, acked, busy, 0, 0)
+		s.Cwnd, s.SndWnd, s.Inflight, s.Sndbuf, s.WmemQueued = 200_000, 1<<20, 3_000, 87_040, 4_000
+		return s
+	}
+	tr := NewTracker(cfg(Group{Name: "far", Prefix: netip.MustParsePrefix("198.18.0.0/15")}))
+	tr.Sample(at(0), []flows.Sock{ctl(1e6, 20)})
+	tr.Sample(at(1), []flows.Sock{ctl(1e6+20_000, 21)})
+	if g := group(t, tr, "far"); g.Limited[limApp] < 0.99 || g.Limited[limCwnd] > 0.01 {
+		t.Errorf("limits %v (rwnd, sndbuf, cwnd, app); want the whole second the application's", g.Limited)
+	}
+}

@@ -3,6 +3,7 @@
 package flows
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,8 +30,13 @@ const (
 	sizeofInetDiag   = 72 // struct inet_diag_msg
 	sockDiagByFamily = 20 // SOCK_DIAG_BY_FAMILY
 	inetDiagInfo     = 2  // INET_DIAG_INFO
-	destroyRcvBuf    = 4 << 20
-	nlaTypeMask      = 0x3fff // ^(NLA_F_NESTED | NLA_F_NET_BYTEORDER)
+	inetDiagCong     = 4  // INET_DIAG_CONG: the congestion control's name
+	inetDiagSkmem    = 7  // INET_DIAG_SKMEMINFO: u32 sk_meminfo[SK_MEMINFO_VARS]
+	// diagExt asks for tcp_info, the congestion control and the socket's
+	// memory (idiag_ext: bit N-1 for attribute N).
+	diagExt       = 1<<(inetDiagInfo-1) | 1<<(inetDiagCong-1) | 1<<(inetDiagSkmem-1)
+	destroyRcvBuf = 4 << 20
+	nlaTypeMask   = 0x3fff // ^(NLA_F_NESTED | NLA_F_NET_BYTEORDER)
 )
 
 // ErrOverrun says the kernel dropped destroy notifications because the
@@ -140,14 +146,19 @@ func parseInetDiag(b []byte) (Sock, bool, error) {
 	local := AddrPort(net.IP(b[8:8+alen]), binary.BigEndian.Uint16(b[4:]))
 	remote := AddrPort(net.IP(b[24:24+alen]), binary.BigEndian.Uint16(b[6:]))
 	cookie := uint64(binary.NativeEndian.Uint32(b[44:])) | uint64(binary.NativeEndian.Uint32(b[48:]))<<32
-	var info []byte
+	var info, cong, mem []byte
 	for a := b[sizeofInetDiag:]; len(a) >= 4; {
 		n, typ := int(binary.NativeEndian.Uint16(a)), binary.NativeEndian.Uint16(a[2:])&nlaTypeMask
 		if n < 4 || n > len(a) {
 			return Sock{}, false, fmt.Errorf("inet_diag attribute: length %d of %d bytes left", n, len(a))
 		}
-		if typ == inetDiagInfo {
+		switch typ {
+		case inetDiagInfo:
 			info = a[4:n]
+		case inetDiagCong:
+			cong = a[4:n]
+		case inetDiagSkmem:
+			mem = a[4:n]
 		}
 		a = a[min(nlAlign(n), len(a)):]
 	}
@@ -158,7 +169,41 @@ func parseInetDiag(b []byte) (Sock, bool, error) {
 	ti.State = b[1] // the socket's state as the message says; tcp_info's is the same
 	s := FromTCPInfo(local, remote, &ti)
 	s.Cookie = cookie
+	s.CC = ccName(cong)
+	s.Sndbuf, s.WmemQueued = memInfo(mem)
 	return s, true, nil
+}
+
+// Indexes into sk_meminfo (include/uapi/linux/sock_diag.h).
+const (
+	skMeminfoSndbuf     = 3
+	skMeminfoWmemQueued = 5
+)
+
+// memInfo reads sk_sndbuf and sk_wmem_queued from the u32 array of
+// INET_DIAG_SKMEMINFO or SO_MEMINFO; zeros when it is too short.
+func memInfo(b []byte) (sndbuf, queued int64) {
+	if len(b) < 4*(skMeminfoWmemQueued+1) {
+		return 0, 0
+	}
+	return int64(binary.NativeEndian.Uint32(b[4*skMeminfoSndbuf:])), int64(binary.NativeEndian.Uint32(b[4*skMeminfoWmemQueued:]))
+}
+
+// ccName is the NUL-terminated congestion control name of INET_DIAG_CONG
+// or TCP_CONGESTION, kept only if it is a plain lowercase word.
+func ccName(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) == 0 || len(b) > 16 {
+		return ""
+	}
+	for _, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return ""
+		}
+	}
+	return string(b)
 }
 
 // tcpInfoLayout is struct tcp_info (include/uapi/linux/tcp.h) up to

@@ -66,6 +66,13 @@ type Sock struct {
 	// WindowScale: both SYNs carried the window scale option.
 	WindowScale bool
 	DeliveryBps float64 // the kernel's delivery rate estimate, bits/s
+	// Sndbuf is the socket's send buffer (sk_sndbuf, bytes of memory,
+	// autotuned up to tcp_wmem[2]) and WmemQueued the memory its queued
+	// data takes (sk_wmem_queued), from sock_diag's INET_DIAG_SKMEMINFO
+	// or getsockopt(SO_MEMINFO); 0 when not read.
+	Sndbuf, WmemQueued int64
+	// CC is the socket's congestion control ("cubic", "bbr"); "" unknown.
+	CC string
 }
 
 // Key identifies a socket across dumps.
@@ -96,6 +103,10 @@ type Flow struct {
 	RcvSpaceBytes int64   `json:"rcv_space_bytes"`
 	InflightBytes int64   `json:"inflight_bytes"`
 	Retrans       int64   `json:"retrans_segments"`
+	// SndbufBytes is the socket's send buffer (sk_sndbuf) and CC its
+	// congestion control, when the dump had them (0, "" otherwise).
+	SndbufBytes int64  `json:"sndbuf_bytes,omitempty"`
+	CC          string `json:"cc,omitempty"`
 	// The verdict (package diagnose's vocabulary), its share of the
 	// interval, the shares of every state, a summary and the fix. For a
 	// receiving or idle socket Verdict is "unknown" and Summary says why.
@@ -121,6 +132,7 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 		CwndBytes: cur.Cwnd, SndWndBytes: cur.SndWnd, RcvSpaceBytes: cur.RcvSpace,
 		InflightBytes: max(prev.Inflight, cur.Inflight),
 		Retrans:       max(cur.Retrans-prev.Retrans, 0),
+		SndbufBytes:   cur.Sndbuf, CC: cur.CC,
 	}
 	if dt <= 0 {
 		dt = time.Nanosecond
@@ -151,31 +163,33 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	return f
 }
 
-// senderTimeline turns the kernel's chrono stats over dt into time per
-// state: rwnd- and sndbuf-limited as the kernel counted them, the rest of
-// the busy time to the congestion window (slow start, loss recovery or
-// the path), and time not busy to the application.
+// senderTimeline turns an interval's split (SplitInterval: the kernel's
+// chrono stats, corrected by the evidence of the flight and the RTT) into
+// time per state: rwnd- and sndbuf-limited, the rest of the busy time to
+// the congestion window (slow start, loss recovery or the path), and
+// time not busy to the application.
 func senderTimeline(prev, cur Sock, dt time.Duration, inflight int64) diagnose.Timeline {
-	// The chrono stats tick in jiffies: clamp what they say to dt.
-	busy := min(max(cur.Busy-prev.Busy, 0), dt)
-	rwnd := min(max(cur.RwndLimited-prev.RwndLimited, 0), busy)
-	sndbuf := min(max(cur.SndbufLimited-prev.SndbufLimited, 0), busy-rwnd)
-	cwnd := busy - rwnd - sndbuf
+	sp := SplitInterval(prev, cur, dt)
 	var tl diagnose.Timeline
-	tl.StateTime[diagnose.StateRwnd] = rwnd
-	tl.StateTime[diagnose.StateSndbuf] = sndbuf
-	tl.StateTime[diagnose.StateApp] = dt - busy
+	tl.StateTime[diagnose.StateRwnd] = sp.Rwnd
+	tl.StateTime[diagnose.StateSndbuf] = sp.Sndbuf
+	tl.StateTime[diagnose.StateApp] = sp.App
 	switch {
 	case cur.Ssthresh == 0 || cur.Cwnd < cur.Ssthresh:
-		tl.StateTime[diagnose.StateSlowStart] = cwnd
+		tl.StateTime[diagnose.StateSlowStart] = sp.Cwnd
 	case cur.CAState >= 3 || prev.CAState >= 3:
-		tl.StateTime[diagnose.StateLoss] = cwnd
+		tl.StateTime[diagnose.StateLoss] = sp.Cwnd
 	default:
-		tl.StateTime[diagnose.StateNetwork] = cwnd
+		tl.StateTime[diagnose.StateNetwork] = sp.Cwnd
 	}
 	tl.MaxRwnd = cur.SndWnd
 	tl.MaxInflight = inflight
-	tl.IdleTime = tl.StateTime[diagnose.StateApp] // gaps uncounted (0): tcp_info has only the total
+	// Idle time is the kernel's not-busy time (gaps uncounted: tcp_info has
+	// only the total); busy time with little to send is waits with room.
+	tl.IdleTime = max(dt, 0) - sp.Busy
+	if sp.Evidence == EvidenceApp {
+		tl.SendGaps, tl.SendGapTime = 1, sp.App-tl.IdleTime
+	}
 	return tl
 }
 
@@ -191,6 +205,7 @@ func senderInfo(prev, cur Sock, dt time.Duration, f Flow, opt Options) diagnose.
 		RetransBytes: max(cur.BytesRetrans-prev.BytesRetrans, 0),
 		RateBps:      opt.RateBps,
 		Scope:        "the last " + fmtDur(dt),
+		CC:           cur.CC,
 	}
 	if !cur.WindowScale {
 		in.Scale, in.NoScaleSide = diagnose.ScaleNotNegotiated, "one of the hosts"

@@ -22,7 +22,7 @@ var (
 func sender() Sock {
 	return Sock{
 		Local: local, Remote: remote, State: "ESTABLISHED", MSS: 1448,
-		Cwnd: 8 << 20, Ssthresh: 4 << 20, SndWnd: 4 << 20, RcvSpace: 65536,
+		Cwnd: 3 << 20, Ssthresh: 2 << 20, SndWnd: 16 << 20, RcvSpace: 65536,
 		Inflight: 3 << 20, RTT: 200 * time.Millisecond, MinRTT: 200 * time.Millisecond,
 		BytesAcked: 100 << 20, BytesSent: 104 << 20, DataSegsOut: 75000,
 		Busy: 10 * time.Second, WindowScale: true,

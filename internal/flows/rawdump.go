@@ -78,7 +78,7 @@ func (d *RawDumper) Dump(out []Sock) ([]Sock, error) {
 	ne.PutUint16(req[4:], tcpdiagGetsock)
 	ne.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
 	ne.PutUint32(req[8:], d.seq)
-	req[sizeofNlmsghdr+3] = 1 << (inetDiagInfo - 1) // idiag_ext
+	req[sizeofNlmsghdr+3] = diagExt // idiag_ext
 	ne.PutUint32(req[sizeofNlmsghdr+52:], dumpStates)
 	if err := unix.Sendto(d.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return out, fmt.Errorf("sock_diag dump: %w", err)
@@ -165,7 +165,7 @@ func (d *RawDumper) lookup(want []Sock, out []Sock) ([]Sock, error) {
 		ne.PutUint16(m[6:], unix.NLM_F_REQUEST)
 		ne.PutUint32(m[8:], d.seq)
 		r := m[sizeofNlmsghdr:]
-		r[0], r[1], r[2] = unix.AF_INET, unix.IPPROTO_TCP, 1<<(inetDiagInfo-1)
+		r[0], r[1], r[2] = unix.AF_INET, unix.IPPROTO_TCP, diagExt
 		if !s.Local.Addr().Is4() {
 			r[0] = unix.AF_INET6
 		}

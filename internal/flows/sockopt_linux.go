@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"syscall"
+	"unsafe"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -20,13 +21,28 @@ func Info(c syscall.Conn, local, remote netip.AddrPort) (Sock, error) {
 	}
 	var ti *unix.TCPInfo
 	var gerr error
-	if err := rc.Control(func(fd uintptr) { ti, gerr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) }); err != nil {
+	var cc string
+	var mem [9 * 4]byte // u32 sk_meminfo[SK_MEMINFO_VARS]
+	memLen := uint32(len(mem))
+	if err := rc.Control(func(fd uintptr) {
+		ti, gerr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO)
+		cc, _ = unix.GetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION)
+		// SO_MEMINFO (4.12+): the socket's send buffer and queued memory;
+		// on failure they stay unknown (0).
+		if _, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, fd, unix.SOL_SOCKET, unix.SO_MEMINFO,
+			uintptr(unsafe.Pointer(&mem[0])), uintptr(unsafe.Pointer(&memLen)), 0); e != 0 {
+			memLen = 0
+		}
+	}); err != nil {
 		return Sock{}, fmt.Errorf("tcp_info: %w", err)
 	}
 	if gerr != nil {
 		return Sock{}, fmt.Errorf("tcp_info: %w", gerr)
 	}
-	return FromTCPInfo(local, remote, fromUnix(ti)), nil
+	s := FromTCPInfo(local, remote, fromUnix(ti))
+	s.CC = ccName([]byte(cc))
+	s.Sndbuf, s.WmemQueued = memInfo(mem[:min(int(memLen), len(mem))])
+	return s, nil
 }
 
 // fromUnix copies the fields FromTCPInfo reads: both structs mirror the

@@ -428,3 +428,12 @@ func (d *direction) view(t int64) ackRec {
 	}
 	return d.cur
 }
+
+// segsOf is how many segments of mss bytes n bytes of payload make
+// (rounded up; at least one).
+func segsOf(n, mss int64) int64 {
+	if mss <= 0 || n <= mss {
+		return 1
+	}
+	return (n + mss - 1) / mss
+}

@@ -296,7 +296,7 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		l, r := p.rel(o.SACK[k].Left, p.sndMax), p.rel(o.SACK[k].Right, p.sndMax)
 		if k == 0 && (r <= ack || (o.NSACK > 1 && l >= p.rel(o.SACK[1].Left, p.sndMax) && r <= p.rel(o.SACK[1].Right, p.sndMax))) {
 			if p.retrans > p.spurious {
-				p.spurious++
+				p.spurious += min(segsOf(r-l, p.effMSS()), p.retrans-p.spurious)
 				p.spuriousBytes += r - l
 				p.tl.AddEvent(time.Duration(t-f.start), diagnose.EvDSACK, l, r-l)
 			}
@@ -424,7 +424,11 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 			d.tl.AddEvent(rt, diagnose.EvReorder, seq, int64(n))
 			break
 		}
-		d.retrans++
+		// A TSO sender's capture holds super-packets: count the
+		// MSS-sized segments the stack resent, as its tcpi_total_retrans
+		// does.
+		segs := segsOf(int64(n), d.effMSS())
+		d.retrans += segs
 		d.retransBytes += int64(n)
 		if d.queued() {
 			d.queuedBytes += int64(n)
@@ -438,12 +442,12 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		}
 		switch kind {
 		case diagnose.EvRetransSpurious:
-			d.spurious++
+			d.spurious += segs
 			d.spuriousBytes += int64(n)
 		case diagnose.EvRetransFast:
-			d.fast++
+			d.fast += segs
 		default:
-			d.rto++
+			d.rto += segs
 			if timedOut {
 				// F-RTO applies to a timeout outside a fast recovery, or a
 				// repeated one (Linux's tcp_enter_loss).

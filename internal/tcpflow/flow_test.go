@@ -71,3 +71,24 @@ func TestRTTBucket(t *testing.T) {
 		}
 	}
 }
+
+// A TSO sender's capture holds its retransmissions as super-packets: one
+// frame of three segments resent after a timeout counts three
+// retransmitted segments (as the stack's tcpi_total_retrans does), not
+// one.
+func TestRetransCountsSegmentsOfSuperPackets(t *testing.T) {
+	c := newConv()
+	handshake(c, stdSyn, stdSyn, 40*time.Millisecond, "client")
+	c.Win[server] = 500
+	windowed(c, client, 200_000, 64_000, 1448, 40*time.Millisecond, "sender")
+	una := c.Rcvd[server]
+	c.Data(client, 3*1448)
+	c.Advance(300 * time.Millisecond)
+	c.Resend(client, una, 3*1448)
+	c.Advance(40 * time.Millisecond)
+	c.AckAll(server)
+	d := analyze(t, c, Options{}).Flows[0].Directions[0]
+	if d.Retrans.Total != 3 || d.Retrans.RTO != 3 {
+		t.Errorf("retransmissions %+v; want 3 segments, all after a timeout", d.Retrans)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,5 +223,59 @@ func TestWriteTextGolden(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), b.String()); diff != "" {
 		t.Errorf("text differs from %s (-want +got; go test -update after review):\n%s", golden, diff)
+	}
+}
+
+// Under a millisecond of round trip (loopback, a LAN) the hosts set the
+// rate: a flow read as in slow start, or held by a buffer whose flight
+// per round trip is far above the rate, is not "the test: run longer"
+// nor a buffer, and no plans are made for a 0 s path. A tiny buffer
+// that does hold the flow is still named.
+func TestJudgeSubMillisecondPath(t *testing.T) {
+	big := "4096 131072 33554432"
+	us := time.Microsecond
+	for _, tc := range []struct {
+		name      string
+		st        stream
+		host, has string
+	}{
+		{"slow start at 18 Gbit/s", stream{port: 40000, rate: 18e9, rtt: 40 * us, flight: 2_400_000}, HostServer, "nothing to tune"},
+		{"sndbuf at 18 Gbit/s", stream{port: 40000, rate: 18e9, rtt: 40 * us, flight: 2_400_000, sndShare: 0.95, ssthresh: 1 << 20}, HostServer, "nothing to tune"},
+		{"a 4 kB window", stream{port: 40000, rate: 70e6, rtt: 400 * us, flight: 4000, rwndShare: 0.95, ssthresh: 1 << 20}, HostClient, "tcp_rmem"},
+	} {
+		raw := rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, tc.st))
+		raw.IdleRTTs = []time.Duration{tc.st.rtt}
+		d, err := Judge(raw, JudgeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := d.Directions[0].Limit
+		if l.Host != tc.host || !strings.Contains(l.Text, tc.has) {
+			t.Errorf("%s: limit %+v (verdict %s); want %s, %q", tc.name, l, d.Directions[0].Flow.Verdict.Verdict, tc.host, tc.has)
+		}
+		if d.Plans != nil || !strings.Contains(strings.Join(d.Notes, "\n"), "too short a path") {
+			t.Errorf("%s: plans %v, notes %q; want none, saying why", tc.name, d.Plans != nil, d.Notes)
+		}
+	}
+}
+
+// Losses while the flow ran at the path's rate (--rate) were the
+// bottleneck's queue overflowing: the path is named as filled, not as
+// losing packets; below that rate loss holds the flow down.
+func TestJudgeLossAtThePathsRate(t *testing.T) {
+	big := "4096 131072 33554432"
+	for _, tc := range []struct {
+		rate float64
+		has  string
+	}{{94e6, "queue overflowing"}, {40e6, "packet loss holds"}} {
+		st := stream{port: 40000, rate: tc.rate, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20, lossEvery: 2}
+		d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := d.Directions[0]
+		if dir.Flow.Verdict.Verdict != "loss-limited" || dir.Limit.Host != HostPath || !strings.Contains(dir.Limit.Text, tc.has) {
+			t.Errorf("at %.0f bit/s: verdict %s, limit %+v; want loss-limited, the path, %q", tc.rate, dir.Flow.Verdict.Verdict, dir.Limit, tc.has)
+		}
 	}
 }

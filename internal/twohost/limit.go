@@ -93,6 +93,9 @@ func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 	if l, ok := d.atPathRate(dir); ok {
 		return l
 	}
+	if l, ok := shortPath(dir, rtt); ok {
+		return l
+	}
 	switch v.Verdict {
 	case diagnose.SndbufLimited:
 		val := d.snap(dir.Sender).Sysctls["net.ipv4.tcp_wmem"]
@@ -107,6 +110,12 @@ func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 	case diagnose.Bottleneck:
 		return Limit{Host: HostPath, Text: "the path: the congestion window filled the bottleneck (" + strings.TrimSuffix(v.Summary, ".") + ")"}
 	case diagnose.LossLimited:
+		if d.PathRateBps > 0 && dir.ThroughputBps >= 0.95*d.PathRateBps {
+			// Losses at the path's rate are its queue overflowing (see
+			// diagnose's atPathRate), not loss holding the flow down.
+			return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); its losses were the bottleneck's queue overflowing as it filled the path",
+				units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps))}
+		}
 		return Limit{Host: HostPath, Text: "the path: packet loss holds the congestion window down (" + strings.TrimSuffix(v.Summary, ".") + ")"}
 	case diagnose.SlowStart:
 		return Limit{Host: HostTest, Text: "the test: the flow was still in slow start; run longer (--rounds)"}
@@ -134,6 +143,40 @@ func (d *Doc) atPathRate(dir Direction) (Limit, bool) {
 	}
 	return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); the %s (%s) is above the BDP and only stops the bottleneck queue from growing",
 		units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps), who, units.FormatBytes(win))}, true
+}
+
+// ShortRTT is the round trip under which a path needs no tuning: its BDP
+// at any rate a host sends (27 Gbit/s x 1 ms = 3.4 MB) is within the
+// default buffers' reach, and a flow leaves slow start in a few
+// milliseconds, so the hosts themselves (CPU, the applications) set the
+// rate.
+const ShortRTT = time.Millisecond
+
+// shortPath names the hosts, not the path or the test, when the round
+// trip is under ShortRTT and no buffer was the limit: on loopback or a
+// LAN a flow that read as in slow start, application-bound,
+// congestion-window-bound, or held by a buffer whose flight per round
+// trip is far above the rate, ran at what the hosts' CPUs and the
+// applications give (measured on loopback: 16.9 Gbit/s, "slow start";
+// 18.9 Gbit/s with 2.4 MB in flight, "sndbuf-limited ... 24.42 Tbit/s").
+func shortPath(dir Direction, rtt time.Duration) (Limit, bool) {
+	if rtt <= 0 || rtt >= ShortRTT {
+		return Limit{}, false
+	}
+	switch f := dir.Flow; f.Verdict.Verdict {
+	case diagnose.SlowStart, diagnose.AppLimited, diagnose.Bottleneck, diagnose.Unknown:
+	case diagnose.RwndLimited, diagnose.SndbufLimited:
+		// A buffer limits a sub-millisecond path only if it is tiny: its
+		// flight per round trip must be near the rate measured.
+		if float64(f.InflightBytes)*8/rtt.Seconds() < 2*f.ThroughputBps {
+			return Limit{}, false
+		}
+	default:
+		return Limit{}, false
+	}
+	return Limit{Host: dir.Sender, Text: fmt.Sprintf("the hosts: at a round trip of %s (under %s) no buffer or window limits the flow and there is nothing to tune; "+
+		"the %s's and the %s's CPU and applications set the rate (%s)",
+		units.FormatDuration(rtt.Round(time.Microsecond)), units.FormatDuration(ShortRTT), dir.Sender, dir.Receiver, units.FormatRate(dir.ThroughputBps))}, true
 }
 
 // maxIEC prints the maximum of a "min default max" triple.
@@ -168,6 +211,11 @@ func (d *Doc) headline(dir Direction) string {
 // model's prediction for each direction with both plans applied.
 func (d *Doc) makePlans(rtt time.Duration, judged map[string][]flows.Flow) error {
 	defer d.setFixes() // with or without plans, the fixes are decided from them
+	if rtt > 0 && rtt < ShortRTT {
+		d.Notes = append(d.Notes, fmt.Sprintf("no plans: the round trip (%s) is under %s, too short a path to need tuning",
+			units.FormatDuration(rtt.Round(time.Microsecond)), units.FormatDuration(ShortRTT)))
+		return nil
+	}
 	if d.PathRateBps <= 0 || rtt <= 0 || d.Hosts.Client == nil || d.Hosts.Server == nil {
 		d.Notes = append(d.Notes, "no plans: the path's rate is "+d.PathRateBasis)
 		return nil

@@ -22,10 +22,14 @@ import (
 // the largest flight is within 25% of what the path model says the
 // sender's tcp_wmem holds, and the model has the sender's buffer, not the
 // receiver's window or the path, as the limit.
+//
+// flows.Judge makes that call itself from the socket's sk_sndbuf
+// (flows.SplitInterval); this model-based re-judgement is only the
+// fallback for samples without it (a serve older than the memory read).
 func sndbufHidden(dir Direction) bool {
 	f, m := dir.Flow, dir.Model
 	v := f.Verdict.Verdict
-	if v != diagnose.Bottleneck && v != diagnose.SlowStart {
+	if (v != diagnose.Bottleneck && v != diagnose.SlowStart) || f.SndbufBytes > 0 {
 		return false
 	}
 	rtt, minRTT := secsDur(f.RTT), secsDur(f.MinRTT)

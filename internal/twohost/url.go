@@ -12,6 +12,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -159,6 +160,9 @@ func JudgeURL(raw *URLRaw, rateBps float64) (*URLDoc, error) {
 		}
 	}
 	d.Limit = d.limit(rtt)
+	if l, ok := d.atRate(rateBps); ok {
+		d.Limit = l
+	}
 	d.Headline = fmt.Sprintf("%s in %s (%s steady), RTT %s: limited by %s", units.FormatBytes(float64(d.Bytes)), secs(d.DurationS),
 		units.FormatRate(d.SteadyBps), units.FormatDuration(rtt.Round(100*time.Microsecond)), d.Limit.Text)
 	d.planFor(rtt, rateBps)
@@ -219,6 +223,23 @@ func (d *URLDoc) limit(rtt time.Duration) Limit {
 			d.OutOfOrder, d.outOfOrderRate(), open)}
 	}
 	return Limit{Host: HostServerOrPath, Text: fmt.Sprintf("the server's send side (send buffer, congestion window, application) or the path's rate: %s; run longhaul serve there and longhaul test to tell them apart", open)}
+}
+
+// atRate: a download whose steady rate reached the rate the user gave as
+// the path's (--rate, 90% of its TCP goodput) ran at the path's rate:
+// nothing on either end held it back, whatever the window did. A
+// transfer too short to measure or with no window keeps its limit.
+func (d *URLDoc) atRate(rateBps float64) (Limit, bool) {
+	switch {
+	case rateBps <= 0, d.Limit.Host == HostTest, d.Limit.Host == "unknown":
+		return Limit{}, false
+	}
+	goodput := scenario.Goodput(rateBps)
+	if d.SteadyBps < 0.9*goodput {
+		return Limit{}, false
+	}
+	return Limit{Host: HostPath, Text: fmt.Sprintf("the path's rate, reached: the download ran at %s, what --rate %s carries as TCP (%s); nothing to fix on this host or the server",
+		units.FormatRate(d.SteadyBps), units.FormatRate(rateBps), units.FormatRate(goodput))}, true
 }
 
 // outOfOrderRate is the share of the segments that arrived out of order

@@ -50,6 +50,11 @@ func TestJudgeURL(t *testing.T) {
 		{"window open, a few out of order", urlDownload(50e6, rtt, 64<<20, 20, 3), "big", 0, HostServerOrPath, "", "send side", false},
 		{"window open, loss", urlDownload(5e6, rtt, 64<<20, 20, 500), "big", 0, HostServerOrPath, "", "out of order", false},
 		{"short", urlDownload(1e6, rtt, 64<<10, 1, 0), "big", 0, HostTest, "", "round trips", false},
+		// At the rate given as the path's: reached, not a limit of the
+		// server or the path, whether the window was open or full.
+		{"at --rate, window open", urlDownload(94e6, 50*time.Millisecond, 64<<20, 20, 0), "big", 100e6, HostPath, "", "reached", false},
+		{"at --rate, window full", urlDownload(94e6, 50*time.Millisecond, 600_000, 20, 0), "small", 100e6, HostPath, "", "nothing to fix", false},
+		{"below --rate", urlDownload(50e6, rtt, 64<<20, 20, 0), "big", 100e6, HostServerOrPath, "", "send side", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.raw.Client = big

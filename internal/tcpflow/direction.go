@@ -145,8 +145,8 @@ type direction struct {
 	// handshake (see Flow.lagFromData).
 	d           int64
 	lagFromData bool
-	hist2       []ackRec
-	hHead       int // next read position
+	acks        []ackRec // ring of histRing records, allocated on first use
+	hHead, hLen int      // oldest unread record and the number unread
 	cur         ackRec
 
 	tl diagnose.Timeline
@@ -393,26 +393,24 @@ func (d *direction) record(t int64) {
 		d.cur = rec
 		return
 	}
-	if d.hist2 == nil {
-		d.hist2 = make([]ackRec, 0, histRing)
+	if d.acks == nil {
+		d.acks = make([]ackRec, histRing)
 	}
-	n := len(d.hist2)
 	// Thin to about 128 records per D: overwrite a record younger than D/128.
-	if n > d.hHead && t-d.hist2[n-1].t < d.d/128 {
-		d.hist2[n-1] = rec
-		return
-	}
-	if n == cap(d.hist2) {
-		// Compact: drop what the read position has passed.
-		k := copy(d.hist2, d.hist2[d.hHead:])
-		d.hist2, d.hHead = d.hist2[:k], 0
-		if k == cap(d.hist2) {
-			// Still full: the oldest record goes.
-			copy(d.hist2, d.hist2[1:])
-			d.hist2 = d.hist2[:k-1]
+	if d.hLen > 0 {
+		last := &d.acks[(d.hHead+d.hLen-1)%histRing]
+		if t-last.t < d.d/128 {
+			*last = rec
+			return
 		}
 	}
-	d.hist2 = append(d.hist2, rec)
+	if d.hLen == histRing {
+		// Full: the oldest record goes.
+		d.hHead = (d.hHead + 1) % histRing
+		d.hLen--
+	}
+	d.acks[(d.hHead+d.hLen)%histRing] = rec
+	d.hLen++
 }
 
 // view returns the receiver's feedback as the sender knew it at time t.
@@ -421,12 +419,24 @@ func (d *direction) view(t int64) ackRec {
 	if d.d <= 0 {
 		return ackRec{t, d.sndUna, d.rwnd, d.sacked}
 	}
-	at := t - d.d
-	for d.hHead < len(d.hist2) && d.hist2[d.hHead].t <= at {
-		d.cur = d.hist2[d.hHead]
-		d.hHead++
+	for at := t - d.d; ; {
+		r, ok := d.next(at)
+		if !ok {
+			return d.cur
+		}
+		d.cur = r
 	}
-	return d.cur
+}
+
+// next takes the oldest unread record if it is at or before at.
+func (d *direction) next(at int64) (ackRec, bool) {
+	if d.hLen == 0 || d.acks[d.hHead].t > at {
+		return ackRec{}, false
+	}
+	r := d.acks[d.hHead]
+	d.hHead = (d.hHead + 1) % histRing
+	d.hLen--
+	return r, true
 }
 
 // segsOf is how many segments of mss bytes n bytes of payload make

@@ -548,9 +548,11 @@ func (f *Flow) catchUp(d *direction, t int64) {
 		d.view(t)
 		return
 	}
-	for d.hHead < len(d.hist2) && d.hist2[d.hHead].t <= at {
-		r := d.hist2[d.hHead]
-		d.hHead++
+	for {
+		r, ok := d.next(at)
+		if !ok {
+			return
+		}
 		changed := r.ack != d.cur.ack || r.sacked != d.cur.sacked || r.rwnd != d.cur.rwnd
 		d.cur = r
 		if when := r.t + d.d; changed && when > d.prevSampleT {

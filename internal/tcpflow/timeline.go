@@ -1,0 +1,109 @@
+// The sender's view over time: a sample of what it had sent and what
+// it knew of the receiver's feedback, at each packet and each ACK's
+// arrival at a sender away from the capture.
+
+package tcpflow
+
+import (
+	"time"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
+)
+
+// rtt is the best path RTT estimate for direction d: the sender's lag
+// plus the data-to-ACK time at the capture point, or the handshake.
+func (f *Flow) rtt(d *direction) time.Duration {
+	if d.rttN > 0 {
+		return time.Duration(d.d + d.srtt)
+	}
+	if h1, h2, ok := f.halves(); ok {
+		return time.Duration(h1 + h2)
+	}
+	return 0
+}
+
+// sample adds the sender's view of direction d at time t to its timeline.
+func (f *Flow) sample(d *direction, t int64) {
+	if d.d > 0 {
+		f.catchUp(d, t)
+	}
+	f.addSample(d, t, d.sndMax, d.view(t))
+	d.prevSent, d.sampled = d.sndMax, true
+}
+
+// catchUp adds a sample at every instant between the previous sample
+// and t when the sender's view changed: an ACK seen at the capture at r.t
+// reaches a sender away from the capture d.d later, when no packet may
+// be captured; without these samples the time between would keep the
+// state of before the ACK (a sender that got its last ACK and went idle
+// would look busy until its next packet).
+func (f *Flow) catchUp(d *direction, t int64) {
+	at := t - d.d
+	if !d.sampled {
+		// Nothing before the first sample: skip what the sender knew.
+		d.view(t)
+		return
+	}
+	for {
+		r, ok := d.next(at)
+		if !ok {
+			return
+		}
+		changed := r.ack != d.cur.ack || r.sacked != d.cur.sacked || r.rwnd != d.cur.rwnd
+		d.cur = r
+		if when := r.t + d.d; changed && when > d.prevSampleT {
+			f.addSample(d, when, d.prevSent, r)
+		}
+	}
+}
+
+// addSample adds the sender's state at t (sent bytes, the receiver's
+// feedback as the sender knew it) to the direction's timeline.
+func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
+	infl := max(sent-v.ack-v.sacked, 0)
+	if v.rwnd >= 0 && d.maxRwnd > 0 && infl > d.maxRwnd {
+		// The sender cannot have had more out than it was ever offered:
+		// the excess is the error of the lag estimate (data bunched on
+		// the way to the capture).
+		infl = d.maxRwnd
+	}
+	s := diagnose.Sample{
+		T:          time.Duration(t - f.start),
+		Sent:       sent,
+		Delivered:  v.ack,
+		Inflight:   infl,
+		Rwnd:       v.rwnd,
+		RTT:        f.rtt(d),
+		Retrans:    d.retrans - d.spurious,
+		InRecovery: d.recovery,
+	}
+	if v.rwnd < 0 {
+		s.RwndLowerBound = int64(d.raw) << d.lb
+	}
+	mss := d.effMSS()
+	d.tl.MSS = int(mss)
+	s.TimeoutRecovery = d.recovery && d.rtoRecovery
+	s.Stalled = d.rtoRun > 0 && d.rtoLastT == t
+	s.SendGap = infl > 0 && d.ackAdvT > d.lastNewT && f.sendGap(d, t, infl, v.rwnd, mss, int64(s.RTT))
+	s.Turn = d.turnT == t
+	d.tl.AddSample(&s)
+	d.prevSampleT = t
+}
+
+// sendGap reports whether the sender, since the previous sample, sat
+// with data in flight and room in the receiver's window after an ACK had
+// freed room in its congestion window, and sent nothing new for longer
+// than it takes a sender with data to answer an ACK (a quarter RTT, 1 ms,
+// two clock ticks): it had nothing to send. This is evidence that
+// persists; the size of the last segment is not (real senders mix sizes:
+// TSO remainders, TLS records, MSS-sized options).
+func (f *Flow) sendGap(d *direction, t, infl, rwnd, mss, rtt int64) bool {
+	if infl <= 0 || d.recovery || d.ackAdvT <= d.lastNewT || d.prevSampleT < d.ackAdvT {
+		return false
+	}
+	if rwnd >= 0 && infl >= rwnd-mss {
+		return false
+	}
+	wait := t - (d.ackAdvT + d.d)
+	return wait > max(int64(time.Millisecond), rtt/4) && wait > 2*int64(f.clk.tick())
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/emupath"
@@ -32,7 +33,7 @@ func runCheck(ctx context.Context, a emulateArgs, l emupath.Link, stderr io.Writ
 		return err
 	}
 	printLinkStats(stderr, res.Stats)
-	v := res.Judge(l.RTT(), l.Down.RateBps)
+	v := res.Judge(l)
 	printCheck(stderr, l, buf, res, v)
 	if !v.OK() {
 		return errors.New("emulate --check: the path does not match its configuration (see above)")
@@ -49,12 +50,20 @@ func printCheck(w io.Writer, l emupath.Link, buf int64, res emupath.CheckResult,
 	}
 	rtt := l.RTT()
 	fmt.Fprintf(w, "longhaul: self-test (%d UDP probes, one TCP download for %s, buffers %s)\n", len(res.RTTs), units.FormatDuration(res.Duration), units.FormatIEC(float64(buf)))
+	configured := units.FormatDuration(rtt)
+	if v.ExpectedRTT != rtt {
+		configured += " (mean " + units.FormatDuration(v.ExpectedRTT) + " with reordering)"
+	}
 	fmt.Fprintf(w, "  rtt      configured %-12s measured mean %s, p99 %s (error %+.3f ms)  %s\n",
-		units.FormatDuration(rtt), units.FormatDuration(v.MeanRTT), units.FormatDuration(v.P99RTT), float64(v.RTTError)/1e6, verdict(v.RTTOK))
-	if v.CeilingBps > 0 {
+		configured, units.FormatDuration(v.MeanRTT), units.FormatDuration(v.P99RTT), float64(v.RTTError)/1e6, verdict(v.RTTOK))
+	switch {
+	case len(v.NotJudged) > 0:
+		fmt.Fprintf(w, "  goodput  measured %s, not judged: the down direction has %s on purpose\n",
+			units.FormatRate(res.Goodput), strings.Join(v.NotJudged, ", "))
+	case v.CeilingBps > 0:
 		fmt.Fprintf(w, "  goodput  ceiling %-15s measured %s (%.1f%%)  %s\n",
 			units.FormatRate(v.CeilingBps), units.FormatRate(res.Goodput), 100*res.Goodput/v.CeilingBps, verdict(v.GoodputOK))
-	} else {
+	default:
 		fmt.Fprintf(w, "  goodput  unlimited rate: measured %s (window-bound: %s buffers at %s allow %s)\n",
 			units.FormatRate(res.Goodput), units.FormatIEC(float64(buf)), units.FormatDuration(rtt),
 			units.FormatRate(pathmodel.WindowCeiling(float64(buf)*pathmodel.DefaultScalingRatio, rtt)))

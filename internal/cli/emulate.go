@@ -46,6 +46,9 @@ type dirFlags struct {
 	outages emupath.Outages
 	queue   emupath.Queue
 	jitter  units.Duration
+	policer emupath.Policer
+	reorder emupath.Reorder
+	sched   emupath.Schedule
 }
 
 func newDirFlags() dirFlags {
@@ -57,6 +60,9 @@ func (d *dirFlags) register(f *pflag.FlagSet, prefix, what string) {
 	f.Var(&d.loss, prefix+"loss", "random loss per segment"+what+", e.g. 0.1%")
 	f.Var(&d.burst, prefix+"burst-loss", "loss in bursts (Gilbert-Elliott)"+what+": MEAN/BURST, e.g. 1%/8 (1% of segments, lost 8 in a row on average)")
 	f.Var(&d.outages, prefix+"outage", "drop everything"+what+" for DURATION@START after the start, e.g. 1s@5s (comma-separated list)")
+	f.Var(&d.policer, prefix+"policer", "token-bucket policer that drops the excess without a queue"+what+": RATE/BURST, e.g. 50Mbit/s/64KB")
+	f.Var(&d.reorder, prefix+"reorder", "hold back a share of packets, as a LAG or multipath path does"+what+": SHARE/EXTRA, e.g. 1%/5ms")
+	f.Var(&d.sched, prefix+"rate-schedule", "change the rate over time"+what+": RATE@AT list, e.g. 20Mbit/s@5s,100Mbit/s@10s (needs a rate)")
 	f.Var(&d.queue, prefix+"queue", "bottleneck queue"+what+": bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp; at least 100 packets)")
 	f.Var(&d.jitter, prefix+"jitter", "extra one-way delay"+what+", uniform in [0, jitter], without reordering")
 }
@@ -156,12 +162,15 @@ func (d dirFlags) resolve(both dirFlags) emupath.Direction {
 		q = d.queue
 	}
 	out := emupath.Direction{
-		RateBps: pick(d.rate.IsSet(), d.rate.Bps, both.rate.Bps),
-		Loss:    pick(d.loss.IsSet(), d.loss.F, both.loss.F),
-		Burst:   pick(d.burst.Mean > 0, d.burst, both.burst),
-		Outages: pick(d.outages != nil, d.outages, both.outages),
-		Jitter:  pick(d.jitter.IsSet(), d.jitter.D, both.jitter.D),
-		Queue:   q,
+		RateBps:  pick(d.rate.IsSet(), d.rate.Bps, both.rate.Bps),
+		Loss:     pick(d.loss.IsSet(), d.loss.F, both.loss.F),
+		Burst:    pick(d.burst.Mean > 0, d.burst, both.burst),
+		Outages:  pick(d.outages != nil, d.outages, both.outages),
+		Jitter:   pick(d.jitter.IsSet(), d.jitter.D, both.jitter.D),
+		Queue:    q,
+		Policer:  pick(d.policer.Enabled(), d.policer, both.policer),
+		Reorder:  pick(d.reorder.Enabled(), d.reorder, both.reorder),
+		Schedule: pick(d.sched != nil, d.sched, both.sched),
 	}
 	if d.burst.Mean > 0 && !d.loss.IsSet() {
 		out.Loss = 0 // this direction's burst loss replaces the both-directions random loss

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/emu"
+	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/topo"
 )
@@ -59,16 +60,33 @@ type CheckVerdict struct {
 	// on an unlimited link, where goodput is not judged.
 	CeilingBps float64
 	GoodputOK  bool
-	EmulatorOK bool
+	// NotJudged says why goodput was not judged: the down direction is
+	// impaired on purpose (its impairments listed).
+	NotJudged []string
+	// ExpectedRTT is the configured RTT plus the mean extra delay of
+	// reordering.
+	ExpectedRTT time.Duration
+	EmulatorOK  bool
 }
 
 // OK reports whether every part passed.
 func (v CheckVerdict) OK() bool { return v.RTTOK && v.GoodputOK && v.EmulatorOK }
 
-// Judge compares the measurement with the configured RTT and rate.
-func (r CheckResult) Judge(rtt time.Duration, downRateBps float64) CheckVerdict {
+// Judge compares the measurement with the link's configuration: the
+// RTT (with reordering's mean extra delay) and, on a down direction that
+// is not impaired on purpose, the goodput of its rate.
+func (r CheckResult) Judge(l Link) CheckVerdict {
 	rtts := slices.Sorted(slices.Values(r.RTTs))
-	var v CheckVerdict
+	v := CheckVerdict{ExpectedRTT: l.RTT()}
+	up, down, err := l.Configs()
+	if err != nil {
+		v.NotJudged = []string{err.Error()}
+	}
+	v.NotJudged = append(v.NotJudged, down.Impairments()...)
+	for _, c := range []linkemu.Config{up, down} {
+		v.ExpectedRTT += time.Duration(c.Reorder.Share * float64(c.Reorder.Extra))
+	}
+	rtt, downRateBps := v.ExpectedRTT, l.Down.RateBps
 	if len(rtts) > 0 {
 		var sum time.Duration
 		for _, x := range rtts {
@@ -80,7 +98,7 @@ func (r CheckResult) Judge(rtt time.Duration, downRateBps float64) CheckVerdict 
 		v.RTTOK = v.RTTError >= -CheckRTTTolerance && v.RTTError <= CheckRTTTolerance
 	}
 	v.GoodputOK = true
-	if downRateBps > 0 {
+	if downRateBps > 0 && len(v.NotJudged) == 0 {
 		const mtu = 1500
 		v.CeilingBps = downRateBps * float64(mtu-52) / float64(mtu+38)
 		v.GoodputOK = r.Goodput >= CheckGoodputShare*v.CeilingBps

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/longhaul/longhaul/internal/emu"
+	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/sysctl"
 	"github.com/longhaul/longhaul/internal/topo"
@@ -85,8 +87,17 @@ func (p *Path) readCC() {
 // Describe is the one-line summary of a running path.
 func (p *Path) Describe() string {
 	cl, sv := p.Topo.Client(), p.Topo.Server()
-	return fmt.Sprintf("client %s (netns %s) <-> server %s (netns %s), rtt %s, rate %s, congestion control %s",
+	s := fmt.Sprintf("client %s (netns %s) <-> server %s (netns %s), rtt %s, rate %s, congestion control %s",
 		cl.Addr, cl.Netns, sv.Addr, sv.Netns, units.FormatDuration(p.Spec.RTT), RateText(p.Spec.Up.RateBps, p.Spec.Down.RateBps), p.CC)
+	for _, d := range []struct {
+		name string
+		c    linkemu.Config
+	}{{"up", p.Spec.Up}, {"down", p.Spec.Down}} {
+		if imp := d.c.Impairments(); len(imp) > 0 {
+			s += "; " + d.name + ": " + strings.Join(imp, ", ")
+		}
+	}
+	return s
 }
 
 // Close stops the emulator, removes the topology and restores what was

@@ -48,6 +48,11 @@ type Direction struct {
 	Burst   Burst         // or loss in bursts
 	Outages Outages       // intervals that drop everything
 	Queue   Queue         // the bottleneck queue; only with a rate
+	Policer Policer       // a token bucket that drops the excess
+	Reorder Reorder       // a share of packets held back
+	// Schedule changes RateBps over time; the queue stays sized for
+	// RateBps.
+	Schedule Schedule
 }
 
 // Link is both directions: Up is client -> server.
@@ -80,7 +85,8 @@ func (l Link) Configs() (up, down linkemu.Config, err error) {
 }
 
 func (d Direction) config(rtt time.Duration, seed int64) (linkemu.Config, error) {
-	c := linkemu.Config{Delay: d.Delay, Jitter: d.Jitter, RateBps: d.RateBps, Seed: seed, Outages: d.Outages}
+	c := linkemu.Config{Delay: d.Delay, Jitter: d.Jitter, RateBps: d.RateBps, Seed: seed, Outages: d.Outages,
+		Policer: d.Policer.Policer, Reorder: d.Reorder.Reorder, Schedule: d.Schedule}
 	loss, err := d.lossModel()
 	if err != nil {
 		return c, err

@@ -59,16 +59,31 @@ func TestLinkConfigs(t *testing.T) {
 
 func TestCheckJudge(t *testing.T) {
 	r := CheckResult{RTTs: []time.Duration{200300 * time.Microsecond, 200500 * time.Microsecond}, Goodput: 930e6}
-	v := r.Judge(200*time.Millisecond, 1e9)
+	path := Symmetric(200*time.Millisecond, 1e9, 0, 0, 1)
+	v := r.Judge(path)
 	if !v.OK() || v.MeanRTT != 200400*time.Microsecond || v.CeilingBps < 940e6 || v.CeilingBps > 942e6 {
 		t.Errorf("good path judged %+v", v)
 	}
 	r.Goodput = 500e6
-	if v := r.Judge(200*time.Millisecond, 1e9); v.GoodputOK || v.OK() {
+	if v := r.Judge(path); v.GoodputOK || v.OK() {
 		t.Errorf("half the goodput passed: %+v", v)
 	}
+	// A policed down direction: goodput is not judged, and says why.
+	policed := path
+	policed.Down.Policer.Policer = linkemu.Policer{RateBps: 1e8, Burst: 1 << 16}
+	if v := r.Judge(policed); !v.GoodputOK || v.CeilingBps != 0 || len(v.NotJudged) != 1 || !strings.HasPrefix(v.NotJudged[0], "policer 100 Mbit/s") {
+		t.Errorf("policed path judged %+v", v)
+	}
+	// Reordering 10% of packets by 20 ms each way adds 4 ms to the mean.
+	reordered := path
+	reordered.Up.Reorder.Reorder = linkemu.Reorder{Share: 0.1, Extra: 20 * time.Millisecond}
+	reordered.Down.Reorder = reordered.Up.Reorder
+	r.RTTs = []time.Duration{204 * time.Millisecond}
+	if v := r.Judge(reordered); !v.RTTOK || v.ExpectedRTT != 204*time.Millisecond {
+		t.Errorf("reordered path's RTT judged %+v", v)
+	}
 	r.RTTs = []time.Duration{203 * time.Millisecond}
-	if v := r.Judge(200*time.Millisecond, 0); v.RTTOK || !v.GoodputOK {
+	if v := r.Judge(Symmetric(200*time.Millisecond, 0, 0, 0, 1)); v.RTTOK || !v.GoodputOK {
 		t.Errorf("3 ms RTT error passed, or unlimited goodput judged: %+v", v)
 	}
 }

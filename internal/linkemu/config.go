@@ -50,6 +50,14 @@ type Config struct {
 	Loss LossModel
 	// Outages drop every segment for their interval (counted as loss).
 	Outages []Outage
+	// Policer drops what exceeds a token bucket at the link's entry
+	// (before the queue); the zero value polices nothing.
+	Policer Policer
+	// Reorder holds back a share of packets by an extra delay.
+	Reorder Reorder
+	// Schedule changes RateBps over time (RateBps holds until the first
+	// step); it needs RateBps > 0. The queue limits stay as set.
+	Schedule []RateStep
 	// Seed seeds the deterministic random sources (loss and jitter).
 	Seed int64
 	// MaxLateness is the delivery lateness (reported with Link.Delivered)
@@ -109,7 +117,10 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	return validOutages(c.Outages)
+	if err := validOutages(c.Outages); err != nil {
+		return err
+	}
+	return c.validKnobs()
 }
 
 // MinBDPQueue floors a BDP-sized queue at 100 full-size packets on the

@@ -1,6 +1,7 @@
 // Package linkemu is the pure model of one direction of an emulated long
 // path: propagation delay, jitter without reordering, a rate-limited
-// serializer, a drop-tail bottleneck queue and random loss. It does no I/O,
+// serializer (its rate optionally on a schedule), a drop-tail bottleneck
+// queue, a token-bucket policer, reordering and random loss. It does no I/O,
 // starts no goroutines and never reads the clock: every call takes the
 // current time as a time.Duration offset from an epoch the caller chooses
 // (typically time.Since(start) on the monotonic clock), and the same inputs
@@ -56,11 +57,22 @@
 //     [0, Jitter], but its due time is clamped to be no earlier than the
 //     previous one: jitter never reorders. Because delay is constant and
 //     jitter is clamped, due times are monotonic and a ring FIFO is enough
-//     for the pending deliveries (lesson 3). A consequence of the clamp:
+//     for the pending deliveries (lesson 3); Reorder adds a second one. A consequence of the clamp:
 //     when packets are much closer together than Jitter, each due time is
 //     the running maximum of recent draws, so jitter then adds close to
 //     Jitter to every packet (more delay, little variation) rather than
 //     spreading them.
+//
+//   - Path failures. A Policer is a token bucket checked per segment after
+//     loss and before the queue: a segment passes when the bucket holds
+//     its wire bytes, else it is dropped (DropCounts.Policer) without
+//     consuming serialization time; the bucket starts full. A Schedule
+//     changes the serializer's rate at set times; a segment's departure is
+//     fixed when the queue takes it, so what is queued at a step leaves at
+//     the old rate. Reorder holds a share of packets (decided per packet,
+//     all runs of a split packet together) back by an extra delay: they
+//     go to a second FIFO, also in due order because the extra delay is
+//     constant, and PopDue takes from whichever FIFO is due first.
 //
 //   - Lesson 2, bounded emulator lateness. The pending-delivery FIFO is
 //     bounded by Config.MaxPending packets; a packet arriving while it is

@@ -42,11 +42,12 @@ type Run struct {
 type DropCounts struct {
 	Queue    int // drop-tail bottleneck queue full
 	Loss     int // random loss (Config.Loss) and outages (Config.Outages)
+	Policer  int // over the policer's token bucket (Config.Policer)
 	Overload int // the model's pending FIFO was full (emulator overload)
 }
 
 // Total is the number of segments dropped for any cause.
-func (d DropCounts) Total() int { return d.Queue + d.Loss + d.Overload }
+func (d DropCounts) Total() int { return d.Queue + d.Loss + d.Policer + d.Overload }
 
 // Verdict is the fate of a packet. All times are time.Duration offsets from
 // the epoch of the now values passed to the Link.
@@ -99,6 +100,9 @@ type Link struct {
 	loss    LossProcess
 	lossRNG *rand.Rand
 	jitRNG  *rand.Rand
+	reorRNG *rand.Rand
+	bucket  bucket // the policer's tokens
+	step    int    // the next rate step of the schedule
 
 	lastNow  time.Duration
 	freeAtPs int64         // virtual "link free at" clock, picoseconds
@@ -108,7 +112,8 @@ type Link struct {
 	queuedBytes int64
 	queuedSegs  int
 
-	pending     ring[pendingEntry]
+	pending     ring[pendingEntry] // in due order
+	late        ring[pendingEntry] // held back by Reorder, in due order
 	pendingPkts int
 
 	st       Stats
@@ -129,6 +134,8 @@ func New(c Config) (*Link, error) {
 		maxPending:  c.MaxPending,
 		lossRNG:     rand.New(rand.NewPCG(uint64(c.Seed), 0x6c6f7373)), // "loss"
 		jitRNG:      rand.New(rand.NewPCG(uint64(c.Seed), 0x6a697474)), // "jitt"
+		reorRNG:     rand.New(rand.NewPCG(uint64(c.Seed), 0x72656f72)), // "reor"
+		bucket:      bucket{tokens: float64(c.Policer.Burst)},
 	}
 	if c.RateBps > 0 {
 		l.psPerByte = 8e12 / c.RateBps
@@ -192,6 +199,7 @@ func (l *Link) Enqueue(now time.Duration, p Packet, handle uint64) Verdict {
 	limited := l.psPerByte > 0
 	if limited {
 		l.drain(nowPs)
+		l.reschedule(now)
 	}
 
 	if len(l.cfg.Outages) > 0 && l.inOutage(now) {
@@ -207,6 +215,8 @@ func (l *Link) Enqueue(now time.Duration, p Packet, handle uint64) Verdict {
 		wire := int64(p.segIP(i) + l.overhead)
 		if l.loss != nil && l.loss.Lost(l.lossRNG) {
 			v.Drops.Loss++
+		} else if l.cfg.Policer.Enabled() && !l.bucket.take(l.cfg.Policer, now, wire) {
+			v.Drops.Policer++
 		} else if limited && l.queueFull(wire) {
 			v.Drops.Queue++
 		} else {
@@ -231,6 +241,7 @@ func (l *Link) Enqueue(now time.Duration, p Packet, handle uint64) Verdict {
 	dropped := v.Drops.Total()
 	l.st.DropsLoss += int64(v.Drops.Loss)
 	l.st.DropsQueue += int64(v.Drops.Queue)
+	l.st.DropsPolicer += int64(v.Drops.Policer)
 	if accepted == 0 {
 		return v
 	}
@@ -238,19 +249,27 @@ func (l *Link) Enqueue(now time.Duration, p Packet, handle uint64) Verdict {
 	l.st.Segments += int64(accepted)
 	l.pendingPkts++
 
+	// A held-back packet goes, all its runs, to the late ring: each ring
+	// stays in due order, and the runs of one handle stay in order.
+	q, extra := &l.pending, time.Duration(0)
+	if l.held() {
+		q, extra = &l.late, l.cfg.Reorder.Extra
+		l.st.Reordered++
+	}
 	if dropped == 0 {
 		v.Whole = true
-		v.Due = l.due(runFinPs)
-		l.pending.push(pendingEntry{due: v.Due, handle: handle, final: true})
+		v.Due = l.due(runFinPs) + extra
+		q.push(pendingEntry{due: v.Due, handle: handle, final: true})
 		return v
 	}
 	if runStart >= 0 {
 		v.Keep = append(v.Keep, Run{First: runStart, Count: nseg - runStart, Due: l.due(runFinPs)})
 	}
-	v.Due = v.Keep[len(v.Keep)-1].Due
-	for i, r := range v.Keep {
-		l.pending.push(pendingEntry{due: r.Due, handle: handle, keep: v.Keep, idx: i, final: i == len(v.Keep)-1})
+	for i := range v.Keep {
+		v.Keep[i].Due += extra
+		q.push(pendingEntry{due: v.Keep[i].Due, handle: handle, keep: v.Keep, idx: i, final: i == len(v.Keep)-1})
 	}
+	v.Due = v.Keep[len(v.Keep)-1].Due
 	return v
 }
 
@@ -294,20 +313,22 @@ func (l *Link) due(finPs int64) time.Duration {
 
 // NextDue returns the due time of the oldest pending packet (or run).
 func (l *Link) NextDue() (due time.Duration, ok bool) {
-	if l.pending.len() == 0 {
+	q := l.front()
+	if q.len() == 0 {
 		return 0, false
 	}
-	return l.pending.front().due, true
+	return q.front().due, true
 }
 
 // PopDue removes and returns the oldest pending packet (or run of a split
 // packet) if it is due at now (due <= now). See Verdict for what v holds.
 // It does not allocate.
 func (l *Link) PopDue(now time.Duration) (handle uint64, v Verdict, ok bool) {
-	if l.pending.len() == 0 || l.pending.front().due > now {
+	q := l.front()
+	if q.len() == 0 || q.front().due > now {
 		return 0, Verdict{}, false
 	}
-	e := l.pending.pop()
+	e := q.pop()
 	v = Verdict{Due: e.due, Whole: e.keep == nil, Final: e.final}
 	if e.keep != nil {
 		v.Keep = e.keep[e.idx : e.idx+1 : e.idx+1]

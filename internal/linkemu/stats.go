@@ -16,7 +16,9 @@ type Stats struct {
 	// overhead included).
 	Packets, Segments, Bytes int64
 	// Dropped segments by cause.
-	DropsQueue, DropsLoss, DropsOverload int64
+	DropsQueue, DropsLoss, DropsPolicer, DropsOverload int64
+	// Reordered counts packets held back by Config.Reorder.
+	Reordered int64
 	// Peak bottleneck queue occupancy, in wire bytes and in segments.
 	QueuePeakBytes   int64
 	QueuePeakPackets int
@@ -49,6 +51,8 @@ type StatsJSON struct {
 	Bytes            int64         `json:"bytes"`
 	DropsQueue       int64         `json:"drops_queue"`
 	DropsLoss        int64         `json:"drops_loss"`
+	DropsPolicer     int64         `json:"drops_policer"`
+	Reordered        int64         `json:"reordered"`
 	DropsOverload    int64         `json:"drops_overload"`
 	QueuePeakBytes   int64         `json:"queue_peak_bytes"`
 	QueuePeakPackets int           `json:"queue_peak_packets"`
@@ -69,7 +73,7 @@ type StatsJSON struct {
 func (s Stats) JSON() StatsJSON {
 	return StatsJSON{
 		Packets: s.Packets, Segments: s.Segments, Bytes: s.Bytes,
-		DropsQueue: s.DropsQueue, DropsLoss: s.DropsLoss, DropsOverload: s.DropsOverload,
+		DropsQueue: s.DropsQueue, DropsLoss: s.DropsLoss, DropsPolicer: s.DropsPolicer, DropsOverload: s.DropsOverload, Reordered: s.Reordered,
 		QueuePeakBytes: s.QueuePeakBytes, QueuePeakPackets: s.QueuePeakPackets, Delivered: s.Delivered,
 		LatenessP50: units.Seconds(s.LatenessP50), LatenessP99: units.Seconds(s.LatenessP99), LatenessMax: units.Seconds(s.LatenessMax),
 		LateOverMax: s.LateOverMax,
@@ -90,7 +94,7 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 	}
 	*s = Stats{
 		Packets: j.Packets, Segments: j.Segments, Bytes: j.Bytes,
-		DropsQueue: j.DropsQueue, DropsLoss: j.DropsLoss, DropsOverload: j.DropsOverload,
+		DropsQueue: j.DropsQueue, DropsLoss: j.DropsLoss, DropsPolicer: j.DropsPolicer, DropsOverload: j.DropsOverload, Reordered: j.Reordered,
 		QueuePeakBytes: j.QueuePeakBytes, QueuePeakPackets: j.QueuePeakPackets, Delivered: j.Delivered,
 		LatenessP50: time.Duration(j.LatenessP50), LatenessP99: time.Duration(j.LatenessP99), LatenessMax: time.Duration(j.LatenessMax),
 		LateOverMax: j.LateOverMax,

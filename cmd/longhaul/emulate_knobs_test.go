@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// iperf3Down runs a 5 s iperf3 download (server -> client) over an
+// emulated path with extra emulate flags and returns the receiver's rate
+// and the emulator's down-direction statistics.
+func iperf3Down(t *testing.T, flags ...string) (bps float64, down map[string]any) {
+	t.Helper()
+	bin, prefix := emulateEnv(t, "iperf3")
+	stats := filepath.Join(t.TempDir(), "stats.json")
+	args := append([]string{"emulate", "--prefix", prefix, "--rtt", "20ms", "--stats-json", stats,
+		"--server-sysctl", "net.ipv4.tcp_wmem=4096 16384 8388608", "--client-sysctl", "net.ipv4.tcp_rmem=4096 131072 8388608"}, flags...)
+	args = append(args, "--server", "iperf3 -s -1", "--", "iperf3", "-c", "198.18.0.2", "-R", "-t", "5", "-J")
+	out, errOut, code := exe(t, bin, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		End struct {
+			Received struct {
+				Bps float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("iperf3 -J: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(stats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ Down map[string]any }
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf("--stats-json: %v\n%s", err, b)
+	}
+	if st.Down["overloaded"] == true {
+		t.Skipf("the emulator was overloaded (a noisy machine): %s", b)
+	}
+	return doc.End.Received.Bps, st.Down
+}
+
+// A 10 Mbit/s policer on a 100 Mbit/s link: TCP gets at most the
+// policer's rate (its goodput share), the excess is dropped by the
+// policer and not by the queue.
+func TestIntegrationEmulatePolicer(t *testing.T) {
+	bps, down := iperf3Down(t, "--rate", "100Mbit/s", "--down-policer", "10Mbit/s/32KB")
+	if ceiling := 10e6 * 1448 / 1538 * 1.05; bps > ceiling || bps < 2e6 {
+		t.Errorf("iperf3 got %.2f Mbit/s through a 10 Mbit/s policer", bps/1e6)
+	}
+	if down["drops_policer"].(float64) == 0 || down["drops_queue"].(float64) != 0 {
+		t.Errorf("drops: policer %v, queue %v", down["drops_policer"], down["drops_queue"])
+	}
+	t.Logf("%.2f Mbit/s through the policer; %v segments policed", bps/1e6, down["drops_policer"])
+}
+
+// Reordering 2% of packets by 5 ms: they are counted, and the transfer
+// still runs (TCP takes them as reordering, not loss, once it learns).
+func TestIntegrationEmulateReorder(t *testing.T) {
+	bps, down := iperf3Down(t, "--rate", "50Mbit/s", "--down-reorder", "2%/5ms")
+	if down["reordered"].(float64) == 0 {
+		t.Errorf("no packet reordered: %v", down)
+	}
+	if bps < 1e6 {
+		t.Errorf("iperf3 got %.2f Mbit/s", bps/1e6)
+	}
+	t.Logf("%.2f Mbit/s with %v packets reordered", bps/1e6, down["reordered"])
+}

@@ -1,0 +1,66 @@
+package emupath
+
+import (
+	"strings"
+
+	"github.com/longhaul/longhaul/internal/linkemu"
+)
+
+// Policer is a direction's token-bucket policer as a pflag.Value:
+// "50Mbit/s/64KB" (RATE/BURST).
+type Policer struct{ linkemu.Policer }
+
+// Set parses RATE/BURST.
+func (p *Policer) Set(s string) error {
+	v, err := linkemu.ParsePolicer(s)
+	if err != nil {
+		return err
+	}
+	p.Policer = v
+	return nil
+}
+
+// Type names the value in help text.
+func (p *Policer) Type() string { return "rate/burst" }
+
+// Reorder is a direction's reordering as a pflag.Value: "1%/5ms"
+// (SHARE/EXTRA).
+type Reorder struct{ linkemu.Reorder }
+
+// Set parses SHARE/EXTRA.
+func (r *Reorder) Set(s string) error {
+	v, err := linkemu.ParseReorder(s)
+	if err != nil {
+		return err
+	}
+	r.Reorder = v
+	return nil
+}
+
+// Type names the value in help text.
+func (r *Reorder) Type() string { return "share/extra" }
+
+// Schedule is a direction's rate over time as a pflag.Value:
+// "20Mbit/s@5s,100Mbit/s@10s" (RATE@AT after the start).
+type Schedule []linkemu.RateStep
+
+// Set parses a comma-separated list.
+func (s *Schedule) Set(v string) error {
+	steps, err := linkemu.ParseSchedule(v)
+	if err != nil {
+		return err
+	}
+	*s = steps
+	return nil
+}
+
+func (s *Schedule) String() string {
+	parts := make([]string, len(*s))
+	for i, x := range *s {
+		parts[i] = x.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// Type names the value in help text.
+func (s *Schedule) Type() string { return "schedule" }

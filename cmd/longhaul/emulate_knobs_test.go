@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// iperf3Down runs a 5 s iperf3 download (server -> client) over an
-// emulated path with extra emulate flags and returns the receiver's rate
-// and the emulator's down-direction statistics.
-func iperf3Down(t *testing.T, flags ...string) (bps float64, down map[string]any) {
+// iperf3Down runs a 5 s iperf3 download (server -> client) over a 20 ms
+// emulated path with extra emulate flags and returns the receiver's rate,
+// the receiving socket's MSS and the emulator's statistics of each
+// direction.
+func iperf3Down(t *testing.T, flags ...string) (bps float64, mss int, up, down map[string]any) {
 	t.Helper()
 	bin, prefix := emulateEnv(t, "iperf3")
 	stats := filepath.Join(t.TempDir(), "stats.json")
@@ -22,6 +23,9 @@ func iperf3Down(t *testing.T, flags ...string) (bps float64, down map[string]any
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var doc struct {
+		Start struct {
+			MSS int `json:"tcp_mss_default"`
+		} `json:"start"`
 		End struct {
 			Received struct {
 				Bps float64 `json:"bits_per_second"`
@@ -35,21 +39,21 @@ func iperf3Down(t *testing.T, flags ...string) (bps float64, down map[string]any
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st struct{ Down map[string]any }
+	var st struct{ Up, Down map[string]any }
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatalf("--stats-json: %v\n%s", err, b)
 	}
 	if st.Down["overloaded"] == true {
 		t.Skipf("the emulator was overloaded (a noisy machine): %s", b)
 	}
-	return doc.End.Received.Bps, st.Down
+	return doc.End.Received.Bps, doc.Start.MSS, st.Up, st.Down
 }
 
 // A 10 Mbit/s policer on a 100 Mbit/s link: TCP gets at most the
 // policer's rate (its goodput share), the excess is dropped by the
 // policer and not by the queue.
 func TestIntegrationEmulatePolicer(t *testing.T) {
-	bps, down := iperf3Down(t, "--rate", "100Mbit/s", "--down-policer", "10Mbit/s/32KB")
+	bps, _, _, down := iperf3Down(t, "--rate", "100Mbit/s", "--down-policer", "10Mbit/s/32KB")
 	if ceiling := 10e6 * 1448 / 1538 * 1.05; bps > ceiling || bps < 2e6 {
 		t.Errorf("iperf3 got %.2f Mbit/s through a 10 Mbit/s policer", bps/1e6)
 	}
@@ -62,7 +66,7 @@ func TestIntegrationEmulatePolicer(t *testing.T) {
 // Reordering 2% of packets by 5 ms: they are counted, and the transfer
 // still runs (TCP takes them as reordering, not loss, once it learns).
 func TestIntegrationEmulateReorder(t *testing.T) {
-	bps, down := iperf3Down(t, "--rate", "50Mbit/s", "--down-reorder", "2%/5ms")
+	bps, _, _, down := iperf3Down(t, "--rate", "50Mbit/s", "--down-reorder", "2%/5ms")
 	if down["reordered"].(float64) == 0 {
 		t.Errorf("no packet reordered: %v", down)
 	}
@@ -70,4 +74,24 @@ func TestIntegrationEmulateReorder(t *testing.T) {
 		t.Errorf("iperf3 got %.2f Mbit/s", bps/1e6)
 	}
 	t.Logf("%.2f Mbit/s with %v packets reordered", bps/1e6, down["reordered"])
+}
+
+// A middlebox that strips the window scale option holds a transfer with
+// 8 MB buffers to 64 KB per round trip; one that clamps the MSS to 1200
+// leaves the receiver 1200 bytes less its 12 bytes of timestamps.
+func TestIntegrationEmulateMiddlebox(t *testing.T) {
+	bps, _, up, down := iperf3Down(t, "--rate", "100Mbit/s", "--middlebox", "wscale=strip")
+	if ceiling := 65535 * 8 / 0.020 * 1.05; bps > ceiling || bps < 0.5*ceiling {
+		t.Errorf("without window scaling iperf3 got %.2f Mbit/s, want about 64 KB per 20 ms (%.1f Mbit/s)", bps/1e6, ceiling/1.05/1e6)
+	}
+	// The SYNs of iperf3's control and data connections lose the option;
+	// the SYN-ACKs then carry none to strip.
+	if up["syns_rewritten"].(float64) != 2 || down["syns_rewritten"].(float64) != 0 {
+		t.Errorf("SYNs rewritten: %v up, %v down; want 2 and 0", up["syns_rewritten"], down["syns_rewritten"])
+	}
+	_, mss, _, _ := iperf3Down(t, "--rate", "100Mbit/s", "--middlebox", "mss=1200")
+	if mss != 1188 && mss != 1200 {
+		t.Errorf("MSS %d behind a 1200-byte clamp", mss)
+	}
+	t.Logf("no window scaling: %.2f Mbit/s; clamped MSS %d", bps/1e6, mss)
 }

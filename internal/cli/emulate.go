@@ -49,6 +49,7 @@ type dirFlags struct {
 	policer emupath.Policer
 	reorder emupath.Reorder
 	sched   emupath.Schedule
+	mbox    emupath.Middlebox
 }
 
 func newDirFlags() dirFlags {
@@ -63,6 +64,7 @@ func (d *dirFlags) register(f *pflag.FlagSet, prefix, what string) {
 	f.Var(&d.policer, prefix+"policer", "token-bucket policer that drops the excess without a queue"+what+": RATE/BURST, e.g. 50Mbit/s/64KB")
 	f.Var(&d.reorder, prefix+"reorder", "hold back a share of packets, as a LAG or multipath path does"+what+": SHARE/EXTRA, e.g. 1%/5ms")
 	f.Var(&d.sched, prefix+"rate-schedule", "change the rate over time"+what+": RATE@AT list, e.g. 20Mbit/s@5s,100Mbit/s@10s (needs a rate)")
+	f.Var(&d.mbox, prefix+"middlebox", "rewrite the TCP SYNs"+what+" as a firewall or load balancer does: mss=N clamps the MSS, wscale=strip removes window scaling, wscale=N changes it")
 	f.Var(&d.queue, prefix+"queue", "bottleneck queue"+what+": bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp; at least 100 packets)")
 	f.Var(&d.jitter, prefix+"jitter", "extra one-way delay"+what+", uniform in [0, jitter], without reordering")
 }
@@ -162,15 +164,16 @@ func (d dirFlags) resolve(both dirFlags) emupath.Direction {
 		q = d.queue
 	}
 	out := emupath.Direction{
-		RateBps:  pick(d.rate.IsSet(), d.rate.Bps, both.rate.Bps),
-		Loss:     pick(d.loss.IsSet(), d.loss.F, both.loss.F),
-		Burst:    pick(d.burst.Mean > 0, d.burst, both.burst),
-		Outages:  pick(d.outages != nil, d.outages, both.outages),
-		Jitter:   pick(d.jitter.IsSet(), d.jitter.D, both.jitter.D),
-		Queue:    q,
-		Policer:  pick(d.policer.Enabled(), d.policer, both.policer),
-		Reorder:  pick(d.reorder.Enabled(), d.reorder, both.reorder),
-		Schedule: pick(d.sched != nil, d.sched, both.sched),
+		RateBps:   pick(d.rate.IsSet(), d.rate.Bps, both.rate.Bps),
+		Loss:      pick(d.loss.IsSet(), d.loss.F, both.loss.F),
+		Burst:     pick(d.burst.Mean > 0, d.burst, both.burst),
+		Outages:   pick(d.outages != nil, d.outages, both.outages),
+		Jitter:    pick(d.jitter.IsSet(), d.jitter.D, both.jitter.D),
+		Queue:     q,
+		Policer:   pick(d.policer.Enabled(), d.policer, both.policer),
+		Reorder:   pick(d.reorder.Enabled(), d.reorder, both.reorder),
+		Schedule:  pick(d.sched != nil, d.sched, both.sched),
+		Middlebox: pick(d.mbox.Enabled(), d.mbox, both.mbox),
 	}
 	if d.burst.Mean > 0 && !d.loss.IsSet() {
 		out.Loss = 0 // this direction's burst loss replaces the both-directions random loss

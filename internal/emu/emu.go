@@ -54,9 +54,11 @@ type PlaneStats struct {
 	OverloadFrames int64 `json:"overload_frames"`
 	// Unparsed frames were not IPv4/IPv6 the way Inspect reads them; they
 	// are delayed as one segment of their own size.
-	Unparsed    int64 `json:"unparsed_frames"`
-	ReadErrors  int64 `json:"read_errors"`
-	WriteErrors int64 `json:"write_errors"`
+	Unparsed int64 `json:"unparsed_frames"`
+	// SYNsRewritten counts SYNs whose options the middlebox changed.
+	SYNsRewritten int64 `json:"syns_rewritten"`
+	ReadErrors    int64 `json:"read_errors"`
+	WriteErrors   int64 `json:"write_errors"`
 }
 
 // overloaded applies the validity rule: any frame the emulator itself
@@ -229,6 +231,7 @@ func (p *pipe) stats() DirStats {
 func (p *pipe) read() {
 	defer p.e.wg.Done()
 	var pkt linkemu.Packet
+	mbox := p.link.Config().Middlebox
 	for {
 		// Read straight into a pooled frame buffer: a super-packet is then
 		// held without a copy; small frames are moved to a small buffer.
@@ -258,6 +261,7 @@ func (p *pipe) read() {
 		} else {
 			info.FillPacket(&pkt)
 		}
+		rewritten := !unparsed && tun.RewriteSYN(frame, info, mbox)
 		// Hold a super-packet in the buffer it was read into; move a
 		// small frame to a small buffer so it does not pin 64 KB.
 		slot := frame
@@ -273,6 +277,9 @@ func (p *pipe) read() {
 		p.st.BytesIn += int64(n)
 		if unparsed {
 			p.st.Unparsed++
+		}
+		if rewritten {
+			p.st.SYNsRewritten++
 		}
 		if len(p.free) == 0 || p.held+int64(n) > p.maxBytes {
 			p.st.OverloadFrames++

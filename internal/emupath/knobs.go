@@ -64,3 +64,20 @@ func (s *Schedule) String() string {
 
 // Type names the value in help text.
 func (s *Schedule) Type() string { return "schedule" }
+
+// Middlebox is a direction's SYN rewriting as a pflag.Value:
+// "mss=1200,wscale=strip".
+type Middlebox struct{ linkemu.Middlebox }
+
+// Set parses the rewrite.
+func (m *Middlebox) Set(s string) error {
+	v, err := linkemu.ParseMiddlebox(s)
+	if err != nil {
+		return err
+	}
+	m.Middlebox = v
+	return nil
+}
+
+// Type names the value in help text.
+func (m *Middlebox) Type() string { return "rewrite" }

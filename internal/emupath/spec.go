@@ -53,6 +53,8 @@ type Direction struct {
 	// Schedule changes RateBps over time; the queue stays sized for
 	// RateBps.
 	Schedule Schedule
+	// Middlebox rewrites the options of the SYNs this direction carries.
+	Middlebox Middlebox
 }
 
 // Link is both directions: Up is client -> server.
@@ -86,7 +88,7 @@ func (l Link) Configs() (up, down linkemu.Config, err error) {
 
 func (d Direction) config(rtt time.Duration, seed int64) (linkemu.Config, error) {
 	c := linkemu.Config{Delay: d.Delay, Jitter: d.Jitter, RateBps: d.RateBps, Seed: seed, Outages: d.Outages,
-		Policer: d.Policer.Policer, Reorder: d.Reorder.Reorder, Schedule: d.Schedule}
+		Policer: d.Policer.Policer, Reorder: d.Reorder.Reorder, Schedule: d.Schedule, Middlebox: d.Middlebox.Middlebox}
 	loss, err := d.lossModel()
 	if err != nil {
 		return c, err

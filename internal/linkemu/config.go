@@ -58,6 +58,8 @@ type Config struct {
 	// Schedule changes RateBps over time (RateBps holds until the first
 	// step); it needs RateBps > 0. The queue limits stay as set.
 	Schedule []RateStep
+	// Middlebox rewrites the options of TCP SYNs crossing the link.
+	Middlebox Middlebox
 	// Seed seeds the deterministic random sources (loss and jitter).
 	Seed int64
 	// MaxLateness is the delivery lateness (reported with Link.Delivered)

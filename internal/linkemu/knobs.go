@@ -252,6 +252,7 @@ func (c Config) Impairments() []string {
 	add(len(c.Outages) > 0, "outages")
 	add(c.Policer.Enabled(), "policer "+c.Policer.String())
 	add(c.Reorder.Enabled(), "reordering "+c.Reorder.String())
+	add(c.Middlebox.Enabled(), "middlebox "+c.Middlebox.String())
 	if len(c.Schedule) > 0 {
 		steps := make([]string, len(c.Schedule))
 		for i, st := range c.Schedule {
@@ -260,4 +261,71 @@ func (c Config) Impairments() []string {
 		add(true, "rate schedule "+strings.Join(steps, ","))
 	}
 	return out
+}
+
+// Middlebox rewrites the options of the TCP SYNs (and SYN-ACKs) that
+// cross the link, as a firewall, a NAT or a load balancer does: an MSS
+// clamped below the hosts' own, a window scale option stripped (both
+// ends then fall back to windows of at most 64 KB) or changed (the
+// ends disagree on the window's unit). The zero value changes nothing.
+// The data plane applies it (tun.RewriteSYN); the model only carries it.
+type Middlebox struct {
+	ClampMSS int        // lower a larger MSS option to this; 0 leaves it
+	WScale   WScaleEdit // what happens to the window scale option
+	Shift    uint8      // the shift WScaleSet writes
+}
+
+// WScaleEdit is what a Middlebox does to the window scale option.
+type WScaleEdit uint8
+
+// Window scale edits.
+const (
+	WScaleKeep  WScaleEdit = iota // leave it
+	WScaleStrip                   // replace it with NOPs
+	WScaleSet                     // write Middlebox.Shift
+)
+
+// Enabled reports whether m rewrites anything.
+func (m Middlebox) Enabled() bool { return m != Middlebox{} }
+
+func (m Middlebox) String() string {
+	var parts []string
+	if m.ClampMSS > 0 {
+		parts = append(parts, "mss="+strconv.Itoa(m.ClampMSS))
+	}
+	switch m.WScale {
+	case WScaleStrip:
+		parts = append(parts, "wscale=strip")
+	case WScaleSet:
+		parts = append(parts, "wscale="+strconv.Itoa(int(m.Shift)))
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseMiddlebox reads a comma-separated list of mss=N (clamp the MSS
+// option to N bytes) and wscale=strip or wscale=N (a shift of 0-14).
+func ParseMiddlebox(s string) (Middlebox, error) {
+	var m Middlebox
+	const hint = "want mss=N and/or wscale=strip|0-14, e.g. mss=1200,wscale=strip"
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.Atoi(v)
+		switch {
+		case !ok:
+			return Middlebox{}, fmt.Errorf("middlebox %q: %s", part, hint)
+		case k == "mss" && (err != nil || n < 88 || n > 65495):
+			return Middlebox{}, fmt.Errorf("middlebox %q: the MSS clamp must be a whole number of bytes from 88 to 65495", part)
+		case k == "mss":
+			m.ClampMSS = n
+		case k == "wscale" && v == "strip":
+			m.WScale = WScaleStrip
+		case k == "wscale" && (err != nil || n < 0 || n > 14):
+			return Middlebox{}, fmt.Errorf("middlebox %q: the window scale is strip or a shift from 0 to 14 (RFC 7323)", part)
+		case k == "wscale":
+			m.WScale, m.Shift = WScaleSet, uint8(n)
+		default:
+			return Middlebox{}, fmt.Errorf("middlebox %q: %s", part, hint)
+		}
+	}
+	return m, nil
 }

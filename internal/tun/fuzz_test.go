@@ -169,6 +169,15 @@ func FuzzInspect(f *testing.F) {
 				t.Fatalf("AppendRun%v: %d segments", r, oi.NumSegs)
 			}
 		}
+		// A middlebox's rewrite of whatever Inspect accepts must not panic
+		// nor change the frame's length or its headers' parse.
+		for _, m := range []linkemu.Middlebox{{ClampMSS: 536}, {WScale: linkemu.WScaleStrip}, {WScale: linkemu.WScaleSet, Shift: 14}} {
+			RewriteSYN(frame, info, m)
+			again, err := Inspect(frame)
+			if err != nil || again.HeaderLen != info.HeaderLen || again.IPLen != info.IPLen {
+				t.Fatalf("RewriteSYN(%v) changed the frame's parse: %v", m, err)
+			}
+		}
 	})
 }
 

@@ -95,3 +95,22 @@ func TestIntegrationEmulateMiddlebox(t *testing.T) {
 	}
 	t.Logf("no window scaling: %.2f Mbit/s; clamped MSS %d", bps/1e6, mss)
 }
+
+// A 1400-byte link MTU: with ICMP the sender learns it and the download
+// runs near the rate; as a black hole it stalls, until the sender probes
+// (tcp_mtu_probing=1) and finds a size that crosses.
+func TestIntegrationEmulateMTU(t *testing.T) {
+	bps, _, _, down := iperf3Down(t, "--rate", "100Mbit/s", "--down-mtu", "1400")
+	if bps < 50e6 || down["icmp_sent"].(float64) == 0 || down["mtu_drops"].(float64) != down["icmp_sent"].(float64) {
+		t.Errorf("with ICMP: %.2f Mbit/s, %v frames over the MTU, %v ICMP errors", bps/1e6, down["mtu_drops"], down["icmp_sent"])
+	}
+	hole, _, _, down := iperf3Down(t, "--rate", "100Mbit/s", "--down-mtu", "1400/blackhole")
+	if hole > 1e6 || down["icmp_sent"].(float64) != 0 || down["mtu_drops"].(float64) == 0 {
+		t.Errorf("black hole: %.2f Mbit/s, %v frames over the MTU, %v ICMP errors", hole/1e6, down["mtu_drops"], down["icmp_sent"])
+	}
+	probed, _, _, _ := iperf3Down(t, "--rate", "100Mbit/s", "--down-mtu", "1400/blackhole", "--server-sysctl", "net.ipv4.tcp_mtu_probing=1")
+	if probed < 5e6 {
+		t.Errorf("black hole with MTU probing: %.2f Mbit/s", probed/1e6)
+	}
+	t.Logf("mtu 1400: %.1f Mbit/s with ICMP, %.2f as a black hole, %.1f with tcp_mtu_probing=1", bps/1e6, hole/1e6, probed/1e6)
+}

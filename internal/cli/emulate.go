@@ -50,6 +50,7 @@ type dirFlags struct {
 	reorder emupath.Reorder
 	sched   emupath.Schedule
 	mbox    emupath.Middlebox
+	mtu     emupath.MTU
 }
 
 func newDirFlags() dirFlags {
@@ -65,6 +66,7 @@ func (d *dirFlags) register(f *pflag.FlagSet, prefix, what string) {
 	f.Var(&d.reorder, prefix+"reorder", "hold back a share of packets, as a LAG or multipath path does"+what+": SHARE/EXTRA, e.g. 1%/5ms")
 	f.Var(&d.sched, prefix+"rate-schedule", "change the rate over time"+what+": RATE@AT list, e.g. 20Mbit/s@5s,100Mbit/s@10s (needs a rate)")
 	f.Var(&d.mbox, prefix+"middlebox", "rewrite the TCP SYNs"+what+" as a firewall or load balancer does: mss=N clamps the MSS, wscale=strip removes window scaling, wscale=N changes it")
+	f.Var(&d.mtu, prefix+"mtu", "the link's MTU below the hosts'"+what+": larger packets with DF are dropped and the sender told by ICMP; 1400/blackhole drops them silently (a PMTU black hole)")
 	f.Var(&d.queue, prefix+"queue", "bottleneck queue"+what+": bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp; at least 100 packets)")
 	f.Var(&d.jitter, prefix+"jitter", "extra one-way delay"+what+", uniform in [0, jitter], without reordering")
 }
@@ -174,6 +176,7 @@ func (d dirFlags) resolve(both dirFlags) emupath.Direction {
 		Reorder:   pick(d.reorder.Enabled(), d.reorder, both.reorder),
 		Schedule:  pick(d.sched != nil, d.sched, both.sched),
 		Middlebox: pick(d.mbox.Enabled(), d.mbox, both.mbox),
+		MTU:       pick(d.mtu.Bytes > 0, d.mtu, both.mtu),
 	}
 	if d.burst.Mean > 0 && !d.loss.IsSet() {
 		out.Loss = 0 // this direction's burst loss replaces the both-directions random loss

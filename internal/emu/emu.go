@@ -57,8 +57,12 @@ type PlaneStats struct {
 	Unparsed int64 `json:"unparsed_frames"`
 	// SYNsRewritten counts SYNs whose options the middlebox changed.
 	SYNsRewritten int64 `json:"syns_rewritten"`
-	ReadErrors    int64 `json:"read_errors"`
-	WriteErrors   int64 `json:"write_errors"`
+	// MTUDrops are frames over the link's MTU; ICMPSent the errors sent
+	// back for them (none on a black hole).
+	MTUDrops    int64 `json:"mtu_drops"`
+	ICMPSent    int64 `json:"icmp_sent"`
+	ReadErrors  int64 `json:"read_errors"`
+	WriteErrors int64 `json:"write_errors"`
 }
 
 // overloaded applies the validity rule: any frame the emulator itself
@@ -231,7 +235,8 @@ func (p *pipe) stats() DirStats {
 func (p *pipe) read() {
 	defer p.e.wg.Done()
 	var pkt linkemu.Packet
-	mbox := p.link.Config().Middlebox
+	cfg := p.link.Config()
+	var reply []byte // an ICMP error for the sender
 	for {
 		// Read straight into a pooled frame buffer: a super-packet is then
 		// held without a copy; small frames are moved to a small buffer.
@@ -261,7 +266,12 @@ func (p *pipe) read() {
 		} else {
 			info.FillPacket(&pkt)
 		}
-		rewritten := !unparsed && tun.RewriteSYN(frame, info, mbox)
+		rewritten := !unparsed && tun.RewriteSYN(frame, info, cfg.Middlebox)
+		if !unparsed && info.TooBig(cfg.MTU) {
+			p.refuse(frame, info, cfg, &reply)
+			putBuf(buf)
+			continue
+		}
 		// Hold a super-packet in the buffer it was read into; move a
 		// small frame to a small buffer so it does not pin 64 KB.
 		slot := frame
@@ -307,6 +317,26 @@ func (p *pipe) read() {
 			}
 		}
 	}
+}
+
+// refuse drops a frame over the link's MTU and, unless the link is a
+// black hole, tells its sender the MTU with an ICMP error written back
+// into the device it came from.
+func (p *pipe) refuse(frame []byte, info tun.Info, cfg linkemu.Config, reply *[]byte) {
+	sent := false
+	if !cfg.MTUBlackhole {
+		*reply = info.AppendTooBig((*reply)[:0], frame, cfg.MTU)
+		_, err := p.in.Write(*reply)
+		sent = err == nil
+	}
+	p.mu.Lock()
+	p.st.FramesIn++
+	p.st.BytesIn += int64(len(frame))
+	p.st.MTUDrops++
+	if sent {
+		p.st.ICMPSent++
+	}
+	p.mu.Unlock()
 }
 
 func (p *pipe) write() {

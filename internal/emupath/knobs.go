@@ -1,6 +1,8 @@
 package emupath
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/linkemu"
@@ -81,3 +83,39 @@ func (m *Middlebox) Set(s string) error {
 
 // Type names the value in help text.
 func (m *Middlebox) Type() string { return "rewrite" }
+
+// MTU is a direction's link MTU below the hosts' as a pflag.Value: "1400"
+// (ICMP errors tell the sender) or "1400/blackhole" (they are
+// suppressed: a PMTU black hole).
+type MTU struct {
+	Bytes     int
+	Blackhole bool
+}
+
+// Set parses BYTES or BYTES/blackhole.
+func (m *MTU) Set(s string) error {
+	n, mode, _ := strings.Cut(strings.TrimSpace(s), "/")
+	b, err := strconv.Atoi(n)
+	if err != nil || (mode != "" && mode != "blackhole") {
+		return fmt.Errorf("%q: want the link's MTU in bytes, e.g. 1400, or 1400/blackhole to suppress the ICMP errors", s)
+	}
+	v := MTU{Bytes: b, Blackhole: mode == "blackhole"}
+	if err := (linkemu.Config{MTU: v.Bytes, MTUBlackhole: v.Blackhole}).Validate(); err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+func (m *MTU) String() string {
+	switch {
+	case m.Bytes == 0:
+		return ""
+	case m.Blackhole:
+		return strconv.Itoa(m.Bytes) + "/blackhole"
+	}
+	return strconv.Itoa(m.Bytes)
+}
+
+// Type names the value in help text.
+func (m *MTU) Type() string { return "bytes" }

@@ -55,6 +55,8 @@ type Direction struct {
 	Schedule Schedule
 	// Middlebox rewrites the options of the SYNs this direction carries.
 	Middlebox Middlebox
+	// MTU is the link's MTU when below the hosts'.
+	MTU MTU
 }
 
 // Link is both directions: Up is client -> server.
@@ -88,7 +90,8 @@ func (l Link) Configs() (up, down linkemu.Config, err error) {
 
 func (d Direction) config(rtt time.Duration, seed int64) (linkemu.Config, error) {
 	c := linkemu.Config{Delay: d.Delay, Jitter: d.Jitter, RateBps: d.RateBps, Seed: seed, Outages: d.Outages,
-		Policer: d.Policer.Policer, Reorder: d.Reorder.Reorder, Schedule: d.Schedule, Middlebox: d.Middlebox.Middlebox}
+		Policer: d.Policer.Policer, Reorder: d.Reorder.Reorder, Schedule: d.Schedule, Middlebox: d.Middlebox.Middlebox,
+		MTU: d.MTU.Bytes, MTUBlackhole: d.MTU.Blackhole}
 	loss, err := d.lossModel()
 	if err != nil {
 		return c, err

@@ -60,6 +60,13 @@ type Config struct {
 	Schedule []RateStep
 	// Middlebox rewrites the options of TCP SYNs crossing the link.
 	Middlebox Middlebox
+	// MTU is the link's MTU when below the hosts' (0: the hosts'). A
+	// packet over it that may not be fragmented is dropped, and the
+	// sender told with ICMP "fragmentation needed" or ICMPv6 "packet too
+	// big", unless MTUBlackhole suppresses the message (a PMTU black
+	// hole). The data plane applies it (tun.Info.TooBig).
+	MTU          int
+	MTUBlackhole bool
 	// Seed seeds the deterministic random sources (loss and jitter).
 	Seed int64
 	// MaxLateness is the delivery lateness (reported with Link.Delivered)

@@ -205,8 +205,21 @@ func (c Config) MinRate() float64 {
 	return r
 }
 
-// validKnobs checks the policer, the reordering and the schedule.
+// MinMTU and MaxMTU bound Config.MTU: IPv4's minimum datagram every
+// host must accept (RFC 791), and a jumbo frame.
+const (
+	MinMTU = 576
+	MaxMTU = 9000
+)
+
+// validKnobs checks the policer, the reordering, the schedule and the MTU.
 func (c Config) validKnobs() error {
+	switch {
+	case c.MTU != 0 && (c.MTU < MinMTU || c.MTU > MaxMTU):
+		return fmt.Errorf("link mtu %d is out of range: give %d to %d bytes (IPv6 needs at least 1280)", c.MTU, MinMTU, MaxMTU)
+	case c.MTUBlackhole && c.MTU == 0:
+		return fmt.Errorf("a pmtu black hole needs a link mtu below the hosts', e.g. 1400")
+	}
 	if err := c.Policer.validate(c.overhead()); err != nil {
 		return err
 	}
@@ -253,6 +266,8 @@ func (c Config) Impairments() []string {
 	add(c.Policer.Enabled(), "policer "+c.Policer.String())
 	add(c.Reorder.Enabled(), "reordering "+c.Reorder.String())
 	add(c.Middlebox.Enabled(), "middlebox "+c.Middlebox.String())
+	add(c.MTU > 0 && !c.MTUBlackhole, "mtu "+strconv.Itoa(c.MTU))
+	add(c.MTU > 0 && c.MTUBlackhole, "mtu "+strconv.Itoa(c.MTU)+" black hole")
 	if len(c.Schedule) > 0 {
 		steps := make([]string, len(c.Schedule))
 		for i, st := range c.Schedule {

@@ -60,6 +60,9 @@ type Info struct {
 	// Fragment is set for IPv4 fragments and IPv6 packets with a fragment
 	// header: their transport header is not parsed (L4HeaderLen 0).
 	Fragment bool
+	// DF is IPv4's don't-fragment bit (an IPv6 packet is never fragmented
+	// on the way).
+	DF bool
 
 	IPHeaderLen int // IPv4 IHL*4, or 40 plus IPv6 extension headers
 	L4HeaderLen int // TCP data offset*4, 8 for UDP, 0 for anything else
@@ -178,6 +181,7 @@ func (i *Info) parseIPv4(pkt []byte) error {
 	i.IPHeaderLen = ihl * 4
 	i.Proto = pkt[9]
 	i.Fragment = binary.BigEndian.Uint16(pkt[6:])&0x3fff != 0 // MF or offset
+	i.DF = pkt[6]&0x40 != 0
 	i.Src = netip.AddrFrom4([4]byte(pkt[12:16]))
 	i.Dst = netip.AddrFrom4([4]byte(pkt[16:20]))
 	return nil

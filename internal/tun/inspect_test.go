@@ -29,7 +29,7 @@ func TestInspect(t *testing.T) {
 			spec: spec{sport: 40000, dport: 5201, seq: 1000, flags: TCPFlagACK | TCPFlagPSH, tcpOpts: tsOpts, payload: payloadBytes(1448), id: 7, df: true},
 			want: Info{
 				Hdr:       VirtioNetHdr{Flags: FlagNeedsCsum, HdrLen: 52, CsumStart: 20, CsumOffset: 16},
-				IPVersion: 4, Proto: ProtoTCP, IPHeaderLen: 20, L4HeaderLen: 32, HeaderLen: 52,
+				IPVersion: 4, Proto: ProtoTCP, DF: true, IPHeaderLen: 20, L4HeaderLen: 32, HeaderLen: 52,
 				IPLen: 1500, Payload: 1448, NumSegs: 1, SegSize: 1448, LastSize: 1448,
 				Src: v4Src, Dst: v4Dst, SrcPort: 40000, DstPort: 5201, Seq: 1000, TCPFlags: TCPFlagACK | TCPFlagPSH,
 			},

@@ -13,11 +13,17 @@ import (
 // direction.
 func iperf3Down(t *testing.T, flags ...string) (bps float64, mss int, up, down map[string]any) {
 	t.Helper()
+	return iperf3DownFrom(t, "198.18.0.2", flags...)
+}
+
+// iperf3DownFrom is iperf3Down from the server's address host.
+func iperf3DownFrom(t *testing.T, host string, flags ...string) (bps float64, mss int, up, down map[string]any) {
+	t.Helper()
 	bin, prefix := emulateEnv(t, "iperf3")
 	stats := filepath.Join(t.TempDir(), "stats.json")
 	args := append([]string{"emulate", "--prefix", prefix, "--rtt", "20ms", "--stats-json", stats,
 		"--server-sysctl", "net.ipv4.tcp_wmem=4096 16384 8388608", "--client-sysctl", "net.ipv4.tcp_rmem=4096 131072 8388608"}, flags...)
-	args = append(args, "--server", "iperf3 -s -1", "--", "iperf3", "-c", "198.18.0.2", "-R", "-t", "5", "-J")
+	args = append(args, "--server", "iperf3 -s -1", "--", "iperf3", "-c", host, "-R", "-t", "5", "-J")
 	out, errOut, code := exe(t, bin, args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -113,4 +119,14 @@ func TestIntegrationEmulateMTU(t *testing.T) {
 		t.Errorf("black hole with MTU probing: %.2f Mbit/s", probed/1e6)
 	}
 	t.Logf("mtu 1400: %.1f Mbit/s with ICMP, %.2f as a black hole, %.1f with tcp_mtu_probing=1", bps/1e6, hole/1e6, probed/1e6)
+}
+
+// IPv6 on the emulated path: a download over 2001:2::/48 through a
+// 1400-byte link MTU, whose ICMPv6 "packet too big" the sender heeds.
+func TestIntegrationEmulateIPv6(t *testing.T) {
+	bps, _, up, down := iperf3DownFrom(t, "2001:2::2", "--ipv6", "--rate", "100Mbit/s", "--down-mtu", "1400")
+	if bps < 50e6 || down["icmp_sent"].(float64) == 0 || up["unparsed_frames"].(float64) != 0 {
+		t.Errorf("IPv6: %.2f Mbit/s, %v ICMPv6 errors, %v unparsed frames", bps/1e6, down["icmp_sent"], up["unparsed_frames"])
+	}
+	t.Logf("IPv6 through a 1400-byte MTU: %.1f Mbit/s", bps/1e6)
 }

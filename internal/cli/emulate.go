@@ -33,7 +33,7 @@ type emulateArgs struct {
 	serverSysctls         []string
 	cc, server, statsJSON string
 	prefix                string
-	check                 bool
+	check, ipv6           bool
 	checkTime             units.Duration
 }
 
@@ -135,6 +135,7 @@ func (a *emulateArgs) registerFlags(f *pflag.FlagSet) {
 	f.BoolVar(&a.check, "check", false, "self-test: measure RTT and goodput across the path against the configuration, then exit")
 	f.Var(&a.checkTime, "check-time", "how long --check's transfer runs (default max(5s, 20 RTT))")
 	f.StringVar(&a.prefix, "prefix", topo.DefaultPrefix, "name prefix of the namespaces")
+	f.BoolVar(&a.ipv6, "ipv6", false, "give the ends IPv6 addresses too (2001:2::1 client, 2001:2::2 server; $LONGHAUL_CLIENT6, $LONGHAUL_SERVER6)")
 	_ = f.MarkHidden("prefix")
 }
 
@@ -192,7 +193,7 @@ func pick[T any](own bool, v, otherwise T) T {
 }
 
 func (a emulateArgs) spec() (topo.Spec, error) {
-	s := topo.Spec{Prefix: a.prefix, CC: a.cc}
+	s := topo.Spec{Prefix: a.prefix, CC: a.cc, IPv6: a.ipv6}
 	for _, set := range []struct {
 		flag string
 		in   []string
@@ -273,6 +274,9 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	e := p.Emu
 	env := append(os.Environ(), "LONGHAUL_SERVER="+sv.Addr.String(), "LONGHAUL_CLIENT="+cl.Addr.String(),
 		"LONGHAUL_CLIENT_NETNS="+cl.Netns, "LONGHAUL_SERVER_NETNS="+sv.Netns)
+	if sv.Addr6.IsValid() {
+		env = append(env, "LONGHAUL_SERVER6="+sv.Addr6.String(), "LONGHAUL_CLIENT6="+cl.Addr6.String())
+	}
 	if a.server != "" {
 		srv := sv.Command(ctx, "sh", "-c", a.server)
 		srv.Env, srv.Stdout, srv.Stderr = env, stderr, stderr

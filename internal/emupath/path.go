@@ -89,6 +89,9 @@ func (p *Path) Describe() string {
 	cl, sv := p.Topo.Client(), p.Topo.Server()
 	s := fmt.Sprintf("client %s (netns %s) <-> server %s (netns %s), rtt %s, rate %s, congestion control %s",
 		cl.Addr, cl.Netns, sv.Addr, sv.Netns, units.FormatDuration(p.Spec.RTT), RateText(p.Spec.Up.RateBps, p.Spec.Down.RateBps), p.CC)
+	if cl.Addr6.IsValid() {
+		s += fmt.Sprintf(", IPv6 %s <-> %s", cl.Addr6, sv.Addr6)
+	}
 	for _, d := range []struct {
 		name string
 		c    linkemu.Config

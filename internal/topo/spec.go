@@ -24,10 +24,18 @@ const (
 var (
 	DefaultClientAddr = netip.MustParseAddr("198.18.0.1")
 	DefaultServerAddr = netip.MustParseAddr("198.18.0.2")
+	// With IPv6, the first two of its benchmarking prefix 2001:2::/48
+	// (RFC 5180).
+	DefaultClientAddr6 = netip.MustParseAddr("2001:2::1")
+	DefaultServerAddr6 = netip.MustParseAddr("2001:2::2")
 )
 
-// benchRange is the only range end addresses may come from.
-var benchRange = netip.MustParsePrefix("198.18.0.0/15")
+// benchRange and benchRange6 are the only ranges end addresses may come
+// from.
+var (
+	benchRange  = netip.MustParsePrefix("198.18.0.0/15")
+	benchRange6 = netip.MustParsePrefix("2001:2::/48")
+)
 
 // DevName is the name of the TUN device in each namespace. Each end has
 // its own namespace, so the same name never collides.
@@ -55,6 +63,13 @@ type Spec struct {
 	// both inside 198.18.0.0/15 and different. Defaults 198.18.0.1 and
 	// 198.18.0.2.
 	ClientAddr, ServerAddr netip.Addr
+
+	// IPv6 gives the ends IPv6 addresses too (ClientAddr6, ServerAddr6,
+	// inside 2001:2::/48; defaults 2001:2::1 and 2001:2::2), without
+	// duplicate address detection, router solicitations or a link-local
+	// address. Without it IPv6 is disabled on the link.
+	IPv6                     bool
+	ClientAddr6, ServerAddr6 netip.Addr
 
 	// MTU of both TUN devices, 68..65535. Default 1500.
 	MTU int
@@ -149,6 +164,12 @@ func (s Spec) WithDefaults() Spec {
 	if !s.ServerAddr.IsValid() {
 		s.ServerAddr = DefaultServerAddr
 	}
+	if s.IPv6 && !s.ClientAddr6.IsValid() {
+		s.ClientAddr6 = DefaultClientAddr6
+	}
+	if s.IPv6 && !s.ServerAddr6.IsValid() {
+		s.ServerAddr6 = DefaultServerAddr6
+	}
 	if s.MTU == 0 {
 		s.MTU = DefaultMTU
 	}
@@ -180,6 +201,19 @@ func (s Spec) validate() error {
 	}
 	if s.ClientAddr.Unmap() == s.ServerAddr.Unmap() {
 		return fmt.Errorf("client and server address are both %v", s.ClientAddr.Unmap())
+	}
+	if s.IPv6 {
+		for side, a := range map[string]netip.Addr{"client": s.ClientAddr6, "server": s.ServerAddr6} {
+			if !a.Is6() || a.Is4In6() || !benchRange6.Contains(a) {
+				return fmt.Errorf("%s IPv6 address %v is outside %v (the IPv6 benchmarking prefix, RFC 5180)", side, a, benchRange6)
+			}
+		}
+		if s.ClientAddr6 == s.ServerAddr6 {
+			return fmt.Errorf("client and server IPv6 address are both %v", s.ClientAddr6)
+		}
+		if s.MTU < 1280 {
+			return fmt.Errorf("mtu %d is below IPv6's minimum of 1280", s.MTU)
+		}
 	}
 	if s.MTU < minMTU || s.MTU > maxMTU {
 		return fmt.Errorf("mtu %d out of range %d..%d", s.MTU, minMTU, maxMTU)
@@ -257,7 +291,7 @@ const (
 // plan returns the sysctls to apply in one namespace, in order, with
 // dotted keys: the defaults, then CC, then the user's list; a later entry
 // for the same key replaces the earlier one in place.
-func plan(user []Sysctl, cc string) []Sysctl {
+func plan(user []Sysctl, cc string, ipv6 bool) []Sysctl {
 	out := []Sysctl{
 		// Cached per-destination metrics (ssthresh, RTT) would carry over
 		// from one experiment to the next (kernel facts).
@@ -265,6 +299,15 @@ func plan(user []Sysctl, cc string) []Sysctl {
 		// No router solicitations, DAD or MLD on the emulated link: it
 		// carries only the experiment's IPv4 traffic.
 		{Key: keyDisableIPv6, Value: "1"},
+	}
+	if ipv6 {
+		// IPv6 on, but quiet: no link-local address (addr_gen_mode 1), no
+		// duplicate address detection, no router solicitations or
+		// advertisements; the addresses are added without DAD.
+		conf := "net.ipv6.conf." + DevName + "."
+		out[1].Value = "0"
+		out = append(out, Sysctl{Key: conf + "addr_gen_mode", Value: "1"}, Sysctl{Key: conf + "accept_dad", Value: "0"},
+			Sysctl{Key: conf + "accept_ra", Value: "0"}, Sysctl{Key: conf + "router_solicitations", Value: "0"})
 	}
 	if cc != "" {
 		out = append(out, Sysctl{Key: keyCC, Value: cc})

@@ -139,7 +139,7 @@ func TestPlan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, plan(tt.user, tt.cc)); diff != "" {
+			if diff := cmp.Diff(tt.want, plan(tt.user, tt.cc, false)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 		})
@@ -226,5 +226,35 @@ func checkOneLine(t *testing.T, err error) {
 	t.Helper()
 	if s := err.Error(); strings.Contains(s, "\n") {
 		t.Errorf("error is not one line: %q", s)
+	}
+}
+
+func TestSpecIPv6(t *testing.T) {
+	s := Spec{IPv6: true}.WithDefaults()
+	if s.ClientAddr6 != DefaultClientAddr6 || s.ServerAddr6 != DefaultServerAddr6 || s.Validate() != nil {
+		t.Errorf("defaults %v %v: %v", s.ClientAddr6, s.ServerAddr6, s.Validate())
+	}
+	if s := (Spec{}).WithDefaults(); s.ClientAddr6.IsValid() {
+		t.Errorf("an IPv4-only spec got IPv6 address %v", s.ClientAddr6)
+	}
+	for name, bad := range map[string]Spec{
+		"outside the prefix": {IPv6: true, ClientAddr6: netip.MustParseAddr("2001:db8::1")},
+		"same address":       {IPv6: true, ClientAddr6: DefaultServerAddr6},
+		"v4 as v6":           {IPv6: true, ServerAddr6: netip.MustParseAddr("::ffff:198.18.0.2")},
+		"mtu below 1280":     {IPv6: true, MTU: 1200},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	got := map[string]string{}
+	for _, sc := range plan(nil, "", true) {
+		got[sc.Key] = sc.Value
+	}
+	conf := "net.ipv6.conf." + DevName + "."
+	for k, v := range map[string]string{conf + "disable_ipv6": "0", conf + "addr_gen_mode": "1", conf + "accept_dad": "0", conf + "accept_ra": "0", conf + "router_solicitations": "0"} {
+		if got[k] != v {
+			t.Errorf("plan with IPv6: %s = %q, want %q", k, got[k], v)
+		}
 	}
 }

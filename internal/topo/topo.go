@@ -59,6 +59,9 @@ type End struct {
 	// Addr is this end's address, assigned to Dev as a point-to-point /32
 	// with the other end's address as peer.
 	Addr netip.Addr
+	// Addr6 is its IPv6 address with Spec.IPv6 (a /128 with the other
+	// end's as peer); invalid otherwise.
+	Addr6 netip.Addr
 	// Tun is the TUN queue: every packet the namespace routes to the peer
 	// can be read from it, and every packet written to it is received by
 	// the namespace. Each read or write is one packet preceded by a

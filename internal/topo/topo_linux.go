@@ -81,6 +81,7 @@ func (t *Topology) up(ctx context.Context) error {
 	}
 
 	addrs := [2]netip.Addr{s.ClientAddr.Unmap(), s.ServerAddr.Unmap()}
+	addrs6 := [2]netip.Addr{s.ClientAddr6, s.ServerAddr6} // invalid without IPv6
 	lists := [2][]Sysctl{s.ClientSysctls, s.ServerSysctls}
 	if s.Veth {
 		if err := addVeth(names[0], names[1]); err != nil {
@@ -91,8 +92,9 @@ func (t *Topology) up(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		e := End{Netns: names[i], Dev: DevName, Addr: addrs[i], t: t}
-		tun, eff, err := setupEnd(names[i], s, addrs[i], addrs[1-i], plan(lists[i], s.CC))
+		e := End{Netns: names[i], Dev: DevName, Addr: addrs[i], Addr6: addrs6[i], t: t}
+		a := pair{local: addrs[i], peer: addrs[1-i], local6: addrs6[i], peer6: addrs6[1-i]}
+		tun, eff, err := setupEnd(names[i], s, a, plan(lists[i], s.CC, s.IPv6))
 		if err != nil {
 			return fmt.Errorf("%s namespace %s: %w", sideNames[i], names[i], err)
 		}
@@ -108,7 +110,7 @@ func (t *Topology) up(ctx context.Context) error {
 // the TUN device and /proc/sys/net bind to the namespace of the thread
 // that opens them: /dev/net/tun attaches the new device to the opener's
 // namespace (tun_chr_open), not to the netlink handle's.
-func setupEnd(ns string, s Spec, local, peer netip.Addr, sysctls []Sysctl) (*os.File, map[string]string, error) {
+func setupEnd(ns string, s Spec, a pair, sysctls []Sysctl) (*os.File, map[string]string, error) {
 	hostHas := map[string]bool{} // for error messages; read outside the namespace
 	for _, sc := range sysctls {
 		hostHas[sc.Key] = sysctlExists(sc.Key)
@@ -125,7 +127,7 @@ func setupEnd(ns string, s Spec, local, peer netip.Addr, sysctls []Sysctl) (*os.
 		defer h.Close()
 
 		if s.Veth {
-			return configure(h, s, local, peer, sysctls, hostHas, &eff)
+			return configure(h, s, a, sysctls, hostHas, &eff)
 		}
 		tt := &netlink.Tuntap{
 			LinkAttrs: netlink.LinkAttrs{Name: DevName, MTU: s.MTU, TxQLen: s.TxQueueLen},
@@ -150,7 +152,7 @@ func setupEnd(ns string, s Spec, local, peer netip.Addr, sysctls []Sysctl) (*os.
 		}
 		tun = tt.Fds[0]
 
-		return configure(h, s, local, peer, sysctls, hostHas, &eff)
+		return configure(h, s, a, sysctls, hostHas, &eff)
 	})
 	if err != nil {
 		if tun != nil {
@@ -183,10 +185,14 @@ func addVeth(client, server string) error {
 	})
 }
 
+// pair is an end's addresses and its peer's; the IPv6 ones are invalid
+// without Spec.IPv6.
+type pair struct{ local, peer, local6, peer6 netip.Addr }
+
 // configure sets up DevName in the calling thread's namespace through h:
 // MTU, queue length (TUN only), the sysctls (their read-back values go to
-// *eff), the point-to-point address and the link state.
-func configure(h *netlink.Handle, s Spec, local, peer netip.Addr, sysctls []Sysctl, hostHas map[string]bool, eff *map[string]string) error {
+// *eff), the point-to-point addresses and the link state.
+func configure(h *netlink.Handle, s Spec, a pair, sysctls []Sysctl, hostHas map[string]bool, eff *map[string]string) error {
 	link, err := h.LinkByName(DevName)
 	if err != nil {
 		return fmt.Errorf("find %s: %w", DevName, err)
@@ -207,14 +213,26 @@ func configure(h *netlink.Handle, s Spec, local, peer netip.Addr, sysctls []Sysc
 		return err
 	}
 	addr := &netlink.Addr{
-		IPNet: &net.IPNet{IP: local.AsSlice(), Mask: net.CIDRMask(32, 32)},
-		Peer:  &net.IPNet{IP: peer.AsSlice(), Mask: net.CIDRMask(32, 32)},
+		IPNet: &net.IPNet{IP: a.local.AsSlice(), Mask: net.CIDRMask(32, 32)},
+		Peer:  &net.IPNet{IP: a.peer.AsSlice(), Mask: net.CIDRMask(32, 32)},
 	}
 	if err := h.AddrAdd(link, addr); err != nil {
-		return fmt.Errorf("add address %v peer %v to %s: %w", local, peer, DevName, err)
+		return fmt.Errorf("add address %v peer %v to %s: %w", a.local, a.peer, DevName, err)
 	}
 	if err := h.LinkSetUp(link); err != nil {
 		return fmt.Errorf("set %s up: %w", DevName, err)
+	}
+	// The IPv6 address once the link is up: its route, added on a link
+	// that is down, left connects failing with ENETUNREACH.
+	if a.local6.IsValid() {
+		addr6 := &netlink.Addr{
+			IPNet: &net.IPNet{IP: a.local6.AsSlice(), Mask: net.CIDRMask(128, 128)},
+			Peer:  &net.IPNet{IP: a.peer6.AsSlice(), Mask: net.CIDRMask(128, 128)},
+			Flags: unix.IFA_F_NODAD,
+		}
+		if err := h.AddrAdd(link, addr6); err != nil {
+			return fmt.Errorf("add address %v peer %v to %s: %w", a.local6, a.peer6, DevName, err)
+		}
 	}
 	return nil
 }

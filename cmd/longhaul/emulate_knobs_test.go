@@ -130,3 +130,14 @@ func TestIntegrationEmulateIPv6(t *testing.T) {
 	}
 	t.Logf("IPv6 through a 1400-byte MTU: %.1f Mbit/s", bps/1e6)
 }
+
+// 60 Mbit/s of competing traffic on a 100 Mbit/s bottleneck: a download
+// gets what is left.
+func TestIntegrationEmulateCross(t *testing.T) {
+	bps, _, _, down := iperf3Down(t, "--rate", "100Mbit/s", "--down-cross", "60Mbit/s")
+	left := 40e6 * 1448 / 1538
+	if bps > 1.1*left || bps < 0.5*left || down["cross_bytes"].(float64) == 0 {
+		t.Errorf("iperf3 got %.2f Mbit/s beside 60 Mbit/s of cross traffic (%v bytes), want about %.1f", bps/1e6, down["cross_bytes"], left/1e6)
+	}
+	t.Logf("%.1f Mbit/s beside 60 Mbit/s of cross traffic", bps/1e6)
+}

@@ -51,6 +51,7 @@ type dirFlags struct {
 	sched   emupath.Schedule
 	mbox    emupath.Middlebox
 	mtu     emupath.MTU
+	cross   emupath.Cross
 }
 
 func newDirFlags() dirFlags {
@@ -67,6 +68,7 @@ func (d *dirFlags) register(f *pflag.FlagSet, prefix, what string) {
 	f.Var(&d.sched, prefix+"rate-schedule", "change the rate over time"+what+": RATE@AT list, e.g. 20Mbit/s@5s,100Mbit/s@10s (needs a rate)")
 	f.Var(&d.mbox, prefix+"middlebox", "rewrite the TCP SYNs"+what+" as a firewall or load balancer does: mss=N clamps the MSS, wscale=strip removes window scaling, wscale=N changes it")
 	f.Var(&d.mtu, prefix+"mtu", "the link's MTU below the hosts'"+what+": larger packets with DF are dropped and the sender told by ICMP; 1400/blackhole drops them silently (a PMTU black hole)")
+	f.Var(&d.cross, prefix+"cross", "competing traffic on the bottleneck"+what+", never delivered: RATE, or RATE/ON/OFF in bursts, e.g. 30Mbit/s or 80Mbit/s/200ms/800ms (needs a rate)")
 	f.Var(&d.queue, prefix+"queue", "bottleneck queue"+what+": bytes (25MB), packets (1000p) or BDPs (1bdp, 0.5bdp; at least 100 packets)")
 	f.Var(&d.jitter, prefix+"jitter", "extra one-way delay"+what+", uniform in [0, jitter], without reordering")
 }
@@ -178,6 +180,7 @@ func (d dirFlags) resolve(both dirFlags) emupath.Direction {
 		Schedule:  pick(d.sched != nil, d.sched, both.sched),
 		Middlebox: pick(d.mbox.Enabled(), d.mbox, both.mbox),
 		MTU:       pick(d.mtu.Bytes > 0, d.mtu, both.mtu),
+		Cross:     pick(d.cross.Enabled(), d.cross, both.cross),
 	}
 	if d.burst.Mean > 0 && !d.loss.IsSet() {
 		out.Loss = 0 // this direction's burst loss replaces the both-directions random loss

@@ -119,3 +119,20 @@ func (m *MTU) String() string {
 
 // Type names the value in help text.
 func (m *MTU) Type() string { return "bytes" }
+
+// Cross is a direction's competing traffic as a pflag.Value: "30Mbit/s"
+// or "80Mbit/s/200ms/800ms" (RATE/ON/OFF bursts).
+type Cross struct{ linkemu.Cross }
+
+// Set parses RATE or RATE/ON/OFF.
+func (c *Cross) Set(s string) error {
+	v, err := linkemu.ParseCross(s)
+	if err != nil {
+		return err
+	}
+	c.Cross = v
+	return nil
+}
+
+// Type names the value in help text.
+func (c *Cross) Type() string { return "rate[/on/off]" }

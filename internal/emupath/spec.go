@@ -57,6 +57,8 @@ type Direction struct {
 	Middlebox Middlebox
 	// MTU is the link's MTU when below the hosts'.
 	MTU MTU
+	// Cross is competing traffic on the bottleneck; only with a rate.
+	Cross Cross
 }
 
 // Link is both directions: Up is client -> server.
@@ -91,7 +93,7 @@ func (l Link) Configs() (up, down linkemu.Config, err error) {
 func (d Direction) config(rtt time.Duration, seed int64) (linkemu.Config, error) {
 	c := linkemu.Config{Delay: d.Delay, Jitter: d.Jitter, RateBps: d.RateBps, Seed: seed, Outages: d.Outages,
 		Policer: d.Policer.Policer, Reorder: d.Reorder.Reorder, Schedule: d.Schedule, Middlebox: d.Middlebox.Middlebox,
-		MTU: d.MTU.Bytes, MTUBlackhole: d.MTU.Blackhole}
+		MTU: d.MTU.Bytes, MTUBlackhole: d.MTU.Blackhole, Cross: d.Cross.Cross}
 	loss, err := d.lossModel()
 	if err != nil {
 		return c, err

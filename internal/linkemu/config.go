@@ -67,6 +67,8 @@ type Config struct {
 	// hole). The data plane applies it (tun.Info.TooBig).
 	MTU          int
 	MTUBlackhole bool
+	// Cross is competing traffic on the bottleneck; it needs RateBps > 0.
+	Cross Cross
 	// Seed seeds the deterministic random sources (loss and jitter).
 	Seed int64
 	// MaxLateness is the delivery lateness (reported with Link.Delivered)

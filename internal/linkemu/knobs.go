@@ -226,6 +226,9 @@ func (c Config) validKnobs() error {
 	if err := c.Reorder.validate(); err != nil {
 		return err
 	}
+	if err := c.Cross.validate(c.RateBps); err != nil {
+		return err
+	}
 	return validSchedule(c.Schedule, c.RateBps)
 }
 
@@ -266,6 +269,7 @@ func (c Config) Impairments() []string {
 	add(c.Policer.Enabled(), "policer "+c.Policer.String())
 	add(c.Reorder.Enabled(), "reordering "+c.Reorder.String())
 	add(c.Middlebox.Enabled(), "middlebox "+c.Middlebox.String())
+	add(c.Cross.Enabled(), "cross traffic "+c.Cross.String())
 	add(c.MTU > 0 && !c.MTUBlackhole, "mtu "+strconv.Itoa(c.MTU))
 	add(c.MTU > 0 && c.MTUBlackhole, "mtu "+strconv.Itoa(c.MTU)+" black hole")
 	if len(c.Schedule) > 0 {
@@ -344,3 +348,116 @@ func ParseMiddlebox(s string) (Middlebox, error) {
 	}
 	return m, nil
 }
+
+// Cross is competing traffic the emulator itself puts on the bottleneck:
+// full-size packets at RateBps that take serialization time and queue
+// space from the link's own traffic and are never delivered, as an
+// unresponsive flow (video, a backup over UDP) sharing the bottleneck
+// does. With On and Off it is bursty: RateBps for On, silence for Off,
+// from the link's start. The zero value is none.
+type Cross struct {
+	RateBps float64
+	On, Off time.Duration
+}
+
+// crossWire is the wire size of a cross-traffic packet.
+const crossWire = MTU + DefaultOverhead
+
+// Enabled reports whether c sends anything.
+func (c Cross) Enabled() bool { return c.RateBps > 0 }
+
+func (c Cross) String() string {
+	if !c.Enabled() {
+		return ""
+	}
+	s := units.FormatRate(c.RateBps)
+	if c.On > 0 {
+		s += "/" + units.FormatDuration(c.On) + "/" + units.FormatDuration(c.Off)
+	}
+	return s
+}
+
+// ParseCross reads RATE (constant) or RATE/ON/OFF (bursts), e.g.
+// "30Mbit/s" or "80Mbit/s/200ms/800ms".
+func ParseCross(s string) (Cross, error) {
+	parts := strings.Split(s, "/")
+	// A rate may itself hold one slash ("30Mbit/s").
+	rateEnd := 1
+	if len(parts) == 2 || len(parts) == 4 {
+		rateEnd = 2
+	}
+	const hint = "want RATE or RATE/ON/OFF, e.g. 30Mbit/s or 80Mbit/s/200ms/800ms"
+	if len(parts)-rateEnd != 0 && len(parts)-rateEnd != 2 {
+		return Cross{}, fmt.Errorf("cross traffic %q: %s", s, hint)
+	}
+	r, err := units.ParseRate(strings.Join(parts[:rateEnd], "/"))
+	if err != nil {
+		return Cross{}, fmt.Errorf("cross traffic %q: rate: %w", s, err)
+	}
+	c := Cross{RateBps: r}
+	if len(parts) > rateEnd {
+		if c.On, err = units.ParseDuration(parts[rateEnd]); err != nil {
+			return Cross{}, fmt.Errorf("cross traffic %q: on time: %w", s, err)
+		}
+		if c.Off, err = units.ParseDuration(parts[rateEnd+1]); err != nil {
+			return Cross{}, fmt.Errorf("cross traffic %q: off time: %w", s, err)
+		}
+	}
+	return c, c.validate(1)
+}
+
+// validate checks c for a link whose rate is rate (0: none).
+func (c Cross) validate(rate float64) error {
+	switch {
+	case c == Cross{}:
+		return nil
+	case math.IsNaN(c.RateBps) || math.IsInf(c.RateBps, 0) || c.RateBps < MinRateBps:
+		return fmt.Errorf("cross traffic rate must be at least %d bit/s (got %v)", MinRateBps, c.RateBps)
+	case rate <= 0:
+		return fmt.Errorf("cross traffic shares a bottleneck: give the link a rate too")
+	case c.On < 0 || c.Off < 0 || (c.On > 0) != (c.Off > 0):
+		return fmt.Errorf("cross traffic bursts need both an on and an off time above 0 (got %v, %v)", c.On, c.Off)
+	}
+	return nil
+}
+
+// cross runs the competing traffic up to now: each of its packets due by
+// then enters the queue at its own time (or is dropped there, full).
+func (l *Link) cross(now time.Duration) {
+	c := l.cfg.Cross
+	gap := max(time.Duration(float64(crossWire*8)/c.RateBps*float64(time.Second)), 1)
+	// A stretch without the link's own traffic is accounted, not played
+	// packet by packet, up to its last crossReplay: the queue then holds
+	// what it would have.
+	if skip := now - crossReplay - l.crossAt; skip > 0 {
+		n := int64(skip / gap)
+		share := min(1, l.cfg.RateAt(now)/c.RateBps)
+		if c.On > 0 {
+			share *= float64(c.On) / float64(c.On+c.Off)
+		}
+		l.st.CrossBytes += int64(float64(n*crossWire) * share)
+		l.crossAt += time.Duration(n) * gap
+	}
+	for l.crossAt <= now {
+		t := l.crossAt
+		if c.On > 0 {
+			if phase := t % (c.On + c.Off); phase >= c.On {
+				l.crossAt = t - phase + c.On + c.Off // the next burst
+				continue
+			}
+		}
+		tPs := int64(t) * 1000
+		l.drain(tPs)
+		if l.queueFull(crossWire) {
+			l.st.CrossDrops++
+		} else {
+			l.serialize(tPs, crossWire)
+			l.st.CrossBytes += crossWire
+		}
+		l.crossAt = t + gap
+	}
+}
+
+// crossReplay is how much of a stretch without the link's own traffic the
+// cross traffic plays packet by packet (Link.cross).
+const crossReplay = 100 * time.Millisecond

@@ -249,7 +249,8 @@ func TestKnobsParseAndValidate(t *testing.T) {
 
 func TestKnobsDoNotAllocateOnTheWholePath(t *testing.T) {
 	l := mustNew(t, Config{RateBps: 1e9, QueueBytes: 1 << 20, Policer: Policer{RateBps: 5e8, Burst: 1 << 20},
-		Reorder: Reorder{Share: 0.5, Extra: time.Millisecond}, Schedule: []RateStep{{At: time.Second, RateBps: 5e8}}})
+		Reorder: Reorder{Share: 0.5, Extra: time.Millisecond}, Schedule: []RateStep{{At: time.Second, RateBps: 5e8}},
+		Cross: Cross{RateBps: 1e8, On: time.Millisecond, Off: time.Millisecond}})
 	now := time.Duration(0)
 	step := func() {
 		now += 20 * time.Microsecond
@@ -265,5 +266,97 @@ func TestKnobsDoNotAllocateOnTheWholePath(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(1000, step); a != 0 {
 		t.Errorf("%v allocations per packet", a)
+	}
+}
+
+// offer sends 1500-byte packets at rate for d and returns the delays
+// (due - arrival) of those that were not dropped.
+func offer(l *Link, rate float64, d time.Duration) (delays []time.Duration) {
+	const wire = 1500 + DefaultOverhead
+	gap := time.Duration(float64(wire*8) / rate * float64(time.Second))
+	for i, now := 0, time.Duration(0); now < d; i, now = i+1, now+gap {
+		if v := l.Enqueue(now, plain(1500), uint64(i)); !v.Dropped() {
+			delays = append(delays, v.Due-now)
+		}
+		for {
+			if _, _, ok := l.PopDue(now); !ok {
+				break
+			}
+		}
+	}
+	return delays
+}
+
+func TestCrossTrafficTakesItsShare(t *testing.T) {
+	const wire = 1500 + DefaultOverhead
+	// 4 Mbit/s of cross traffic on 10 Mbit/s: a 5 Mbit/s flow still fits,
+	// whole, and the cross traffic gets all it sends.
+	l := mustNew(t, Config{RateBps: 10e6, QueuePackets: 100, Cross: Cross{RateBps: 4e6}})
+	own := offer(l, 5e6, 5*time.Second)
+	st := l.Stats()
+	if st.DropsQueue != 0 || st.CrossDrops != 0 {
+		t.Errorf("drops: own %d, cross %d on a link with room", st.DropsQueue, st.CrossDrops)
+	}
+	if got := float64(st.CrossBytes*8) / 5; math.Abs(got-4e6) > 0.02*4e6 {
+		t.Errorf("cross traffic carried %.3g bit/s, want 4e6", got)
+	}
+	if len(own) == 0 {
+		t.Fatal("nothing carried")
+	}
+	// Saturated: the link's own traffic and the cross traffic fill it.
+	l = mustNew(t, Config{RateBps: 10e6, QueuePackets: 100, Cross: Cross{RateBps: 4e6}})
+	own = offer(l, 20e6, 5*time.Second)
+	st = l.Stats()
+	total := float64(len(own)*wire*8+int(st.CrossBytes)*8) / 5
+	if math.Abs(total-10e6) > 0.03*10e6 || st.DropsQueue == 0 || st.CrossDrops == 0 {
+		t.Errorf("saturated: %.3g bit/s accepted in all (own %d packets, cross %d bytes), drops own %d cross %d",
+			total, len(own), st.CrossBytes, st.DropsQueue, st.CrossDrops)
+	}
+}
+
+func TestCrossTrafficBursts(t *testing.T) {
+	// Bursts at the link's full rate, 100 ms of every 500 ms: with a
+	// 5 Mbit/s flow, 15 Mbit/s arrive at 10 Mbit/s during a burst, so the
+	// queue grows 500 kbit in 100 ms (50 ms of delay); between bursts the
+	// flow is alone (1.23 ms to serialize a packet).
+	l := mustNew(t, Config{RateBps: 10e6, QueueBytes: 10 << 20, Cross: Cross{RateBps: 10e6, On: 100 * time.Millisecond, Off: 400 * time.Millisecond}})
+	own := offer(l, 5e6, 5*time.Second)
+	lo, hi := own[0], own[0]
+	for _, d := range own {
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if lo > 2*time.Millisecond || hi < 45*time.Millisecond || hi > 60*time.Millisecond {
+		t.Errorf("delays from %v to %v, want about 1.2 ms between bursts and 50 ms at a burst's end", lo, hi)
+	}
+	if got, want := float64(l.Stats().CrossBytes*8)/5, 10e6*0.2; math.Abs(got-want) > 0.05*want {
+		t.Errorf("bursts carried %.3g bit/s on average, want %.3g", got, want)
+	}
+	if _, err := ParseCross("80Mbit/s/200ms/800ms"); err != nil {
+		t.Error(err)
+	}
+	if c, err := ParseCross("30Mbit/s"); err != nil || c != (Cross{RateBps: 30e6}) {
+		t.Errorf("ParseCross: %+v %v", c, err)
+	}
+	for _, bad := range []string{"30Mbit/s/200ms", "x", "30Mbit/s/0s/1s"} {
+		if _, err := ParseCross(bad); err == nil {
+			t.Errorf("ParseCross(%q) accepted", bad)
+		}
+	}
+	if err := (Config{Cross: Cross{RateBps: 1e6}}).Validate(); err == nil {
+		t.Error("cross traffic without a link rate accepted")
+	}
+}
+
+func TestCrossTrafficAfterAnIdleHour(t *testing.T) {
+	// An hour without the link's own traffic is accounted at once, not
+	// played packet by packet; the link behaves as before afterwards.
+	l := mustNew(t, Config{RateBps: 1e9, QueuePackets: 100, Cross: Cross{RateBps: 5e8}})
+	l.Enqueue(0, plain(1500), 1)
+	v := l.Enqueue(time.Hour, plain(1500), 2)
+	if v.Dropped() {
+		t.Fatal("a packet after an idle hour was dropped")
+	}
+	if got, want := float64(l.Stats().CrossBytes*8)/3600, 5e8; math.Abs(got-want) > 0.01*want {
+		t.Errorf("cross traffic over the hour: %.4g bit/s, want %.4g", got, want)
 	}
 }

@@ -101,8 +101,9 @@ type Link struct {
 	lossRNG *rand.Rand
 	jitRNG  *rand.Rand
 	reorRNG *rand.Rand
-	bucket  bucket // the policer's tokens
-	step    int    // the next rate step of the schedule
+	bucket  bucket        // the policer's tokens
+	step    int           // the next rate step of the schedule
+	crossAt time.Duration // when the next cross-traffic packet arrives
 
 	lastNow  time.Duration
 	freeAtPs int64         // virtual "link free at" clock, picoseconds
@@ -198,8 +199,11 @@ func (l *Link) Enqueue(now time.Duration, p Packet, handle uint64) Verdict {
 	nowPs := int64(now) * 1000
 	limited := l.psPerByte > 0
 	if limited {
-		l.drain(nowPs)
 		l.reschedule(now)
+		if l.cfg.Cross.Enabled() {
+			l.cross(now)
+		}
+		l.drain(nowPs)
 	}
 
 	if len(l.cfg.Outages) > 0 && l.inOutage(now) {

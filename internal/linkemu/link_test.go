@@ -384,7 +384,7 @@ func TestBDPQueue(t *testing.T) {
 
 func TestStatsJSON(t *testing.T) {
 	s := Stats{
-		Packets: 1, Segments: 2, Bytes: 3, DropsQueue: 4, DropsLoss: 5, DropsOverload: 6, DropsPolicer: 13, Reordered: 14,
+		Packets: 1, Segments: 2, Bytes: 3, DropsQueue: 4, DropsLoss: 5, DropsOverload: 6, DropsPolicer: 13, Reordered: 14, CrossBytes: 15, CrossDrops: 16,
 		QueuePeakBytes: 7, QueuePeakPackets: 8, Delivered: 9,
 		LatenessP50: 1500 * time.Microsecond, LatenessP99: 20 * time.Millisecond, LatenessMax: time.Second,
 		LateOverMax: 10, WaitP50: 250 * time.Microsecond, WaitP99: 3 * time.Millisecond, WaitMax: 4 * time.Millisecond,
@@ -400,7 +400,7 @@ func TestStatsJSON(t *testing.T) {
 	}
 	wantMap := map[string]any{
 		"packets": 1.0, "segments": 2.0, "bytes": 3.0,
-		"drops_queue": 4.0, "drops_loss": 5.0, "drops_overload": 6.0, "drops_policer": 13.0, "reordered": 14.0,
+		"drops_queue": 4.0, "drops_loss": 5.0, "drops_overload": 6.0, "drops_policer": 13.0, "reordered": 14.0, "cross_bytes": 15.0, "cross_drops": 16.0,
 		"queue_peak_bytes": 7.0, "queue_peak_packets": 8.0, "delivered": 9.0,
 		"lateness_p50_s": 0.0015, "lateness_p99_s": 0.02, "lateness_max_s": 1.0,
 		"late_over_max": 10.0, "wait_p50_s": 0.00025, "wait_p99_s": 0.003, "wait_max_s": 0.004,

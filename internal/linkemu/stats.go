@@ -19,6 +19,9 @@ type Stats struct {
 	DropsQueue, DropsLoss, DropsPolicer, DropsOverload int64
 	// Reordered counts packets held back by Config.Reorder.
 	Reordered int64
+	// CrossBytes is the competing traffic's wire bytes that entered the
+	// bottleneck, CrossDrops its packets the full queue dropped.
+	CrossBytes, CrossDrops int64
 	// Peak bottleneck queue occupancy, in wire bytes and in segments.
 	QueuePeakBytes   int64
 	QueuePeakPackets int
@@ -53,6 +56,8 @@ type StatsJSON struct {
 	DropsLoss        int64         `json:"drops_loss"`
 	DropsPolicer     int64         `json:"drops_policer"`
 	Reordered        int64         `json:"reordered"`
+	CrossBytes       int64         `json:"cross_bytes"`
+	CrossDrops       int64         `json:"cross_drops"`
 	DropsOverload    int64         `json:"drops_overload"`
 	QueuePeakBytes   int64         `json:"queue_peak_bytes"`
 	QueuePeakPackets int           `json:"queue_peak_packets"`
@@ -73,7 +78,7 @@ type StatsJSON struct {
 func (s Stats) JSON() StatsJSON {
 	return StatsJSON{
 		Packets: s.Packets, Segments: s.Segments, Bytes: s.Bytes,
-		DropsQueue: s.DropsQueue, DropsLoss: s.DropsLoss, DropsPolicer: s.DropsPolicer, DropsOverload: s.DropsOverload, Reordered: s.Reordered,
+		DropsQueue: s.DropsQueue, DropsLoss: s.DropsLoss, DropsPolicer: s.DropsPolicer, DropsOverload: s.DropsOverload, Reordered: s.Reordered, CrossBytes: s.CrossBytes, CrossDrops: s.CrossDrops,
 		QueuePeakBytes: s.QueuePeakBytes, QueuePeakPackets: s.QueuePeakPackets, Delivered: s.Delivered,
 		LatenessP50: units.Seconds(s.LatenessP50), LatenessP99: units.Seconds(s.LatenessP99), LatenessMax: units.Seconds(s.LatenessMax),
 		LateOverMax: s.LateOverMax,
@@ -94,7 +99,7 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 	}
 	*s = Stats{
 		Packets: j.Packets, Segments: j.Segments, Bytes: j.Bytes,
-		DropsQueue: j.DropsQueue, DropsLoss: j.DropsLoss, DropsPolicer: j.DropsPolicer, DropsOverload: j.DropsOverload, Reordered: j.Reordered,
+		DropsQueue: j.DropsQueue, DropsLoss: j.DropsLoss, DropsPolicer: j.DropsPolicer, DropsOverload: j.DropsOverload, Reordered: j.Reordered, CrossBytes: j.CrossBytes, CrossDrops: j.CrossDrops,
 		QueuePeakBytes: j.QueuePeakBytes, QueuePeakPackets: j.QueuePeakPackets, Delivered: j.Delivered,
 		LatenessP50: time.Duration(j.LatenessP50), LatenessP99: time.Duration(j.LatenessP99), LatenessMax: time.Duration(j.LatenessMax),
 		LateOverMax: j.LateOverMax,

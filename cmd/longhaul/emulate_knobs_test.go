@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -140,4 +142,31 @@ func TestIntegrationEmulateCross(t *testing.T) {
 		t.Errorf("iperf3 got %.2f Mbit/s beside 60 Mbit/s of cross traffic (%v bytes), want about %.1f", bps/1e6, down["cross_bytes"], left/1e6)
 	}
 	t.Logf("%.1f Mbit/s beside 60 Mbit/s of cross traffic", bps/1e6)
+}
+
+// --client-cpu 0.1: a busy command in the client namespace gets about a
+// tenth of a core (its CPU time over its wall time), and the cgroup is
+// gone afterwards.
+func TestIntegrationEmulateCPULimit(t *testing.T) {
+	bin, prefix := emulateEnv(t, "bash", "sha256sum", "timeout")
+	_, errOut, code := exe(t, bin, "emulate", "--prefix", prefix, "--rtt", "10ms", "--client-cpu", "0.1", "--",
+		"bash", "-c", `TIMEFORMAT="cpu %U %S wall %R"; time timeout 2 sha256sum /dev/zero`)
+	if code != 124 { // timeout's status: the command ran its 2 s
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var user, sys, wall float64
+	for _, line := range strings.Split(errOut, "\n") {
+		if _, err := fmt.Sscanf(line, "cpu %g %g wall %g", &user, &sys, &wall); err == nil {
+			break
+		}
+	}
+	if wall < 1.9 || (user+sys)/wall > 0.2 {
+		t.Errorf("a busy command used %.2f s of CPU in %.2f s under a 0.1-core limit", user+sys, wall)
+	}
+	left, _ := filepath.Glob("/sys/fs/cgroup/*/" + prefix + "-*")
+	more, _ := filepath.Glob("/sys/fs/cgroup/" + prefix + "-*")
+	if len(left)+len(more) > 0 {
+		t.Errorf("cgroups left behind: %v %v", left, more)
+	}
+	t.Logf("%.2f s of CPU in %.2f s", user+sys, wall)
 }

@@ -35,6 +35,7 @@ type emulateArgs struct {
 	prefix                string
 	check, ipv6           bool
 	checkTime             units.Duration
+	clientCPU, serverCPU  float64
 }
 
 // dirFlags are the link flags settable for both directions (--rate) and
@@ -137,6 +138,8 @@ func (a *emulateArgs) registerFlags(f *pflag.FlagSet) {
 	f.BoolVar(&a.check, "check", false, "self-test: measure RTT and goodput across the path against the configuration, then exit")
 	f.Var(&a.checkTime, "check-time", "how long --check's transfer runs (default max(5s, 20 RTT))")
 	f.StringVar(&a.prefix, "prefix", topo.DefaultPrefix, "name prefix of the namespaces")
+	f.Float64Var(&a.clientCPU, "client-cpu", 0, "limit the CPU of the commands in the client namespace to this many cores, e.g. 0.2 (a cgroup; default no limit)")
+	f.Float64Var(&a.serverCPU, "server-cpu", 0, "limit the CPU of the commands in the server namespace (--server) to this many cores, e.g. 0.2")
 	f.BoolVar(&a.ipv6, "ipv6", false, "give the ends IPv6 addresses too (2001:2::1 client, 2001:2::2 server; $LONGHAUL_CLIENT6, $LONGHAUL_SERVER6)")
 	_ = f.MarkHidden("prefix")
 }
@@ -196,7 +199,7 @@ func pick[T any](own bool, v, otherwise T) T {
 }
 
 func (a emulateArgs) spec() (topo.Spec, error) {
-	s := topo.Spec{Prefix: a.prefix, CC: a.cc, IPv6: a.ipv6}
+	s := topo.Spec{Prefix: a.prefix, CC: a.cc, IPv6: a.ipv6, ClientCPU: a.clientCPU, ServerCPU: a.serverCPU}
 	for _, set := range []struct {
 		flag string
 		in   []string

@@ -122,6 +122,9 @@ func (r *leftover) remove() (removed []string, errs []error) {
 		if _, err := killInNamespace(name); err != nil {
 			errs = append(errs, err)
 		}
+		if err := removeCPUGroup(name); err != nil {
+			errs = append(errs, err)
+		}
 		if err := netns.Delete(name); err != nil {
 			errs = append(errs, err)
 			ok = false

@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"github.com/longhaul/longhaul/internal/sysctl"
+	"math"
 	"net/netip"
 	"strings"
 )
@@ -93,6 +94,12 @@ type Spec struct {
 	// else fails with EPERM although the algorithm is loaded. [Up]
 	// reports that with the allowed list rather than widening it.
 	CC string
+
+	// ClientCPU and ServerCPU limit the CPU time of the commands started
+	// in each namespace (End.Command), in cores (0.5 is half of one; 0 is
+	// no limit), with a cgroup of the namespace's name: cgroup v2's
+	// cpu.max, or v1's CFS quota where the cpu controller is there.
+	ClientCPU, ServerCPU float64
 
 	// Veth joins the two namespaces with a veth pair instead of two TUN
 	// devices: the kernel's own path with no data plane in between (the
@@ -213,6 +220,11 @@ func (s Spec) validate() error {
 		}
 		if s.MTU < 1280 {
 			return fmt.Errorf("mtu %d is below IPv6's minimum of 1280", s.MTU)
+		}
+	}
+	for side, c := range map[string]float64{"client": s.ClientCPU, "server": s.ServerCPU} {
+		if math.IsNaN(c) || c < 0 || (c > 0 && c < 0.01) || c > 1024 {
+			return fmt.Errorf("%s cpu limit %g is out of range: give 0.01 to 1024 cores (0 for none)", side, c)
 		}
 	}
 	if s.MTU < minMTU || s.MTU > maxMTU {

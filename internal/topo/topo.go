@@ -36,11 +36,13 @@ func (r refused) Is(target error) bool { return target == ErrSysctlRefused }
 // state file and the commands started through its ends; [Topology.Close]
 // releases them all. Create it with [Up].
 type Topology struct {
-	spec      Spec
-	runID     string
-	statePath string // set once the state file is written
-	created   []string
-	ends      [2]End // client, server
+	spec        Spec
+	runID       string
+	statePath   string // set once the state file is written
+	created     []string
+	cgroups     []string // CPU-limited cgroups made, named as their namespace
+	cgroupFiles []*os.File
+	ends        [2]End // client, server
 
 	mu   sync.Mutex
 	cmds []*exec.Cmd
@@ -62,6 +64,9 @@ type End struct {
 	// Addr6 is its IPv6 address with Spec.IPv6 (a /128 with the other
 	// end's as peer); invalid otherwise.
 	Addr6 netip.Addr
+	// cgroupProcs is the end's CPU-limited cgroup's cgroup.procs, open
+	// for writing (Spec.ClientCPU, ServerCPU); nil without a limit.
+	cgroupProcs *os.File
 	// Tun is the TUN queue: every packet the namespace routes to the peer
 	// can be read from it, and every packet written to it is received by
 	// the namespace. Each read or write is one packet preceded by a

@@ -93,6 +93,13 @@ func (t *Topology) up(ctx context.Context) error {
 			return err
 		}
 		e := End{Netns: names[i], Dev: DevName, Addr: addrs[i], Addr6: addrs6[i], t: t}
+		if cores := [2]float64{s.ClientCPU, s.ServerCPU}[i]; cores > 0 {
+			if e.cgroupProcs, err = makeCPUGroup(names[i], cores); err != nil {
+				return fmt.Errorf("%s namespace %s: %w", sideNames[i], names[i], err)
+			}
+			t.cgroups = append(t.cgroups, names[i])
+			t.cgroupFiles = append(t.cgroupFiles, e.cgroupProcs)
+		}
 		a := pair{local: addrs[i], peer: addrs[1-i], local6: addrs6[i], peer6: addrs6[1-i]}
 		tun, eff, err := setupEnd(names[i], s, a, plan(lists[i], s.CC, s.IPv6))
 		if err != nil {
@@ -255,8 +262,16 @@ func configure(h *netlink.Handle, s Spec, a pair, sysctls []Sysctl, hostHas map[
 // concurrently with Close.
 func (e End) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	argv := append([]string{"netns", "exec", e.Netns, name}, args...)
+	if e.cgroupProcs != nil {
+		// Join the CPU-limited cgroup (its cgroup.procs is fd 3) before
+		// exec, so that nothing of the command runs outside it.
+		argv = append([]string{"netns", "exec", e.Netns, "sh", "-c", `echo $$ >&3 && exec 3>&- && exec "$@"`, "sh", name}, args...)
+	}
 	cmd := exec.CommandContext(ctx, "ip", argv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if e.cgroupProcs != nil {
+		cmd.ExtraFiles = []*os.File{e.cgroupProcs}
+	}
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	if e.t != nil {
 		e.t.track(cmd)
@@ -300,6 +315,14 @@ func (t *Topology) teardown() error {
 			if err := e.Tun.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 				errs = append(errs, fmt.Errorf("close tun of %s: %w", e.Netns, err))
 			}
+		}
+	}
+	for _, f := range t.cgroupFiles {
+		f.Close()
+	}
+	for _, name := range t.cgroups {
+		if err := removeCPUGroup(name); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	deleted := true

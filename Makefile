@@ -103,7 +103,8 @@ man:
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) $(GO) run ./cmd/longhaul-man -o $(MAN_OUT) -version $(VERSION)
 
 # the Debian package (dpkg-deb, no debhelper): binary, man pages, shell
-# completions and the systemd units under deploy/; written to out/deb/.
+# completions, the systemd units, Prometheus rules and Grafana dashboard
+# under deploy/; written to out/deb/.
 deb: build man
 	@BIN=$(BIN) MAN=$(MAN_OUT) VERSION=$(VERSION) scripts/mkdeb.sh
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +18,7 @@ import (
 // man: pages in its man pages), each ExecStart binary is an executable
 // file of the package, the directive examples in a unit's comments pass
 // verify as a drop-in (systemd cuts an unquoted Environment= at the first
-// space).
+// space), and the exporter's alert rules and dashboard are packaged.
 func TestDebAsInstalled(t *testing.T) {
 	for _, tool := range []string{"dpkg-deb", "systemd-analyze", "man"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -97,6 +98,25 @@ func TestDebAsInstalled(t *testing.T) {
 				}
 			}
 			os.RemoveAll(filepath.Dir(dropin))
+		}
+	})
+	t.Run("exporter rules and dashboard", func(t *testing.T) {
+		for pkg, repo := range map[string]string{
+			"usr/share/longhaul/prometheus/longhaul-rules.yml":      "../../deploy/prometheus/longhaul-rules.yml",
+			"usr/share/longhaul/grafana/longhaul-dashboard.json":    "../../deploy/grafana/longhaul-dashboard.json",
+			"usr/share/longhaul/prometheus/longhaul-rules.test.yml": "",
+		} {
+			got, err := os.ReadFile(filepath.Join(root, pkg))
+			if repo == "" {
+				if err == nil {
+					t.Errorf("%s: promtool's unit test of the rules is packaged", pkg)
+				}
+				continue
+			}
+			want, _ := os.ReadFile(repo)
+			if err != nil || len(want) == 0 || !bytes.Equal(got, want) {
+				t.Errorf("%s: not in the package as %s (%v)", pkg, repo, err)
+			}
 		}
 	})
 }

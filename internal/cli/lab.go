@@ -214,6 +214,7 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 		s.Name, len(s.Cases), s.Repeat, units.FormatDuration(s.RTT), units.FormatRate(s.RateBps),
 		units.FormatDuration(s.Estimate().Round(time.Second)), dir)
 	opt := lab.Options{OutDir: dir, Interval: a.interval.D, Log: stderr, Prefix: a.prefix}
+	opt.Progress = progressLines(stderr)
 	if isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
 		opt.Progress = progressLine(stderr)
 	}
@@ -252,6 +253,20 @@ func progressLine(w io.Writer) func(lab.Progress) {
 			return
 		}
 		fmt.Fprintf(w, "\r\033[K[%d/%d] %s (repeat %d)  elapsed %s  ETA %s", p.Done+1, p.Total, p.Case, p.Repeat,
+			clock(p.Elapsed), clock(p.ETA))
+	}
+}
+
+// progressLines prints one plain line per run where stderr is not a
+// terminal (a pipe, a log file: make demo | tee), so a long lab is not
+// silent there.
+func progressLines(w io.Writer) func(lab.Progress) {
+	return func(p lab.Progress) {
+		if p.Done >= p.Total {
+			fmt.Fprintf(w, "longhaul: lab: %d runs done in %s\n", p.Total, clock(p.Elapsed))
+			return
+		}
+		fmt.Fprintf(w, "longhaul: lab: run %d/%d: %s (repeat %d), elapsed %s, ETA %s\n", p.Done+1, p.Total, p.Case, p.Repeat,
 			clock(p.Elapsed), clock(p.ETA))
 	}
 }

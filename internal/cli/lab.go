@@ -101,13 +101,13 @@ func (a *labArgs) register(f *pflag.FlagSet, pathDefault, dirName string) {
 	a.rtt = units.Duration{Min: time.Millisecond, Max: 5 * time.Second}
 	a.rate = units.Rate{Min: 1e5, Max: 10e9}
 	a.loss = units.Percent{Max: 0.49}
-	a.queue = units.Size{Min: linkemu.MTU + linkemu.DefaultOverhead}
+	a.queue = units.Size{Min: linkemu.MTU + linkemu.DefaultOverhead, Unit: true}
 	a.duration = units.Duration{Min: time.Second, Max: time.Hour}
 	a.interval = units.Duration{D: 100 * time.Millisecond, Min: time.Millisecond, Max: 10 * time.Second}
 	f.Var(&a.rtt, "rtt", "round-trip time of the emulated path, 1ms..5s (default: "+pathDefault+")")
 	f.Var(&a.rate, "rate", "rate on the wire, 100kbit/s..10Gbit/s (default: "+pathDefault+")")
 	f.Var(&a.loss, "loss", "random loss per segment, under 50%, e.g. 0.1%")
-	f.Var(&a.queue, "queue", "bottleneck queue in bytes (default one BDP)")
+	f.Var(&a.queue, "queue", "bottleneck queue in bytes, with a unit: 150kB, 1MiB (default one BDP)")
 	f.StringVar(&a.cc, "cc", "cubic", "congestion control of both ends")
 	f.Var(&a.duration, "duration", "length of each timed run (default 12s, --quick 8s; longrtt 20s/12s)")
 	f.IntVar(&a.repeat, "repeat", 0, "runs per case, 1..100 (default 3, or 1 with --quick; initcwnd 5/3)")

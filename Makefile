@@ -19,7 +19,7 @@ deps:
 	@scripts/deps.sh
 
 build:
-	@command -v $(GO) >/dev/null || { echo "make: go not found; install Go >= 1.23 (https://go.dev/dl)" >&2; exit 1; }
+	@command -v $(GO) >/dev/null || { echo "make: go not found; install Go >= 1.26 (https://go.dev/dl)" >&2; exit 1; }
 	$(GO) build -trimpath -ldflags "-s -w -X github.com/longhaul/longhaul/internal/cli.version=$(VERSION) -X github.com/longhaul/longhaul/internal/cli.commit=$(COMMIT)" -o $(BIN) ./cmd/longhaul
 
 # vet also proves the portability promise (the commands that need no Linux

@@ -45,13 +45,13 @@ func newLabCmd() *cobra.Command {
 	var a labArgs
 	var list strings.Builder
 	for _, n := range scenario.Names() {
-		t, seed, _ := scenario.Describe(n)
-		fmt.Fprintf(&list, "  %-9s %s\n            reproduces: %s\n", n, t, seed)
+		t, problem, _ := scenario.Describe(n)
+		fmt.Fprintf(&list, "  %-9s %s\n            (%s)\n", n, t, problem)
 	}
 	c := &cobra.Command{
 		Use:   "lab SCENARIO [flags]",
 		Short: "Run a repeatable experiment over an emulated long path and write a report",
-		Long: `lab reproduces a field report on an emulated path between two network
+		Long: `lab reproduces a problem users reported on an emulated path between two network
 namespaces, with real peers (nginx, curl, iperf3, tcpdump, ping), repeats every
 case, compares it with the path model and writes results.jsonl (schema
 longhaul.lab/v1), report.html and captures/ into the output directory.
@@ -61,7 +61,7 @@ case's settings set and read back from the kernel, tcp_info sampled from
 both ends, and the emulator's statistics; a run the emulator flagged as
 overloaded is marked invalid. Needs root.
 
-Scenarios:
+Scenarios (and the reported problem or the targets each one checks):
 ` + list.String(),
 		Example: `  # the buffers experiment (a reported 6x problem) on the default 200 ms / 1 Gbit/s path, quickly
   sudo longhaul lab buffers --quick

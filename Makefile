@@ -19,7 +19,7 @@ deps:
 	@scripts/deps.sh
 
 build:
-	@command -v $(GO) >/dev/null || { echo "make: go not found; install Go >= 1.23 (https://go.dev/dl)" >&2; exit 1; }
+	@command -v $(GO) >/dev/null || { echo "make: go not found; install Go >= 1.26 (https://go.dev/dl)" >&2; exit 1; }
 	$(GO) build -trimpath -ldflags "-s -w -X github.com/longhaul/longhaul/internal/cli.version=$(VERSION) -X github.com/longhaul/longhaul/internal/cli.commit=$(COMMIT)" -o $(BIN) ./cmd/longhaul
 
 # vet also proves the portability promise (the commands that need no Linux
@@ -103,7 +103,8 @@ man:
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) $(GO) run ./cmd/longhaul-man -o $(MAN_OUT) -version $(VERSION)
 
 # the Debian package (dpkg-deb, no debhelper): binary, man pages, shell
-# completions and the systemd units under deploy/; written to out/deb/.
+# completions, the systemd units, Prometheus rules and Grafana dashboard
+# under deploy/; written to out/deb/.
 deb: build man
 	@BIN=$(BIN) MAN=$(MAN_OUT) VERSION=$(VERSION) scripts/mkdeb.sh
 

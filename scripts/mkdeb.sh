@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Debian package from a built binary and generated man pages,
 # with dpkg-deb alone (no debhelper): the static binary, man pages, shell
-# completions and every systemd unit found under deploy/ at build time.
+# completions, every systemd unit found under deploy/ at build time, and
+# the Prometheus alert rules and Grafana dashboards under deploy/ (in
+# /usr/share/longhaul/prometheus and /usr/share/longhaul/grafana).
 #
 #   BIN=bin/longhaul MAN=out/man DEPLOY=deploy OUT=out/deb VERSION=... scripts/mkdeb.sh
 #
@@ -55,6 +57,12 @@ for unit in "$DEPLOY"/*.service "$DEPLOY"/*.socket "$DEPLOY"/*.timer "$DEPLOY"/s
 	[ -f "$unit" ] || continue
 	install -D -m 0644 "$unit" "$stage/lib/systemd/system/$(basename "$unit")"
 	units+=("$(basename "$unit")")
+done
+# The exporter's alert rules (not their promtool unit tests) and dashboards.
+for f in "$DEPLOY"/prometheus/*.yml "$DEPLOY"/grafana/*.json; do
+	[ -f "$f" ] || continue
+	case "$f" in *.test.yml) continue ;; esac
+	install -D -m 0644 "$f" "$stage/usr/share/longhaul/$(basename "$(dirname "$f")")/$(basename "$f")"
 done
 install -d "$stage/usr/share/doc/longhaul"
 cat >"$stage/usr/share/doc/longhaul/copyright" <<'EOF'

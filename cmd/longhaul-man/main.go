@@ -9,9 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/cli"
+	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 )
 
@@ -45,5 +48,34 @@ func run(dir, version string) error {
 	if err := doc.GenManTree(root, header, dir); err != nil {
 		return fmt.Errorf("write man pages to %s: %w", dir, err)
 	}
-	return nil
+	return addSections(root, dir)
+}
+
+// addSections puts the sections cobra does not write (EXIT STATUS, FILES,
+// ENVIRONMENT) into every page, before SEE ALSO, as man-pages(7) orders
+// them.
+func addSections(c *cobra.Command, dir string) error {
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			if err := addSections(sub, dir); err != nil {
+				return err
+			}
+		}
+	}
+	name := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", "-")+".1")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("add sections: %w", err)
+	}
+	var extra strings.Builder
+	for _, s := range cli.ManSections(c.CommandPath()) {
+		extra.WriteString(s.Roff())
+	}
+	page := string(b)
+	if i := strings.Index(page, ".SH SEE ALSO"); i >= 0 {
+		page = page[:i] + extra.String() + page[i:]
+	} else {
+		page += extra.String()
+	}
+	return os.WriteFile(name, []byte(page), 0o644)
 }

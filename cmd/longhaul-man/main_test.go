@@ -38,6 +38,33 @@ func TestPages(t *testing.T) {
 			t.Errorf("longhaul-plan.1 lacks %q", s)
 		}
 	}
+	// The sections cobra does not write, before SEE ALSO, with what the
+	// code does.
+	for _, name := range want {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		page := string(b)
+		exit, env, see := strings.Index(page, ".SH EXIT STATUS"), strings.Index(page, ".SH ENVIRONMENT"), strings.Index(page, ".SH SEE ALSO")
+		if exit < 0 || env < exit || (see >= 0 && see < env) {
+			t.Errorf("%s: EXIT STATUS at %d, ENVIRONMENT at %d, SEE ALSO at %d", name, exit, env, see)
+		}
+	}
+	for name, wants := range map[string][]string{
+		"longhaul.1":         {"\\fB3\\fP", "\\fB4\\fP", "\\fB5\\fP", "\\fB130, 143\\fP", ".SH FILES", "/var/lib/longhaul/journal", "/run/longhaul"},
+		"longhaul-apply.1":   {".SH FILES", "/var/lib/longhaul/journal", "/etc/sysctl.d/90\\-longhaul.conf", "needs root"},
+		"longhaul-emulate.1": {"LONGHAUL_SERVER", "\\fB5\\fP", "/run/netns"},
+		"longhaul-audit.1":   {"\\fB3\\fP", "\\fB4\\fP", "/proc/sys/net"},
+		"longhaul-serve.1":   {"a clean stop on SIGINT or SIGTERM", "/etc/longhaul/token"},
+	} {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		for _, w := range wants {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s lacks %q", name, w)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "longhaul-calc.1")); strings.Contains(string(b), "\\fB5\\fP") || strings.Contains(string(b), ".SH FILES") {
+		t.Error("longhaul-calc.1 documents emulate's exit status 5 or files it does not use")
+	}
 	again := t.TempDir()
 	if err := run(again, "9.9.9"); err != nil {
 		t.Fatal(err)

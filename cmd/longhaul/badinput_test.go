@@ -69,6 +69,8 @@ func TestBadInputEveryCommand(t *testing.T) {
 		"lab repeat negative":         {"lab", "buffers", "--repeat", "-1"},
 		"lab duration zero":           {"lab", "buffers", "--duration", "0s"},
 		"lab queue zero":              {"lab", "buffers", "--queue", "0"},
+		"lab queue without unit":      {"lab", "buffers", "--queue", "100000"},
+		"emulate queue without unit":  {"emulate", "--rtt", "10ms", "--queue", "100", "--", "true"},
 		"lab loss half":               {"lab", "upload", "--loss", "60%"},
 		"lab rate overflow":           {"lab", "buffers", "--rate", "1e30bit/s"},
 		"emulate queue negative":      {"emulate", "--rtt", "10ms", "--rate", "1Gbit/s", "--queue", "-1bdp", "--", "true"},

@@ -194,6 +194,8 @@ func TestIntegrationEmulateBadInput(t *testing.T) {
 		{"unknown unit", []string{"--rtt", "10 parsecs", "--", "true"}, "--rtt"},
 		{"negative delay", []string{"--rtt", "-10ms", "--", "true"}, "--rtt"},
 		{"loss over 100%", []string{"--rtt", "10ms", "--loss", "150%", "--", "true"}, "--loss"},
+		{"queue without unit (netem means packets)", []string{"--rtt", "10ms", "--rate", "10Mbit/s", "--queue", "100", "--", "true"}, `"100": no unit: write packets like 100p`},
+		{"down queue without unit", []string{"--rtt", "10ms", "--down-queue", "1500", "--", "true"}, "no unit"},
 		{"queue below one MTU", []string{"--rtt", "10ms", "--rate", "10Mbit/s", "--queue", "100B", "--", "true"}, "queue"},
 		{"bad sysctl", []string{"--rtt", "10ms", "--client-sysctl", "nonsense", "--", "true"}, "--client-sysctl"},
 		{"missing binary", []string{"--rtt", "10ms", "--", "no-such-binary-xyz"}, "not found"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -95,6 +96,10 @@ func TestIntegrationLabUploadQuick(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	f := readResults(t, filepath.Join(dir, "results.jsonl"))
+	// Off a terminal (stderr is a pipe here) each run gets a plain line.
+	if n := len(f.Runs); !strings.Contains(errOut, fmt.Sprintf("longhaul: lab: run %d/%d: ", n, n)) || !strings.Contains(errOut, fmt.Sprintf("longhaul: lab: %d runs done in ", n)) {
+		t.Errorf("no progress line per run on a pipe:\n%s", errOut)
+	}
 	by := map[string]results.Run{}
 	for _, r := range f.Runs {
 		by[r.Case] = r

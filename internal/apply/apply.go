@@ -177,8 +177,12 @@ func Apply(p plan.Plan, o Options) (*Report, error) {
 	}
 	st := store{o.StateDir}
 	pending, err := interrupted(st)
+	var unread error // a dry run goes on without a journal it may not read (not root)
 	if err != nil {
-		return nil, err
+		if !o.DryRun || !errors.Is(err, fs.ErrPermission) {
+			return nil, err
+		}
+		unread = err
 	}
 	e, err := gather(p, o)
 	if err != nil {
@@ -189,7 +193,7 @@ func Apply(p plan.Plan, o Options) (*Report, error) {
 		return nil, err
 	}
 	if o.DryRun {
-		return dryRun(st, rep, pending)
+		return dryRun(st, rep, pending, unread)
 	}
 	unlock, err := st.lock()
 	if err != nil {
@@ -214,11 +218,18 @@ func Apply(p plan.Plan, o Options) (*Report, error) {
 
 // dryRun finishes the report of a dry run: the drop-ins name the id the
 // transaction would get, and interrupted transactions are pointed out.
-func dryRun(st store, rep *Report, pending []*Journal) (*Report, error) {
+// A journal that could not be read (unread: not root) is said in a note,
+// and the id is then shown as NNNN.
+func dryRun(st store, rep *Report, pending []*Journal, unread error) (*Report, error) {
 	rep.DryRun = true
-	next, err := st.nextID()
-	if err != nil {
-		return nil, err
+	next := "NNNN"
+	if unread != nil {
+		rep.note("the journal in %s could not be read (%v): reading it needs root, so transactions interrupted there are not shown and NNNN stands for the transaction id; run with sudo to see them", st.dir, errors.Unwrap(unread))
+	} else {
+		var err error
+		if next, err = st.nextID(); err != nil {
+			return nil, err
+		}
 	}
 	for i := range rep.Files {
 		rep.Files[i].Content = strings.ReplaceAll(rep.Files[i].Content, pendingID, next)

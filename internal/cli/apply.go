@@ -114,7 +114,7 @@ func runApply(ctx context.Context, a applyArgs, file string, stdout, stderr io.W
 	warnInterrupted(stderr, o)
 	rep, err := apply.Apply(p, o)
 	if err != nil {
-		return inputError(err)
+		return inputError(needRoot(err, o, !a.dryRun))
 	}
 	if a.json {
 		return writeJSON(stdout, applyJSON{Schema: "longhaul.apply/v1", Report: rep})

@@ -54,7 +54,7 @@ Buffers may be given as the sysctl triple or as one size (the maximum);
   # round trips for a 17 kB response at 50 ms with initcwnd 20
   longhaul calc --rtt 50ms --rate 10Mbit/s --size 17kB --initcwnd 20 --initrwnd 20
 
-  # why iperf3 -w 640K is capped (seed: 411 ms path)
+  # why iperf3 -w 640K is capped (a user's 411 ms path)
   longhaul calc --rtt 516ms --rate 20Mbit/s --so-rcvbuf 640K --core-rmem-max 212992 --kernel 4.15`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {

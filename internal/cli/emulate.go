@@ -84,13 +84,15 @@ emulated link (delay, rate, bottleneck queue, loss; each settable per
 direction), runs CMD in the client namespace and prints the link's
 statistics when it ends. The server is at $LONGHAUL_SERVER, the client at
 $LONGHAUL_CLIENT. --server starts a command in the server namespace first
-and stops it afterwards. The exit status is CMD's.
+and stops it afterwards. The exit status is CMD's, or 5 when CMD
+succeeded but the emulator was overloaded.
 
 The link runs in userspace (this kernel class has no netem): TUN devices
 with offloads carry TSO super-packets whole and split them only where a
 segment is lost or the queue overflows. Runs in which the emulator itself
 dropped or delayed frames are flagged overloaded: their results are not
-valid.
+valid. The warning is printed as soon as it happens, before CMD's own
+verdict.
 
 Namespaces are named lh-<run>-c and lh-<run>-s; they are removed on exit,
 on SIGINT/SIGTERM, and leftovers of a killed run are reaped at the next
@@ -294,7 +296,9 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 			return err
 		}
 	}
+	stopWatch := watchOverload(e.Stats, stderr, 500*time.Millisecond)
 	code, err := runClient(ctx, cl, argv, env)
+	stopWatch()
 	st := e.Stop()
 	printLinkStats(stderr, st)
 	if werr := stats.write(st); werr != nil && err == nil {
@@ -305,6 +309,9 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	}
 	if code != 0 {
 		return exitStatus(code)
+	}
+	if st.Overloaded {
+		return invalidError{"emulate: the command succeeded but its results are not valid: the emulator was overloaded (exit status 5); run it on a less busy machine or at a lower --rate"}
 	}
 	return nil
 }

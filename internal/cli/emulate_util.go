@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/longhaul/longhaul/internal/emu"
 	"github.com/longhaul/longhaul/internal/linkemu"
@@ -38,6 +39,31 @@ func printLinkStats(w io.Writer, s emu.Stats) {
 				d.name, units.FormatDuration(d.s.WaitP99))
 		}
 	}
+}
+
+// watchOverload polls the emulator's counters every interval while the
+// command runs and warns on w as soon as the emulator overloads, so the
+// warning comes before the command's own verdict (a test prints its
+// verdict at the end), not after it. stop ends the polling.
+func watchOverload(stats func() emu.Stats, w io.Writer, every time.Duration) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if stats().Overloaded {
+					fmt.Fprintln(w, "longhaul: WARNING: the emulator is overloaded (it dropped or delayed frames itself): results of this run are not valid, whatever the command says below")
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // statsFile is --stats-json, opened before the run so that a path that

@@ -45,13 +45,13 @@ func newLabCmd() *cobra.Command {
 	var a labArgs
 	var list strings.Builder
 	for _, n := range scenario.Names() {
-		t, seed, _ := scenario.Describe(n)
-		fmt.Fprintf(&list, "  %-9s %s\n            reproduces: %s\n", n, t, seed)
+		t, problem, _ := scenario.Describe(n)
+		fmt.Fprintf(&list, "  %-9s %s\n            (%s)\n", n, t, problem)
 	}
 	c := &cobra.Command{
 		Use:   "lab SCENARIO [flags]",
 		Short: "Run a repeatable experiment over an emulated long path and write a report",
-		Long: `lab reproduces a field report on an emulated path between two network
+		Long: `lab reproduces a problem users reported on an emulated path between two network
 namespaces, with real peers (nginx, curl, iperf3, tcpdump, ping), repeats every
 case, compares it with the path model and writes results.jsonl (schema
 longhaul.lab/v1), report.html and captures/ into the output directory.
@@ -61,7 +61,7 @@ case's settings set and read back from the kernel, tcp_info sampled from
 both ends, and the emulator's statistics; a run the emulator flagged as
 overloaded is marked invalid. Needs root.
 
-Scenarios:
+Scenarios (and the reported problem or the targets each one checks):
 ` + list.String(),
 		Example: `  # the buffers experiment (a reported 6x problem) on the default 200 ms / 1 Gbit/s path, quickly
   sudo longhaul lab buffers --quick
@@ -101,13 +101,13 @@ func (a *labArgs) register(f *pflag.FlagSet, pathDefault, dirName string) {
 	a.rtt = units.Duration{Min: time.Millisecond, Max: 5 * time.Second}
 	a.rate = units.Rate{Min: 1e5, Max: 10e9}
 	a.loss = units.Percent{Max: 0.49}
-	a.queue = units.Size{Min: linkemu.MTU + linkemu.DefaultOverhead}
+	a.queue = units.Size{Min: linkemu.MTU + linkemu.DefaultOverhead, Unit: true}
 	a.duration = units.Duration{Min: time.Second, Max: time.Hour}
 	a.interval = units.Duration{D: 100 * time.Millisecond, Min: time.Millisecond, Max: 10 * time.Second}
 	f.Var(&a.rtt, "rtt", "round-trip time of the emulated path, 1ms..5s (default: "+pathDefault+")")
 	f.Var(&a.rate, "rate", "rate on the wire, 100kbit/s..10Gbit/s (default: "+pathDefault+")")
 	f.Var(&a.loss, "loss", "random loss per segment, under 50%, e.g. 0.1%")
-	f.Var(&a.queue, "queue", "bottleneck queue in bytes (default one BDP)")
+	f.Var(&a.queue, "queue", "bottleneck queue in bytes, with a unit: 150kB, 1MiB (default one BDP)")
 	f.StringVar(&a.cc, "cc", "cubic", "congestion control of both ends")
 	f.Var(&a.duration, "duration", "length of each timed run (default 12s, --quick 8s; longrtt 20s/12s)")
 	f.IntVar(&a.repeat, "repeat", 0, "runs per case, 1..100 (default 3, or 1 with --quick; initcwnd 5/3)")
@@ -214,6 +214,7 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 		s.Name, len(s.Cases), s.Repeat, units.FormatDuration(s.RTT), units.FormatRate(s.RateBps),
 		units.FormatDuration(s.Estimate().Round(time.Second)), dir)
 	opt := lab.Options{OutDir: dir, Interval: a.interval.D, Log: stderr, Prefix: a.prefix}
+	opt.Progress = progressLines(stderr)
 	if isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
 		opt.Progress = progressLine(stderr)
 	}
@@ -252,6 +253,20 @@ func progressLine(w io.Writer) func(lab.Progress) {
 			return
 		}
 		fmt.Fprintf(w, "\r\033[K[%d/%d] %s (repeat %d)  elapsed %s  ETA %s", p.Done+1, p.Total, p.Case, p.Repeat,
+			clock(p.Elapsed), clock(p.ETA))
+	}
+}
+
+// progressLines prints one plain line per run where stderr is not a
+// terminal (a pipe, a log file: make demo | tee), so a long lab is not
+// silent there.
+func progressLines(w io.Writer) func(lab.Progress) {
+	return func(p lab.Progress) {
+		if p.Done >= p.Total {
+			fmt.Fprintf(w, "longhaul: lab: %d runs done in %s\n", p.Total, clock(p.Elapsed))
+			return
+		}
+		fmt.Fprintf(w, "longhaul: lab: run %d/%d: %s (repeat %d), elapsed %s, ETA %s\n", p.Done+1, p.Total, p.Case, p.Repeat,
 			clock(p.Elapsed), clock(p.ETA))
 	}
 }

@@ -77,7 +77,7 @@ func runRollback(a rollbackArgs, id string, stdout, stderr io.Writer) error {
 		}
 		txs, err := apply.List(o)
 		if err != nil {
-			return fmt.Errorf("rollback: %w", err)
+			return fmt.Errorf("rollback: %w", needRoot(err, o, false))
 		}
 		if a.json {
 			if txs == nil {
@@ -91,7 +91,7 @@ func runRollback(a rollbackArgs, id string, stdout, stderr io.Writer) error {
 	warnInterrupted(stderr, o)
 	rep, err := apply.Rollback(id, o)
 	if err != nil {
-		return inputError(err)
+		return inputError(needRoot(err, o, !a.dryRun))
 	}
 	if a.json {
 		return writeJSON(stdout, applyJSON{Schema: "longhaul.rollback/v1", Report: rep})

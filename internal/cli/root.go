@@ -26,6 +26,7 @@ const (
 	exitUsage    = 2 // bad flags or input values
 	exitFindings = 3 // audit --fail-on: findings at or above the level
 	exitDrift    = 4 // audit --against: the host does not have the plan's values
+	exitInvalid  = 5 // emulate: the emulator was overloaded, the run's results are not valid
 )
 
 // SignalStatus is the exit status of a command ended by signal s, as
@@ -57,6 +58,12 @@ type driftError struct{ msg string }
 
 func (e driftError) Error() string { return e.msg }
 
+// invalidError reports a run whose results are not valid (the emulator
+// was overloaded) although the command itself succeeded.
+type invalidError struct{ msg string }
+
+func (e invalidError) Error() string { return e.msg }
+
 // errStopped is a daemon's (serve, exporter) clean stop on SIGINT or
 // SIGTERM: the exit status is 0, as a service manager expects.
 var errStopped = errors.New("stopped")
@@ -86,9 +93,12 @@ func ExitCode(err error, stderr io.Writer) int {
 	var u usageError
 	var f findingsError
 	var d driftError
+	var inv invalidError
 	switch {
 	case errors.As(err, &d):
 		return exitDrift
+	case errors.As(err, &inv):
+		return exitInvalid
 	case errors.As(err, &u), errors.Is(err, pathmodel.ErrInput), errors.Is(err, snapshot.ErrNoHost):
 		return exitUsage
 	case errors.As(err, &f):

@@ -135,9 +135,14 @@ func (q Queue) limits(rateBps float64, rtt time.Duration) (bytes int64, packets 
 	return q.Bytes, q.Packets
 }
 
-// Set parses a queue: BDPs (1bdp, 0.5bdp), packets (1000p) or a size.
+// Set parses a queue: BDPs (1bdp, 0.5bdp), packets (1000p) or a size
+// with its unit (150kB, 150000B). A bare number is refused: netem's limit,
+// which users know, counts packets, while a size without unit is bytes.
 func (q *Queue) Set(s string) error {
 	t := strings.TrimSpace(s)
+	if _, err := strconv.ParseFloat(t, 64); err == nil {
+		return fmt.Errorf("%q: no unit: write packets like %sp (netem's limit counts packets), bytes like %sB or 150kB, or BDPs like 1bdp", s, t, t)
+	}
 	switch {
 	case strings.HasSuffix(t, "bdp"):
 		n, err := strconv.ParseFloat(strings.TrimSuffix(t, "bdp"), 64)
@@ -168,7 +173,7 @@ func (q *Queue) String() string {
 	case q.Packets > 0:
 		return strconv.Itoa(q.Packets) + "p"
 	case q.Bytes > 0:
-		return strconv.FormatInt(q.Bytes, 10)
+		return strconv.FormatInt(q.Bytes, 10) + "B"
 	}
 	return ""
 }

@@ -24,6 +24,22 @@ func TestQueueSet(t *testing.T) {
 			t.Errorf("%q accepted as %+v", in, q)
 		}
 	}
+	// A bare number is packets to netem users and bytes to a size parser:
+	// refused, with the ways to say it.
+	for _, in := range []string{"100", " 1500 ", "2.5", "0"} {
+		var q Queue
+		err := q.Set(in)
+		if err == nil || !strings.Contains(err.Error(), "no unit") || !strings.Contains(err.Error(), "p (netem's limit counts packets)") || !strings.Contains(err.Error(), "1bdp") {
+			t.Errorf("%q: %+v, %v; want refused, saying how to write packets, bytes or BDPs", in, q, err)
+		}
+	}
+	// What String prints is read back as the same queue.
+	for _, q := range []Queue{{Bytes: 150_000}, {Packets: 100}, {BDPs: 0.5}} {
+		var back Queue
+		if err := back.Set(q.String()); err != nil || back != q {
+			t.Errorf("%+v printed as %q, read back as %+v, %v", q, q.String(), back, err)
+		}
+	}
 }
 
 func TestLinkConfigs(t *testing.T) {

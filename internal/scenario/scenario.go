@@ -199,7 +199,7 @@ var scenarios = map[string]scenarioDef{
 	},
 	"emulator": {
 		title: "The emulator itself: goodput, CPU and RTT error against the raw veth ceiling",
-		seed:  "issue 16: every run valid, the cost per Gbit/s, 200 ms x 1 Gbit/s within 25% of a core, idle RTT error <= 0.2 ms",
+		seed:  "emulator-targets: every run valid, the cost per Gbit/s, 200 ms x 1 Gbit/s within 25% of a core, idle RTT error <= 0.2 ms",
 		rtt:   200 * time.Millisecond, rate: 1e9, repeat: 3, quick: 1,
 		expand: expandEmulator,
 	},
@@ -276,10 +276,17 @@ func expandVerify(s *Scenario, p Params) error {
 // Names lists the scenarios in the order `lab` documents them.
 func Names() []string { return []string{"buffers", "initcwnd", "longrtt", "upload", "emulator"} }
 
-// Describe returns a scenario's title and seed, for help text.
-func Describe(name string) (title, seed string, ok bool) {
+// Describe returns a scenario's title and the problem users reported
+// that it reproduces, for help text: the problem without the internal
+// name of its report before it ("buffers-6x-http-downloads: 200 ms, ..."
+// reads "200 ms, ...").
+func Describe(name string) (title, problem string, ok bool) {
 	d, ok := scenarios[name]
-	return d.title, d.seed, ok
+	problem = d.seed
+	if id, rest, cut := strings.Cut(problem, ": "); cut && !strings.ContainsAny(id, " ,") {
+		problem = rest
+	}
+	return d.title, problem, ok
 }
 
 // Expand turns a scenario name and the user's parameters into the list of

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -89,11 +90,19 @@ func (r *Rate) IsSet() bool { return r.set }
 type Size struct {
 	N        int64
 	Min, Max int64
-	set      bool
+	// Unit refuses a bare number: where users may mean packets (a
+	// queue's length, as netem counts it), bytes must be said.
+	Unit bool
+	set  bool
 }
 
 // Set parses and checks s.
 func (z *Size) Set(s string) error {
+	if t := strings.TrimSpace(s); z.Unit {
+		if _, err := strconv.ParseFloat(t, 64); err == nil {
+			return fmt.Errorf("%q: no unit: write bytes like %sB or 150kB (a bare number could be read as packets)", s, t)
+		}
+	}
 	v, err := ParseSize(s)
 	if err != nil {
 		return err

@@ -54,6 +54,24 @@ func TestFlagTypes(t *testing.T) {
 	}
 }
 
+// A Size with Unit refuses a bare number (packets or bytes?) and says
+// how to write bytes; with a unit it parses as any Size.
+func TestSizeUnitRequired(t *testing.T) {
+	for _, in := range []string{"100000", " 1500 ", "2.5"} {
+		z := Size{Unit: true}
+		if err := z.Set(in); err == nil || !strings.Contains(err.Error(), "no unit: write bytes like") || z.IsSet() {
+			t.Errorf("%q: %d, %v; want refused", in, z.N, err)
+		}
+	}
+	z := Size{Unit: true}
+	if err := z.Set("150kB"); err != nil || z.N != 150_000 {
+		t.Errorf("150kB: %d, %v", z.N, err)
+	}
+	if err := (&Size{}).Set("1500"); err != nil {
+		t.Errorf("a Size without Unit refused a bare byte count: %v", err)
+	}
+}
+
 func TestSeconds(t *testing.T) {
 	b, err := json.Marshal(struct {
 		S Seconds `json:"s"`

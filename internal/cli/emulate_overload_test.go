@@ -1,0 +1,69 @@
+//go:build linux && !longhaul_portable
+
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/emu"
+)
+
+// lockedBuf is stderr shared by the watcher and the "command".
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestWatchOverload: an emulator that overloads while the command runs
+// gets its warning printed then, before the command's verdict at its
+// end; one that never overloads gets none.
+func TestWatchOverload(t *testing.T) {
+	for _, overload := range []bool{true, false} {
+		var polls atomic.Int32
+		stats := func() emu.Stats {
+			// overloaded from the second poll on
+			return emu.Stats{Overloaded: overload && polls.Add(1) >= 2}
+		}
+		var w lockedBuf
+		stop := watchOverload(stats, &w, 5*time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the command runs
+		w.Write([]byte("verdict: limited by the path\n"))
+		stop()
+		out := w.String()
+		warn := strings.Index(out, "WARNING: the emulator is overloaded")
+		verdict := strings.Index(out, "verdict:")
+		if overload && (warn < 0 || warn > verdict) {
+			t.Errorf("overloaded: the warning is not before the verdict:\n%s", out)
+		}
+		if !overload && warn >= 0 {
+			t.Errorf("not overloaded, warned:\n%s", out)
+		}
+	}
+}
+
+// An overloaded run whose command succeeded exits 5, documented in the
+// man pages' EXIT STATUS, with one line saying why.
+func TestExitInvalid(t *testing.T) {
+	var stderr bytes.Buffer
+	err := invalidError{"emulate: the command succeeded but its results are not valid"}
+	if code := ExitCode(err, &stderr); code != 5 || !strings.Contains(stderr.String(), "not valid") {
+		t.Errorf("exit %d, stderr %q; want 5", code, stderr.String())
+	}
+}

@@ -94,7 +94,8 @@ func envEntries(any func(...string) bool) [][2]string {
 		e = append(e, [2]string{"TMPDIR", "where lab writes its web server's files (the large download file goes to /dev/shm when that is a tmpfs)."})
 	}
 	if any("emulate") {
-		e = append(e, [2]string{"LONGHAUL_SERVER, LONGHAUL_CLIENT, LONGHAUL_SERVER_NETNS, LONGHAUL_CLIENT_NETNS", "set by emulate for its command and --server: the server's and client's addresses and network namespaces."})
+		e = append(e, [2]string{"LONGHAUL_SERVER, LONGHAUL_CLIENT, LONGHAUL_SERVER_NETNS, LONGHAUL_CLIENT_NETNS", "set by emulate for its command and --server: the server's and client's addresses and network namespaces."},
+			[2]string{"LONGHAUL_SERVER6, LONGHAUL_CLIENT6", "set by emulate --ipv6: the server's and client's IPv6 addresses."})
 	}
 	return e
 }

@@ -322,7 +322,7 @@ func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
 		case plan.KindApp:
 			b.rep.Apps = append(b.rep.Apps, it)
 		default:
-			err = refuse("plan item %d (%s): unknown kind %q", i+1, it.Key, it.Kind)
+			err = refuse("plan item %d (%s): unknown kind %s", i+1, sysctl.Quote(it.Key), sysctl.Quote(string(it.Kind)))
 		}
 		if err != nil {
 			return nil, nil, err
@@ -350,7 +350,7 @@ func build(p plan.Plan, e *env, o Options) (*Journal, *Report, error) {
 func checkTarget(p plan.Plan, e *env, o Options) error {
 	switch {
 	case p.Schema != plan.Schema:
-		return refuse("not a longhaul plan: schema %q, want %s (write one with longhaul plan --json)", p.Schema, plan.Schema)
+		return refuse("not a longhaul plan: schema %s, want %s (write one with longhaul plan --json)", sysctl.Quote(p.Schema), plan.Schema)
 	case p.Kernel == "":
 		return refuse("the plan does not say which kernel it was made for: make it again with longhaul plan")
 	case p.Kernel != e.kernel:
@@ -403,7 +403,7 @@ func (b *journalBuilder) sysctl(i int, it plan.Item) error {
 		return refuse("%s: no such key on this kernel (Linux %s): refusing the plan", key, b.e.kernel)
 	}
 	if err := checkValue(key, it.New, b.e.memTotal, b.e.pageSize); err != nil {
-		return refuse("%s = %q: %v", key, it.New, err)
+		return refuse("%s = %s: %v", key, sysctl.Quote(it.New), err)
 	}
 	if !now.writable {
 		where := "here"
@@ -420,7 +420,7 @@ func (b *journalBuilder) sysctl(i int, it plan.Item) error {
 		b.j.Sysctls = append(b.j.Sysctls, SysctlStep{Key: key, Before: now.raw, After: want})
 		rep.Changes = append(rep.Changes, Change{Kind: "sysctl", Key: key, Before: cur, After: want, Status: "change"})
 	default:
-		return refuse("%s is %q now but the plan was made when it was %q: make the plan again", key, cur, sysctl.Normalize(it.Current))
+		return refuse("%s is %q now but the plan was made when it was %s: make the plan again", key, cur, sysctl.Quote(sysctl.Normalize(it.Current)))
 	}
 	b.set[key] = want
 	b.persistSysctls = append(b.persistSysctls, sysctlEntry{comment: fmt.Sprintf("# transaction %s: was %s", pendingID, cur), key: key, value: want})
@@ -448,7 +448,7 @@ func (b *journalBuilder) checkRoute(i int, it plan.Item) error {
 		return refuse("plan item %d (%s): a route item without its route", i+1, it.Key)
 	}
 	if r.Family != "inet" && r.Family != "inet6" {
-		return refuse("route %s: family %q, want inet or inet6", r.Dst, r.Family)
+		return refuse("route %s: family %s, want inet or inet6", sysctl.Quote(r.Dst), sysctl.Quote(r.Family))
 	}
 	if _, err := r.Target().Prefix(); err != nil {
 		return refuse("%v", err)

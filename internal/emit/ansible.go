@@ -43,7 +43,7 @@ func ansible(p plan.Plan) (string, error) {
 		if s.Host {
 			scope = "host"
 		}
-		fmt.Fprintf(&b, "      - {key: %s, value: %s, scope: %s}\n", s.Key, strconv.Quote(s.Value), scope)
+		fmt.Fprintf(&b, "      - {key: %s, value: %s, scope: %s}\n", strconv.Quote(s.Key), strconv.Quote(s.Value), scope)
 	}
 	b.WriteString("  tasks:\n")
 	if len(ss) > 0 {

@@ -77,6 +77,9 @@ func Render(p plan.Plan, name string) ([]byte, error) {
 	}
 	for _, f := range formats {
 		if f.Name == name {
+			if err := checkFields(p); err != nil {
+				return nil, err
+			}
 			s, err := f.render(p)
 			return []byte(s), err
 		}

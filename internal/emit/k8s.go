@@ -103,7 +103,7 @@ func k8sPod(p plan.Plan) (string, error) {
 	}
 	b.WriteString("\n")
 	for _, s := range safe {
-		fmt.Fprintf(&b, "          - name: %s\n            value: %s\n", s.Key, strconv.Quote(s.Value))
+		fmt.Fprintf(&b, "          - name: %s\n            value: %s\n", strconv.Quote(s.Key), strconv.Quote(s.Value))
 	}
 	return b.String(), nil
 }

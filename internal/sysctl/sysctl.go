@@ -30,13 +30,16 @@ func CheckKey(key string) (string, error) {
 	if k == "" {
 		return "", fmt.Errorf("sysctl: empty key")
 	}
+	if len(k) > MaxKeyLen {
+		return "", fmt.Errorf("sysctl: key %s is longer than %d bytes: no kernel has such a key", Quote(key), MaxKeyLen)
+	}
 	for _, part := range strings.Split(k, ".") {
 		if part == "" || part == ".." {
-			return "", fmt.Errorf("sysctl: key %q: empty or '..' component", key)
+			return "", fmt.Errorf("sysctl: key %s: empty or '..' component", Quote(key))
 		}
 		for _, r := range part {
 			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == ':' || r == '@') {
-				return "", fmt.Errorf("sysctl: key %q: character %q is not allowed", key, r)
+				return "", fmt.Errorf("sysctl: key %s: character %q is not allowed", Quote(key), r)
 			}
 		}
 	}
@@ -125,17 +128,33 @@ func ReadMany(root string, keys []string) (values map[string]string, missing []s
 func ParseInts(s string, n int) ([]int64, error) {
 	f := strings.Fields(s)
 	if len(f) != n {
-		return nil, fmt.Errorf("%q: want %d numbers, got %d", s, n, len(f))
+		return nil, fmt.Errorf("%s: want %d numbers, got %d", Quote(s), n, len(f))
 	}
 	out := make([]int64, n)
 	for i, x := range f {
 		v, err := strconv.ParseInt(x, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q: %q is not an integer", s, x)
+		// The kernel's own form only: no sign, no leading zeros ("+5",
+		// "0005" parse, but are not what the kernel prints back).
+		if err != nil || strconv.FormatInt(v, 10) != x {
+			return nil, fmt.Errorf("%s: %s is not an integer as the kernel writes it (digits, no sign or leading zeros)", Quote(s), Quote(x))
 		}
 		out[i] = v
 	}
 	return out, nil
+}
+
+// MaxKeyLen bounds a key: the longest in /proc/sys are under 100 bytes.
+const MaxKeyLen = 256
+
+// Quote is s for an error message: Go-quoted (control characters
+// escaped) and cut to 60 bytes, so that a hostile value neither breaks
+// the line nor floods the terminal.
+func Quote(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:max]) + fmt.Sprintf("... (%d bytes)", len(s))
 }
 
 // ParseInt parses a single integer value.

@@ -2,8 +2,10 @@ package sysctl
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -129,4 +131,29 @@ func FuzzCheckKey(f *testing.F) {
 			t.Errorf("key %q escapes the root: %s", s, p)
 		}
 	})
+}
+
+// Values as the kernel writes them, and keys a kernel can have: a sign,
+// leading zeros or a 100 KB key are refused with a short error line.
+func TestStrictValuesAndKeys(t *testing.T) {
+	for _, ok := range []string{"0", "5", "-1", "4096 131072 6291456"} {
+		if _, err := ParseInts(ok, len(strings.Fields(ok))); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"+5", "0005", "-0", "5.0", "0x10", "1e3"} {
+		if _, err := ParseInt(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	long := "net." + strings.Repeat("a", 100<<10)
+	for _, err := range []error{
+		func() error { _, err := CheckKey(long); return err }(),
+		func() error { _, err := ParseInt(long); return err }(),
+		func() error { _, err := CheckKey("net.ipv4.x\ny"); return err }(),
+	} {
+		if err == nil || len(err.Error()) > 300 || strings.Contains(err.Error(), "\n") {
+			t.Errorf("error %.100q of %d bytes", err, len(fmt.Sprint(err)))
+		}
+	}
 }

@@ -9,7 +9,7 @@ FUZZTIME ?= 3s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test unit fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc eval-captures clean
+.PHONY: all deps build test unit race fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc eval-captures clean
 .PHONY: man deb
 
 all: build
@@ -47,7 +47,13 @@ fuzz:
 fuzz-long:
 	@FUZZTIME=60s scripts/fuzz.sh
 
-test: deps build vet unit fuzz
+test: deps build vet unit race fuzz
+
+# the data race detector on the packages with goroutines (servers, the
+# emulator's data plane, the lab runner, the sampler)
+RACE_PKGS = ./internal/twohost/... ./internal/exporter/... ./internal/emu/... ./internal/lab/... ./internal/flows/... ./internal/connlimit/...
+race:
+	CGO_ENABLED=1 $(GO) test -race -count=1 -p 1 $(RACE_PKGS)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

@@ -29,6 +29,8 @@ have ansible-playbook || need+=(ansible-core)
 have sysctl || need+=(procps)
 have man || need+=(man-db)
 have systemd-analyze || need+=(systemd)
+# make race: the race detector needs cgo, so a C compiler.
+have gcc || need+=(gcc libc6-dev)
 # the Go bootstrap (no Go installed): zip, openssl for the checksum
 # database's signature
 [ -s /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates) # https: apt's curl only recommends it

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/connlimit"
 	"log/slog"
 	"net"
 	"net/http"
@@ -71,7 +72,16 @@ func Run(ctx context.Context, opt Options) error {
 		ln.Close()
 		return fmt.Errorf("exporter: %w", err)
 	}
-	ln = newLimitListener(ln, maxConns)
+	// The scheme is decided before Serve runs: Serve sets a TLSConfig of
+	// its own (for HTTP/2) on a plain server (a data race, and "https" in
+	// the log line of a plain port).
+	scheme := "http://"
+	if srv.TLSConfig != nil {
+		scheme = "https://"
+	}
+	guard := newGuardListener(ln, connlimit.New(limits.FitFDs(connlimit.FDBudget(), 32)), opt.Log)
+	srv.ConnState = guard.connState
+	ln = guard
 	if srv.TLSConfig != nil {
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
@@ -87,10 +97,6 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	wg.Go(func() { gatherHost(ctx, opt.Netns, c, opt.Log) })
 	wg.Go(func() { sample(ctx, d, t, opt.Interval, opt.Log) })
-	scheme := "http://"
-	if srv.TLSConfig != nil {
-		scheme = "https://"
-	}
 	opt.Log.Info("serving metrics", "url", scheme+ln.Addr().String()+"/metrics", "interval", opt.Interval,
 		"token", opt.Web.TokenFile != "")
 	if opt.Ready != nil {

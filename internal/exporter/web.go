@@ -1,10 +1,16 @@
 package exporter
 
 import (
+	"log/slog"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/connlimit"
 	"net"
 	"net/http"
 	"os"
@@ -19,8 +25,9 @@ type Web struct {
 	CertFile, KeyFile string // PEM certificate and key: serve HTTPS (TLS 1.2+)
 }
 
-// maxConns caps the server's open connections (scrapers reuse theirs).
-const maxConns = 16
+// limits are the exporter's connection limits: scrapers hold one
+// keep-alive connection each, a Prometheus pair two.
+var limits = connlimit.Config{PerSource: 4, Start: 16, Full: 64}
 
 // ReadToken reads a token file: one line, at least 16 characters.
 func ReadToken(path string) (string, error) {
@@ -60,35 +67,102 @@ func tlsConfig(cert, key string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// limitListener accepts at most n connections at once; more wait in the
-// kernel's backlog.
-type limitListener struct {
+// guardListener admits connections through a connlimit.Limiter: a few
+// per source, a bounded number in all; a refused connection is closed at
+// once (never left waiting in the backlog, where 16 idle keep-alives
+// used to block every scrape). When the server is full, the longest-idle
+// keep-alive connection is closed to make room: an idle connection costs
+// its scraper one reconnect, a refused one costs a scrape.
+type guardListener struct {
 	net.Listener
-	sem chan struct{}
+	lim *connlimit.Limiter
+	log *slog.Logger
+
+	mu   sync.Mutex
+	idle map[*guardConn]time.Time // keep-alive connections, since when
 }
 
-func newLimitListener(l net.Listener, n int) net.Listener {
-	return &limitListener{Listener: l, sem: make(chan struct{}, n)}
+func newGuardListener(l net.Listener, lim *connlimit.Limiter, log *slog.Logger) *guardListener {
+	return &guardListener{Listener: l, lim: lim, log: log, idle: map[*guardConn]time.Time{}}
 }
 
-func (l *limitListener) Accept() (net.Conn, error) {
-	l.sem <- struct{}{}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
+func (l *guardListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err // http.Server backs off on temporary errors (EMFILE)
+		}
+		a := netip.IPv4Unspecified()
+		if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			a = ta.AddrPort().Addr().Unmap()
+		}
+		t, why := l.lim.Admit(a)
+		if t == nil && why.Full && l.closeIdle() {
+			t, why = l.lim.Admit(a)
+		}
+		if t == nil {
+			l.lim.Refused(l.log, a, why.Reason)
+			c.Close()
+			continue
+		}
+		return &guardConn{Conn: c, l: l, ticket: t}, nil
 	}
-	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
 }
 
-type limitConn struct {
+// closeIdle closes the longest-idle keep-alive connection, if any.
+func (l *guardListener) closeIdle() bool {
+	l.mu.Lock()
+	var oldest *guardConn
+	var since time.Time
+	for c, t := range l.idle {
+		if oldest == nil || t.Before(since) {
+			oldest, since = c, t
+		}
+	}
+	delete(l.idle, oldest)
+	l.mu.Unlock()
+	if oldest == nil {
+		return false
+	}
+	oldest.Close()
+	return true
+}
+
+// connState is the http.Server's ConnState hook: it tracks keep-alive
+// connections and which connections ever made a request.
+func (l *guardListener) connState(c net.Conn, st http.ConnState) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	g, ok := c.(*guardConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch st {
+	case http.StateActive:
+		g.active.Store(true)
+		delete(l.idle, g)
+	case http.StateIdle:
+		l.idle[g] = time.Now()
+	case http.StateClosed, http.StateHijacked:
+		delete(l.idle, g)
+	}
+}
+
+// guardConn gives its slot back when closed; a connection that never
+// made a request (a silent or half-open one, a failed TLS handshake)
+// penalizes its source.
+type guardConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	l      *guardListener
+	ticket *connlimit.Ticket
+	active atomic.Bool
 }
 
-func (c *limitConn) Close() error {
+func (c *guardConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(c.release)
+	c.ticket.Done(!c.active.Load())
 	return err
 }

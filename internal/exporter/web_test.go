@@ -11,6 +11,8 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
+	"github.com/longhaul/longhaul/internal/connlimit"
 	"io"
 	"log/slog"
 	"math/big"
@@ -77,45 +79,75 @@ func TestReadToken(t *testing.T) {
 	}
 }
 
-func TestLimitListener(t *testing.T) {
+// get makes one request from the local address src on a keep-alive
+// client of its own and returns the client (its connection stays idle).
+func get(t *testing.T, url, src string) (*http.Client, error) {
+	t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 2 * time.Second}
+	c := &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 1}, Timeout: 2 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return c, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return c, nil
+}
+
+// One source's idle keep-alive connections cannot keep others out:
+// beyond its share they are refused, and a full server closes its
+// longest-idle connection to take a new one (16 idle keep-alives used to
+// block every scrape for 60 s).
+func TestGuardListener(t *testing.T) {
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Skip(err)
 	}
-	l := newLimitListener(inner, 2).(*limitListener)
-	defer l.Close()
-	var conns []net.Conn
-	for range 3 {
-		c, err := net.Dial("tcp", inner.Addr().String())
-		if err != nil {
-			t.Fatal(err)
+	g := newGuardListener(inner, connlimit.New(connlimit.Config{PerSource: 2, Start: 3, Full: 3}), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }),
+		ReadHeaderTimeout: 300 * time.Millisecond, IdleTimeout: time.Minute, ConnState: g.connState}
+	go srv.Serve(g)
+	defer srv.Close()
+	url := "http://" + inner.Addr().String() + "/"
+	var held []*http.Client
+	ok := 0
+	for range 16 {
+		c, err := get(t, url, "127.0.0.1")
+		held = append(held, c)
+		if err == nil {
+			ok++
 		}
-		defer c.Close()
 	}
-	for range 2 {
-		c, err := l.Accept()
-		if err != nil {
-			t.Fatal(err)
+	if ok != 2 {
+		t.Errorf("%d of 16 keep-alive clients from one source served, want its share of 2", ok)
+	}
+	for _, src := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"} {
+		if _, err := get(t, url, src); err != nil {
+			t.Errorf("a scrape from %s behind one source's idle connections: %v", src, err)
 		}
-		conns = append(conns, c)
 	}
-	third := make(chan net.Conn)
-	go func() {
-		c, _ := l.Accept()
-		third <- c
-	}()
-	select {
-	case <-third:
-		t.Fatal("a third connection was accepted while two were open")
-	case <-time.After(50 * time.Millisecond):
+	if n := g.lim.Open(); n > 3 {
+		t.Errorf("%d connections open, Full is 3", n)
 	}
-	conns[0].Close()
-	conns[0].Close() // a second Close releases nothing more
-	c := <-third
-	if c == nil || len(l.sem) != 2 {
-		t.Fatalf("after a close: conn %v, %d slots taken; want the third accepted and 2 taken", c, len(l.sem))
+	// A connection that never sends a request times out and penalizes
+	// its source.
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.9")}}
+	silent, err := d.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
 	}
-	c.Close()
+	defer silent.Close()
+	_ = silent.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := silent.Read(make([]byte, 1)); err == nil {
+		t.Fatal("a silent connection got data")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if _, err := get(t, url, "127.0.0.9"); err == nil {
+		t.Error("a source whose connection sent nothing was served at once (no penalty)")
+	}
+	for _, c := range held {
+		c.CloseIdleConnections()
+	}
 }
 
 // selfSigned writes a certificate and key for 127.0.0.1.

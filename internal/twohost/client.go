@@ -258,7 +258,7 @@ func readHello(c net.Conn, addr string) (Hello, error) {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return h, fmt.Errorf("test: %s sent no longhaul hello within %s: is it longhaul serve? (default port %d)", addr, helloTimeout, DefaultPort)
 	case err != nil && !errors.Is(err, ErrFrame):
-		return h, fmt.Errorf("test: %s closed the connection before its hello (%v): is it longhaul serve, and does its --allow include this host?", addr, err)
+		return h, fmt.Errorf("test: %s closed the connection before its hello (%v): is it longhaul serve, does its --allow include this host, and is it not refusing this host for now (too many connections from it, or failed ones: the server's log says which)?", addr, err)
 	case err == nil:
 		err = Decode(f, TypeHello, &h)
 	}

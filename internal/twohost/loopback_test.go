@@ -4,6 +4,7 @@ package twohost
 
 import (
 	"context"
+	"github.com/longhaul/longhaul/internal/connlimit"
 	"net"
 	"testing"
 	"time"
@@ -30,6 +31,12 @@ func startServer(t *testing.T, cfg ServerConfig) string {
 	}
 	if cfg.Snapshot == nil {
 		cfg.Snapshot = fakeSnap
+	}
+	if cfg.Limits == (connlimit.Config{}) {
+		// The tests' clients all come from 127.0.0.1, many failing on
+		// purpose: no penalties, room for each test's connections. The
+		// flood tests set limits of their own.
+		cfg.Limits = connlimit.Config{PerSource: 64, Penalty: time.Nanosecond, MaxPenalty: time.Microsecond}
 	}
 	s, err := NewServer(cfg)
 	if err != nil {

@@ -175,7 +175,7 @@ func TestWrongTokenAndReplay(t *testing.T) {
 		_, err := next(t, c2)
 		wantRefusal(t, err, CodeAuth)
 	})
-	if !strings.Contains(logs.String(), "handshake refused") {
+	if !strings.Contains(logs.String(), "reason=\"handshake: wrong token") {
 		t.Errorf("refusals not logged:\n%s", logs)
 	}
 }

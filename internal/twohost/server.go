@@ -13,9 +13,9 @@ import (
 	"net"
 	"net/netip"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/connlimit"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
 
@@ -26,8 +26,6 @@ const (
 	DefaultMaxClients       = 4
 	DefaultHandshakeTimeout = 5 * time.Second
 	DefaultIdleTimeout      = 30 * time.Second
-	// maxHandshakes bounds connections not yet authenticated.
-	maxHandshakes = 64
 	// attachWindow is how long a granted phase waits for its streams.
 	attachWindow = 10 * time.Second
 	// endSlack is kept from a session's time for ending phases cleanly.
@@ -47,9 +45,13 @@ type ServerConfig struct {
 	// process's): the server samples and snapshots it.
 	Netns string
 	// Caps bound every test; MaxClients the tests at a time.
-	Caps             Caps
-	MaxClients       int
-	Allow            []netip.Prefix // empty: any address
+	Caps       Caps
+	MaxClients int
+	Allow      []netip.Prefix // empty: any address
+	// Limits bound the connections not yet authenticated, per source and
+	// in all (zero fields: connlimit's defaults, fitted to the process's
+	// descriptor limit).
+	Limits           connlimit.Config
 	HandshakeTimeout time.Duration
 	IdleTimeout      time.Duration
 	SampleEvery      time.Duration
@@ -93,8 +95,8 @@ func (c ServerConfig) withDefaults() ServerConfig {
 
 // Server answers longhaul test clients.
 type Server struct {
-	cfg        ServerConfig
-	handshakes atomic.Int32
+	cfg ServerConfig
+	lim *connlimit.Limiter
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -109,7 +111,12 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		return nil, fmt.Errorf("serve: a token of at least %d bytes is needed (--auth TOKEN-FILE)", MinTokenLen)
 	}
 	cfg = cfg.withDefaults()
-	return &Server{cfg: cfg, sessions: map[string]*session{}, byAddr: map[netip.Addr]*session{}, conns: map[net.Conn]struct{}{}}, nil
+	// Descriptors the sessions may hold (a control and its streams each,
+	// and the listener, logs, sockets of the sampler) are kept out of the
+	// handshakes' budget.
+	reserved := cfg.MaxClients*(cfg.Caps.MaxStreams+2) + 32
+	lim := connlimit.New(cfg.Limits.FitFDs(connlimit.FDBudget(), reserved))
+	return &Server{cfg: cfg, lim: lim, sessions: map[string]*session{}, byAddr: map[netip.Addr]*session{}, conns: map[net.Conn]struct{}{}}, nil
 }
 
 // Serve accepts connections on ln until ctx ends, then closes every
@@ -117,8 +124,16 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
-	for {
+	for fails := 0; ; {
 		c, err := ln.Accept()
+		if err != nil && ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
+			// Out of descriptors, or a connection reset before it was
+			// accepted: wait and go on; the server does not end.
+			fails++
+			s.lim.Refused(s.cfg.Log, netip.IPv4Unspecified(), "accept: "+err.Error())
+			time.Sleep(connlimit.AcceptBackoff(fails))
+			continue
+		}
 		if err != nil {
 			s.closeAll()
 			s.wg.Wait()
@@ -127,6 +142,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 			return fmt.Errorf("serve: accept: %w", err)
 		}
+		fails = 0
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -188,26 +204,28 @@ func (s *Server) handle(ctx context.Context, raw net.Conn) {
 	from := remoteAddr(raw)
 	log := s.cfg.Log.With("client", from.String())
 	if !s.allowed(from.Addr()) {
-		log.Warn("connection refused", "reason", "address not in --allow")
+		s.lim.Refused(s.cfg.Log, from.Addr(), "address not in --allow")
 		raw.Close()
 		return
 	}
-	if s.handshakes.Add(1) > maxHandshakes {
-		s.handshakes.Add(-1)
-		log.Warn("connection refused", "reason", "too many connections in handshake")
+	ticket, why := s.lim.Admit(from.Addr())
+	if ticket == nil {
+		s.lim.Refused(s.cfg.Log, from.Addr(), why.Reason)
 		raw.Close()
 		return
 	}
 	if !s.track(raw) {
-		s.handshakes.Add(-1)
+		ticket.Done(false)
 		raw.Close()
 		return
 	}
 	defer s.untrack(raw)
 	c, a, err := s.handshake(raw)
-	s.handshakes.Add(-1)
+	// A handshake that timed out or failed authentication penalizes its
+	// source; an authenticated connection no longer holds a slot.
+	ticket.Done(err != nil)
 	if err != nil {
-		log.Warn("handshake refused", "err", err.Error())
+		s.lim.Refused(s.cfg.Log, from.Addr(), "handshake: "+err.Error())
 		return
 	}
 	_ = c.SetDeadline(time.Time{})

@@ -5,6 +5,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/secret"
 	"io"
 	"log/slog"
 	"net"
@@ -90,7 +91,7 @@ func (a serveArgs) config(stderr io.Writer) (twohost.ServerConfig, error) {
 		return cfg, usagef("serve needs --auth TOKEN-FILE: every test authenticates with a pre-shared token (make one: head -c 32 /dev/urandom | base64 > token)")
 	}
 	var err error
-	if cfg.Token, err = twohost.LoadToken(a.auth); err != nil {
+	if cfg.Token, err = secret.ReadToken(a.auth); err != nil {
 		return cfg, usageError{err}
 	}
 	if a.maxClients < 1 || a.maxStreams < 1 || a.maxStreams > twohost.MaxStreams {
@@ -108,7 +109,7 @@ func (a serveArgs) config(stderr io.Writer) (twohost.ServerConfig, error) {
 		h = slog.NewJSONHandler(stderr, nil)
 	}
 	cfg.Log = slog.New(h)
-	if w := twohost.TokenFileWarning(a.auth); w != "" {
+	if w := secret.Warning(a.auth); w != "" {
 		cfg.Log.Warn(w)
 	}
 	return cfg, nil
@@ -124,7 +125,7 @@ func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error 
 		if a.tlsCert == "" || a.tlsKey == "" {
 			return usagef("--tls-cert and --tls-key go together")
 		}
-		if cfg.TLS, pin, err = twohost.ServerTLS(a.tlsCert, a.tlsKey); err != nil {
+		if cfg.TLS, pin, err = secret.ServerTLS(a.tlsCert, a.tlsKey); err != nil {
 			return usageError{err}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/secret"
 	"io"
 	"net"
 	"os"
@@ -127,12 +128,12 @@ func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOption
 	if a.auth == "" {
 		return o, usagef("test needs --auth TOKEN-FILE: the server's pre-shared token")
 	}
-	if o.Token, err = twohost.LoadToken(a.auth); err != nil {
+	if o.Token, err = secret.ReadToken(a.auth); err != nil {
 		return o, usageError{err}
 	}
 	if a.tlsPin != "" {
 		var cfg *tls.Config
-		if cfg, err = twohost.ClientTLS(a.tlsPin); err != nil {
+		if cfg, err = secret.ClientTLS(a.tlsPin); err != nil {
 			return o, usageError{err}
 		}
 		o.TLS = cfg

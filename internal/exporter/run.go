@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/longhaul/longhaul/internal/connlimit"
+	"github.com/longhaul/longhaul/internal/secret"
 	"log/slog"
 	"net"
 	"net/http"
@@ -132,14 +133,14 @@ func newServer(c *Collector, web Web, log *slog.Logger) (*http.Server, error) {
 		// port are not worth a line each.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	if web.TokenFile != "" {
-		tok, err := ReadToken(web.TokenFile)
+		tok, err := secret.ReadToken(web.TokenFile)
 		if err != nil {
 			return nil, err
 		}
-		srv.Handler = requireToken(tok, mux)
+		srv.Handler = requireToken(string(tok), mux)
 	}
 	if web.CertFile != "" || web.KeyFile != "" {
-		cfg, err := tlsConfig(web.CertFile, web.KeyFile)
+		cfg, _, err := secret.ServerTLS(web.CertFile, web.KeyFile)
 		if err != nil {
 			return nil, err
 		}

@@ -9,12 +9,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
-	"fmt"
 	"github.com/longhaul/longhaul/internal/connlimit"
 	"net"
 	"net/http"
-	"os"
-	"strings"
 	"sync"
 )
 
@@ -22,25 +19,12 @@ import (
 // any work, TLS, and a cap on open connections.
 type Web struct {
 	TokenFile         string // file holding the token scrapers must send (Authorization: Bearer ...)
-	CertFile, KeyFile string // PEM certificate and key: serve HTTPS (TLS 1.2+)
+	CertFile, KeyFile string // PEM certificate and key: serve HTTPS (TLS 1.3)
 }
 
 // limits are the exporter's connection limits: scrapers hold one
 // keep-alive connection each, a Prometheus pair two.
 var limits = connlimit.Config{PerSource: 4, Start: 16, Full: 64}
-
-// ReadToken reads a token file: one line, at least 16 characters.
-func ReadToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("token file: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if len(tok) < 16 || strings.ContainsAny(tok, " \t\r\n") {
-		return "", fmt.Errorf("token file %s: want one line of at least 16 characters without spaces (e.g. from openssl rand -hex 32)", path)
-	}
-	return tok, nil
-}
 
 // requireToken answers 401 to requests without the token, before any
 // other work. Comparing hashes keeps the comparison constant-time
@@ -56,15 +40,6 @@ func requireToken(token string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// tlsConfig loads the certificate for HTTPS.
-func tlsConfig(cert, key string) (*tls.Config, error) {
-	c, err := tls.LoadX509KeyPair(cert, key)
-	if err != nil {
-		return nil, fmt.Errorf("tls: %w", err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // guardListener admits connections through a connlimit.Limiter: a few

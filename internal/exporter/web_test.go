@@ -54,31 +54,6 @@ func TestRequireToken(t *testing.T) {
 	}
 }
 
-func TestReadToken(t *testing.T) {
-	dir := t.TempDir()
-	tests := []struct {
-		name, content string
-		wantErr       bool
-	}{
-		{"good", "f00dfeedf00dfeedf00d\n", false},
-		{"too short", "secret\n", true},
-		{"two words", "f00dfeedf00d feedf00dfeed\n", true},
-		{"empty", "", true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-"))
-			if err := os.WriteFile(p, []byte(tc.content), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			tok, err := ReadToken(p)
-			if (err != nil) != tc.wantErr || (err == nil && tok != strings.TrimSpace(tc.content)) {
-				t.Errorf("token %q, err %v; want error %v", tok, err, tc.wantErr)
-			}
-		})
-	}
-}
-
 // get makes one request from the local address src on a keep-alive
 // client of its own and returns the client (its connection stays idle).
 func get(t *testing.T, url, src string) (*http.Client, error) {

@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"github.com/longhaul/longhaul/internal/secret"
 	"math/big"
 	"strings"
 	"testing"
@@ -34,14 +35,14 @@ func selfSigned(t *testing.T) (*tls.Config, string) {
 		t.Fatal(err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS13}
-	return cfg, SPKIPin(leaf)
+	return cfg, secret.SPKIPin(leaf)
 }
 
 func TestTLSPinned(t *testing.T) {
 	srvTLS, pin := selfSigned(t)
 	addr := startServer(t, ServerConfig{TLS: srvTLS, HandshakeTimeout: 500 * time.Millisecond})
 	run := func(pin string) error {
-		cfg, err := ClientTLS(pin)
+		cfg, err := secret.ClientTLS(pin)
 		if err != nil {
 			return err
 		}
@@ -68,7 +69,7 @@ func TestTLSPinned(t *testing.T) {
 		}
 	})
 	t.Run("bad pin syntax", func(t *testing.T) {
-		if _, err := ClientTLS("md5:abc"); err == nil {
+		if _, err := secret.ClientTLS("md5:abc"); err == nil {
 			t.Fatal("accepted a malformed pin")
 		}
 	})

@@ -1,0 +1,61 @@
+//go:build linux
+
+package twohost
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// emfileListener fails its first n accepts with "too many open files".
+type emfileListener struct {
+	net.Listener
+	n atomic.Int32
+}
+
+func (l *emfileListener) Accept() (net.Conn, error) {
+	if l.n.Add(-1) >= 0 {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
+	}
+	return l.Listener.Accept()
+}
+
+// Out of descriptors, the server waits and accepts again: it used to
+// return from Serve, ending longhaul serve.
+func TestServeSurvivesAcceptErrors(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	ln := &emfileListener{Listener: inner}
+	ln.n.Store(5)
+	s, err := NewServer(ServerConfig{Token: testToken, Snapshot: fakeSnap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	c, err := net.DialTimeout("tcp", inner.Addr().String(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := ReadFrame(c, MaxPreAuthFrame); err != nil {
+		t.Errorf("no hello after 5 accept errors: %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned on accept errors: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve after cancel: %v", err)
+	}
+}

@@ -37,7 +37,7 @@ func networkd(p plan.Plan) (string, error) {
 	b.WriteString(header(p, "networkd", "Install as /etc/systemd/network/NAME.network.d/90-longhaul.conf, NAME.network being the file\n# that configures the interface below (networkctl status IFACE shows it), then: networkctl reload"))
 	rs := routes(p)
 	if len(rs) == 0 {
-		b.WriteString("# The plan changes no route (plan with --dst to plan initial windows).\n")
+		return "", noRoutes("networkd")
 	}
 	for _, r := range rs {
 		fmt.Fprintf(&b, "\n# %s, interface %s\n%s", r.Dst, orDash(r.Dev), apply.NetworkdRoute(r.Route, r.DHCP))
@@ -57,7 +57,7 @@ func nm(p plan.Plan) (string, error) {
 	b.WriteString("set -e\n")
 	rs := routes(p)
 	if len(rs) == 0 {
-		b.WriteString("# The plan changes no route (plan with --dst to plan initial windows).\n")
+		return "", noRoutes("nm")
 	}
 	for _, r := range rs {
 		if r.Dev == "" {
@@ -90,4 +90,10 @@ func tuned(p plan.Plan) (string, error) {
 		fmt.Fprintf(&b, "\n# tuned has no route plugin: %d planned route(s) need --emit networkd, nm or nmstate.\n", len(rs))
 	}
 	return b.String(), nil
+}
+
+// noRoutes refuses a route-only format for a plan without routes: its
+// file would carry nothing.
+func noRoutes(format string) error {
+	return fmt.Errorf("%w: --emit %s writes routes and this plan changes none: plan with --dst HOST (the far end) to plan its initial windows, or use --emit sysctl.d for the sysctls", ErrInput, format)
 }

@@ -129,8 +129,7 @@ func nmstate(p plan.Plan) (string, error) {
 	}
 	rs := routes(p)
 	if len(rs) == 0 {
-		b.WriteString("# The plan changes no route (plan with --dst to plan initial windows).\nroutes: {}\n")
-		return b.String(), nil
+		return "", noRoutes("nmstate")
 	}
 	b.WriteString("routes:\n  config:\n")
 	for _, r := range rs {

@@ -149,53 +149,6 @@ func newServer(c *Collector, web Web, log *slog.Logger) (*http.Server, error) {
 	return srv, nil
 }
 
-// fullEvery is how often (in samples) the exporter dumps every socket;
-// in between it looks up only the sockets that moved data. A dump walks
-// the whole socket table (measured with 10,000 idle sockets: ~25 ms of
-// kernel time with tcp_info, ~14 ms without it, so a dump every second
-// alone costs over 2% of a core); a lookup costs per socket asked for.
-// New sockets are found at the next dump (their counters are counted
-// from zero, so none of their time is lost) and closed ones by their
-// destroy notification.
-const fullEvery = 10
-
-// sample folds a sample every interval: a full dump each fullEvery
-// samples (and the first two: a baseline, then every socket's activity),
-// or when a quarter of the sockets or more are active; otherwise a
-// lookup of the active sockets.
-func sample(ctx context.Context, d *flows.RawDumper, t *Tracker, every time.Duration, log *slog.Logger) {
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	var socks, active []flows.Sock
-	for n := 0; ; n++ {
-		start := time.Now()
-		active = t.Active(active[:0])
-		full := n%fullEvery == 0 || n == 1 || 4*len(active) >= t.Tracked()
-		var err error
-		if full {
-			socks, err = d.Dump(socks[:0])
-		} else {
-			socks, err = d.Lookup(active, socks[:0])
-		}
-		if err != nil {
-			log.Warn("sample skipped", "err", err)
-		} else {
-			now := time.Now()
-			if full {
-				t.Sample(now, socks)
-			} else {
-				t.SampleSome(now, socks)
-			}
-			t.SetSampleCost(time.Since(start))
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
-}
-
 // listenDestroy folds the final counters of closing sockets.
 func listenDestroy(ctx context.Context, l *flows.DestroyListener, t *Tracker, log *slog.Logger) {
 	go func() {

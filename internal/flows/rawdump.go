@@ -70,7 +70,15 @@ func (d *RawDumper) Close() error { return unix.Close(d.fd) }
 
 // Dump appends every non-listening TCP socket with its tcp_info to out
 // (pass out[:0] to reuse its memory).
-func (d *RawDumper) Dump(out []Sock) ([]Sock, error) {
+func (d *RawDumper) Dump(out []Sock) ([]Sock, error) { return d.dump(diagExt, out) }
+
+// List appends every non-listening TCP socket without its tcp_info
+// (addresses, state and cookie only): the kernel copies a fraction of a
+// Dump's bytes, so a sampler can find new sockets at every sample and
+// look only those up.
+func (d *RawDumper) List(out []Sock) ([]Sock, error) { return d.dump(0, out) }
+
+func (d *RawDumper) dump(ext byte, out []Sock) ([]Sock, error) {
 	d.seq++
 	req := make([]byte, sizeofNlmsghdr+60) // nlmsghdr + struct inet_diag_req
 	ne := binary.NativeEndian
@@ -78,7 +86,7 @@ func (d *RawDumper) Dump(out []Sock) ([]Sock, error) {
 	ne.PutUint16(req[4:], tcpdiagGetsock)
 	ne.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
 	ne.PutUint32(req[8:], d.seq)
-	req[sizeofNlmsghdr+3] = diagExt // idiag_ext
+	req[sizeofNlmsghdr+3] = ext // idiag_ext
 	ne.PutUint32(req[sizeofNlmsghdr+52:], dumpStates)
 	if err := unix.Sendto(d.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return out, fmt.Errorf("sock_diag dump: %w", err)

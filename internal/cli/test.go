@@ -147,7 +147,28 @@ func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOption
 	o.Download, o.Upload = a.download || !a.upload, a.upload || !a.download
 	o.Streams, o.Rounds, o.Duration, o.Netns = a.streams, a.rounds, a.duration.D, a.netns
 	o.Progress = stderr
+	f, ok := stderr.(*os.File)
+	o.Tick = phaseTicker(stderr, ok && isTerminal(f))
 	return o, nil
+}
+
+// phaseTicker prints a running phase's progress on stderr: on a terminal
+// one line rewritten every second, elsewhere (a log, a pipe) a plain line
+// every 5 s so that logs stay readable.
+func phaseTicker(w io.Writer, tty bool) func(twohost.Progress) {
+	return func(p twohost.Progress) {
+		line := fmt.Sprintf("longhaul: %s: %s of %s, %s so far, %s now",
+			p.Phase, units.FormatDuration(p.Elapsed.Round(time.Second)), units.FormatDuration(p.Total.Round(100*time.Millisecond)),
+			units.FormatBytes(float64(p.Bytes)), units.FormatRate(p.RateBps))
+		switch {
+		case tty && p.Done:
+			fmt.Fprint(w, "\r\033[K") // leave the line clean for what follows
+		case tty:
+			fmt.Fprintf(w, "\r\033[K%s", line)
+		case !p.Done && int(p.Elapsed.Round(time.Second)/time.Second)%5 == 0:
+			fmt.Fprintln(w, line)
+		}
+	}
 }
 
 func runTest(ctx context.Context, a testArgs, args []string, stdout, stderr io.Writer) error {

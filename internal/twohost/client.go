@@ -52,8 +52,19 @@ type ClientOptions struct {
 	DialTimeout time.Duration
 	SampleEvery time.Duration
 	Progress    io.Writer // one line per step; nil none
+	// Tick, if set, is called every second while a phase runs.
+	Tick func(Progress)
 	// Snapshot gathers this host's state; nil uses snapshot.Gather.
 	Snapshot func() (*snapshot.Snapshot, error)
+}
+
+// Progress is a running phase's state, for a progress line.
+type Progress struct {
+	Phase          string
+	Elapsed, Total time.Duration
+	Bytes          int64   // moved by this host so far
+	RateBps        float64 // over the last second
+	Done           bool    // the phase's streams have ended
 }
 
 // Raw is what a test measured, before judging.
@@ -111,8 +122,14 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 	}
 	raw.PhaseLength = d
 	for _, p := range plan {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("test: interrupted before the %s phase: %w", p.Name, ctx.Err())
+		}
 		o.progress("%s: %d stream(s) for %s", p.Name, p.Streams, d.Round(100*time.Millisecond))
 		pr, err := cc.phase(ctx, o, p)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("test: interrupted during the %s phase: %w", p.Name, ctx.Err())
+		}
 		if err != nil {
 			return nil, fmt.Errorf("test: %s phase: %w", p.Name, err)
 		}

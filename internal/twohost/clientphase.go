@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,11 +35,23 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 	cc.samples = nil
 	cc.mu.Unlock()
 	cc.takePongs()
+	// Interrupted (Ctrl-C): close the streams and the control
+	// connection, so that every read ends now and the server sees the
+	// session end, rather than running the phase out.
+	unwatch := context.AfterFunc(ctx, func() {
+		socks.closeAll()
+		cc.c.Close()
+	})
+	defer unwatch()
 	smp.Start(time.Now())
 	var moved atomic.Int64
 	errs := make(chan error, pr.Grant.Streams)
 	stop := make(chan struct{})
 	go cc.loadedPings(stop)
+	var ticking sync.WaitGroup
+	if o.Tick != nil {
+		ticking.Go(func() { tick(stop, o.Tick, r.Name, time.Duration(pr.Grant.DurationS*float64(time.Second)), &moved) })
+	}
 	for i := 0; i < pr.Grant.Streams; i++ {
 		go func() {
 			errs <- cc.stream(ctx, o, pr.Grant, i, &moved, socks.add)
@@ -53,6 +66,7 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 	d := time.Duration(pr.Grant.DurationS * float64(time.Second))
 	f, err = cc.await(TypePhaseDone, d+clientIdle)
 	close(stop)
+	ticking.Wait() // its last call (Done) comes before the next line
 	pr.Client = smp.Stop()
 	if err == nil {
 		err = Decode(f, TypePhaseDone, &pr.Done)
@@ -65,6 +79,25 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 	cc.mu.Unlock()
 	pr.LoadedRTTs, pr.ClientBytes = cc.takePongs(), moved.Load()
 	return pr, err
+}
+
+// tick reports a phase's progress every second until stop.
+func tick(stop chan struct{}, f func(Progress), name string, total time.Duration, moved *atomic.Int64) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	start, last, lastAt := time.Now(), int64(0), time.Now()
+	for {
+		select {
+		case <-stop:
+			f(Progress{Phase: name, Elapsed: time.Since(start), Total: total, Bytes: moved.Load(), Done: true})
+			return
+		case now := <-t.C:
+			b := moved.Load()
+			f(Progress{Phase: name, Elapsed: now.Sub(start), Total: total, Bytes: b,
+				RateBps: float64(b-last) * 8 / now.Sub(lastAt).Seconds()})
+			last, lastAt = b, now
+		}
+	}
 }
 
 // loadedPings pings the server while a phase runs: the pong comes back

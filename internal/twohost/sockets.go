@@ -27,6 +27,15 @@ func (s *sockets) add(c net.Conn) {
 	s.mu.Unlock()
 }
 
+// closeAll closes every connection (an interrupted phase).
+func (s *sockets) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		c.Close()
+	}
+}
+
 // read returns the tcp_info of every connection still open.
 func (s *sockets) read() ([]flows.Sock, error) {
 	s.mu.Lock()

@@ -24,7 +24,8 @@ func setPacing(c net.Conn, bps float64) {
 	if err != nil {
 		return
 	}
-	v := min(bps/8, float64(^uint32(0)-1))
+	// At least 1 byte/s: 0 would not cap anything.
+	v := max(min(bps/8, float64(^uint32(0)-1)), 1)
 	_ = rc.Control(func(fd uintptr) {
 		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, int(v))
 	})

@@ -155,9 +155,18 @@ func (ss *session) grant(r PhaseReq) (Grant, error) {
 	if ss.budget.Load() <= 0 {
 		return Grant{}, fmt.Errorf("the test's bytes are used up (--max-bytes %d)", caps.MaxBytes)
 	}
+	// The server's own cap bounds the rate whatever the client asks; a
+	// client's rate only lowers it, and never below minPaceBps (a rate
+	// that rounds to nothing used to turn pacing off altogether).
 	rate := caps.MaxRateBps
 	if r.RateBps > 0 && (rate == 0 || r.RateBps < rate) {
 		rate = r.RateBps
+		if rate < minPaceBps {
+			rate = minPaceBps
+			if caps.MaxRateBps > 0 {
+				rate = min(rate, caps.MaxRateBps)
+			}
+		}
 	}
 	return Grant{Name: r.Name, Streams: min(r.Streams, caps.MaxStreams), DurationS: d.Seconds(), RateBps: rate, MaxBytes: ss.budget.Load()}, nil
 }

@@ -69,15 +69,28 @@ func (t *transfer) take(n int) bool {
 	return true
 }
 
-// pace sleeps while the stream is ahead of its rate.
-func (t *transfer) pace(start time.Time, sent int64) {
+// minPaceBps is the lowest rate the server paces at: what a client asks
+// below it is raised to it (and still bounded by the server's cap).
+const minPaceBps = 8000
+
+// pace sleeps while the stream is ahead of its rate, at most until end.
+// Every byte of every phase is paced, both directions: an upload's last
+// second (its grace to read what was in flight) too.
+func (t *transfer) pace(start time.Time, moved int64, end time.Time) {
 	if t.rate <= 0 {
 		return
 	}
-	due := start.Add(time.Duration(float64(sent) * 8 / t.rate * float64(time.Second)))
-	if d := time.Until(due); d > 0 {
-		time.Sleep(min(d, time.Until(t.until)))
+	// In float seconds: a huge byte count over a tiny rate overflowed a
+	// Duration into the past, which skipped the sleep.
+	ahead := float64(moved)*8/t.rate - time.Since(start).Seconds()
+	if ahead <= 0 {
+		return
 	}
+	if left := time.Until(end); ahead > left.Seconds() {
+		time.Sleep(max(left, 0))
+		return
+	}
+	time.Sleep(time.Duration(ahead * float64(time.Second)))
 }
 
 // sendData writes until the duration is over or the bytes are spent.
@@ -97,7 +110,7 @@ func (t *transfer) sendData() {
 		if err != nil {
 			return
 		}
-		t.pace(start, sent)
+		t.pace(start, sent, t.until)
 	}
 	closeWrite(t.c)
 	// Let the client read the rest and close: wait for its FIN, bounded.
@@ -124,7 +137,7 @@ func (t *transfer) receive() {
 		if !t.take(n) || err != nil {
 			return
 		}
-		t.pace(start, got)
+		t.pace(start, got, end)
 	}
 }
 

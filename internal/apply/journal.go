@@ -160,6 +160,9 @@ func normID(id string) (string, error) {
 
 // ids lists the transaction ids in the directory, oldest first.
 func (s store) ids() ([]string, error) {
+	if err := trusted(s.dir, true); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(s.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -183,6 +186,12 @@ func (s store) ids() ([]string, error) {
 
 // load reads and checks one journal.
 func (s store) load(id string) (*Journal, error) {
+	if err := trusted(s.dir, true); err != nil {
+		return nil, err
+	}
+	if err := trusted(s.path(id), false); err != nil {
+		return nil, err
+	}
 	data, err := os.ReadFile(s.path(id))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no transaction %s in %s (see longhaul rollback --list)", id, s.dir)

@@ -5,6 +5,9 @@ import (
 	"time"
 )
 
+// MaxTransfer is the largest transfer TransferTime times: 1 PB.
+const MaxTransfer = 1_000_000_000_000_000
+
 // Input describes a path and, optionally, the settings of its two ends.
 // Zero values mean "not given"; Compute fills in kernel defaults where the
 // model needs one and says so in the result.
@@ -78,6 +81,12 @@ func (in Input) Validate() error {
 		return inputErr("flows must be between 1 and 1000000")
 	case in.TransferBytes < 0:
 		return inputErr("transfer size must not be negative")
+	case in.TransferBytes > MaxTransfer:
+		// Beyond it the time overflows what a duration holds (9e18 bytes
+		// printed a negative time).
+		return inputErr("transfer size %d bytes is more than this model times (at most 1 PB)", in.TransferBytes)
+	case in.RateBps > 0 && float64(in.TransferBytes)*8/in.RateBps > 1e9:
+		return inputErr("a transfer of %d bytes at %g bit/s takes over 30 years: give a smaller --size or a faster --rate", in.TransferBytes, in.RateBps)
 	case in.MSS != 0 && (in.MSS < 88 || in.MSS > 65483):
 		return inputErr("mss %d out of range: TCP allows 88..65483 bytes", in.MSS)
 	case in.InitCwnd < 0 || in.InitCwnd > MaxInitWindow:

@@ -3,6 +3,7 @@ package units
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -190,9 +191,19 @@ func (s *Seconds) UnmarshalJSON(b []byte) error {
 }
 
 // FromSeconds converts float seconds (JSON, tcp_info arithmetic) to a
-// Duration, rounding to the nanosecond.
+// Duration, rounding to the nanosecond; beyond a Duration's range (292
+// years) it saturates rather than wrap to the other sign.
 func FromSeconds(s float64) time.Duration {
-	return time.Duration(s*float64(time.Second) + 0.5*sign(s))
+	ns := s*float64(time.Second) + 0.5*sign(s)
+	switch {
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	case math.IsNaN(ns):
+		return 0
+	}
+	return time.Duration(ns)
 }
 
 func sign(x float64) float64 {

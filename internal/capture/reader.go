@@ -143,7 +143,11 @@ func (r *Reader) Next(p *Packet) error {
 func Open(rd io.Reader) (*Reader, error) {
 	br := bufio.NewReaderSize(rd, sniffSize)
 	gz := false
-	head, _ := br.Peek(8)
+	head, err := br.Peek(8)
+	if len(head) == 0 && err != nil && err != io.EOF {
+		// Not an empty file: the read failed (or was interrupted).
+		return nil, fmt.Errorf("capture: %w", err)
+	}
 	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
@@ -313,7 +317,9 @@ func (r *Reader) ioErr(err error, what string, need, got int) error {
 	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
 		return r.corrupt("gzip: %v", err)
 	}
-	return &CorruptError{Offset: r.off, Packets: r.packets, Kind: ErrCorrupt, Msg: err.Error()}
+	// An I/O error (or an interruption) is not corruption: say where it
+	// happened and keep it matchable (errors.Is).
+	return fmt.Errorf("capture: reading byte %d (after %d packets): %w", r.off, r.packets, err)
 }
 
 type byteOrder bool

@@ -145,10 +145,10 @@ func runFlows(ctx context.Context, a flowsArgs, stdout, stderr io.Writer) error 
 	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
-			if n > 1 {
-				return nil // --watch ends with Ctrl-C
+			if a.watch {
+				return nil // --watch ends with Ctrl-C (exit 130, said by the shell)
 			}
-			return ctx.Err()
+			return fmt.Errorf("flows: interrupted before the interval ended: nothing to judge")
 		case <-time.After(o.interval - time.Since(t0)):
 		}
 		cur, err := d.Dump()

@@ -266,5 +266,17 @@ func (s store) lock() (unlock func(), err error) {
 		}
 		return nil, fmt.Errorf("lock journal directory: %w", err)
 	}
+	s.removeTemps()
 	return func() { f.Close() }, nil
+}
+
+// removeTemps removes the temporary journal files a killed writer left
+// (".0001.json.tmp123"): with the lock held nobody else writes one.
+func (s store) removeTemps() {
+	matches, _ := filepath.Glob(filepath.Join(s.dir, ".*.json.tmp*"))
+	for _, m := range matches {
+		if st, err := os.Lstat(m); err == nil && st.Mode().IsRegular() {
+			os.Remove(m)
+		}
+	}
 }

@@ -73,3 +73,31 @@ func TestUntrustedJournalsRefused(t *testing.T) {
 		t.Errorf("a new journal directory under a sticky parent: %v", err)
 	}
 }
+
+// A writer killed between writing a journal's temporary file and
+// renaming it leaves ".0001.json.tmp*"; the next apply or rollback, once
+// it holds the lock, removes it (they used to stay forever).
+func TestLeftoverTempJournalsRemoved(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "journal")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(dir, ".0001.json.tmp4242")
+	keep := filepath.Join(dir, "0001.json")
+	for _, f := range []string{left, keep} {
+		if err := os.WriteFile(f, []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlock, err := store{dir}.lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	if _, err := os.Stat(left); err == nil {
+		t.Error("the leftover temporary journal is still there")
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("a journal was removed: %v", err)
+	}
+}

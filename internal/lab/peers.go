@@ -3,6 +3,7 @@
 package lab
 
 import (
+	"errors"
 	"golang.org/x/sys/unix"
 
 	"bytes"
@@ -122,7 +123,7 @@ func (s *site) bigFile() error {
 	target := filepath.Join(s.dir, "www", "big")
 	var st unix.Statfs_t
 	if unix.Statfs(shmDir, &st) == nil && st.Type == unix.TMPFS_MAGIC {
-		if d, err := os.MkdirTemp(shmDir, "longhaul-lab-"); err == nil {
+		if d, err := os.MkdirTemp(shmDir, sitePrefix()); err == nil {
 			s.shm = d
 			if err := os.Chmod(d, 0o755); err == nil {
 				if err := sparse(filepath.Join(d, "big")); err == nil {
@@ -148,7 +149,8 @@ func sparse(name string) error {
 // newSite creates the files: a sparse big file and objects of the given
 // sizes (obj-<bytes>), and an upload body of uploadBytes.
 func newSite(objects []int64, uploadBytes int64) (*site, error) {
-	dir, err := os.MkdirTemp("", "longhaul-lab-")
+	reapSites(os.TempDir(), shmDir)
+	dir, err := os.MkdirTemp("", sitePrefix())
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +179,28 @@ func newSite(objects []int64, uploadBytes int64) (*site, error) {
 		return nil, fmt.Errorf("lab: prepare files: %w", err)
 	}
 	return s, nil
+}
+
+// sitePrefix names a site's directories after the process that owns
+// them ("longhaul-lab-p1234-..."), so that a later lab can tell a killed
+// run's leftovers (a 1 TB sparse file in /dev/shm among them) from a
+// live run's.
+func sitePrefix() string { return fmt.Sprintf("longhaul-lab-p%d-", os.Getpid()) }
+
+// reapSites removes the site directories in dirs whose owner is gone.
+func reapSites(dirs ...string) {
+	for _, d := range dirs {
+		matches, _ := filepath.Glob(filepath.Join(d, "longhaul-lab-p*-*"))
+		for _, m := range matches {
+			var pid int
+			if _, err := fmt.Sscanf(filepath.Base(m), "longhaul-lab-p%d-", &pid); err != nil || pid <= 0 || pid == os.Getpid() {
+				continue
+			}
+			if err := unix.Kill(pid, 0); errors.Is(err, unix.ESRCH) {
+				_ = os.RemoveAll(m)
+			}
+		}
+	}
 }
 
 func (s *site) uploadBody() string { return filepath.Join(s.dir, "upload.bin") }

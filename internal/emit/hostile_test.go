@@ -1,11 +1,15 @@
 package emit
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/sysconf"
 )
 
 // hostile are values a far host controls in the documented pipeline
@@ -97,5 +101,32 @@ func TestOrdinaryFieldsPass(t *testing.T) {
 	firstRoute(&p).Dev = "veth@if7"
 	if _, err := Render(p, "networkd"); err != nil {
 		t.Errorf("interface veth@if7: %v", err)
+	}
+}
+
+// What sysctl.d carries reads back, as systemd-sysctl would read it, as
+// exactly the plan's settings: no line more, no problem line.
+func TestSysctlDReadsBackAsThePlan(t *testing.T) {
+	for _, fixture := range []string{"fleet.json", "client-dst.json"} {
+		p := loadPlan(t, fixture)
+		out, err := Render(p, "sysctl.d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		as, probs := sysconf.ParseSysctlFile("99-longhaul.conf", bytes.NewReader(out))
+		if len(probs) > 0 {
+			t.Errorf("%s: lines sysctl would not take: %v", fixture, probs)
+		}
+		got := map[string]string{}
+		for _, a := range as {
+			got[a.Key] = a.Value
+		}
+		want := map[string]string{}
+		for _, s := range Sysctls(p) {
+			want[s.Key] = s.Value
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: sysctl.d read back (-plan +file):\n%s", fixture, diff)
+		}
 	}
 }

@@ -244,17 +244,7 @@ func (p *pipe) read() {
 		n, err := p.in.Read(buf)
 		if err != nil {
 			putBuf(buf)
-			if !errors.Is(err, os.ErrClosed) {
-				select {
-				case <-p.e.done:
-				default:
-					// A device error ends this direction; Stop reports
-					// what was carried.
-					p.mu.Lock()
-					p.st.ReadErrors++
-					p.mu.Unlock()
-				}
-			}
+			p.readError(err)
 			return
 		}
 		frame := buf[:n]
@@ -316,6 +306,21 @@ func (p *pipe) read() {
 			default:
 			}
 		}
+	}
+}
+
+// readError counts a device error that ends this direction (not the
+// device closed by Stop); Stop reports what was carried.
+func (p *pipe) readError(err error) {
+	if errors.Is(err, os.ErrClosed) {
+		return
+	}
+	select {
+	case <-p.e.done:
+	default:
+		p.mu.Lock()
+		p.st.ReadErrors++
+		p.mu.Unlock()
 	}
 }
 

@@ -252,22 +252,27 @@ func (l *Link) Enqueue(now time.Duration, p Packet, handle uint64) Verdict {
 	l.st.Packets++
 	l.st.Segments += int64(accepted)
 	l.pendingPkts++
+	if runStart >= 0 && dropped > 0 {
+		v.Keep = append(v.Keep, Run{First: runStart, Count: nseg - runStart, Due: l.due(runFinPs)})
+	}
+	return l.hold(v, handle, dropped == 0, runFinPs)
+}
 
-	// A held-back packet goes, all its runs, to the late ring: each ring
-	// stays in due order, and the runs of one handle stay in order.
+// hold queues what survives of an accepted packet for PopDue: whole, due
+// when its last segment leaves, or its runs. A held-back packet
+// (Reorder) goes, all its runs, to the late ring: each ring stays in due
+// order, and the runs of one handle stay in order.
+func (l *Link) hold(v Verdict, handle uint64, whole bool, finPs int64) Verdict {
 	q, extra := &l.pending, time.Duration(0)
 	if l.held() {
 		q, extra = &l.late, l.cfg.Reorder.Extra
 		l.st.Reordered++
 	}
-	if dropped == 0 {
+	if whole {
 		v.Whole = true
-		v.Due = l.due(runFinPs) + extra
+		v.Due = l.due(finPs) + extra
 		q.push(pendingEntry{due: v.Due, handle: handle, final: true})
 		return v
-	}
-	if runStart >= 0 {
-		v.Keep = append(v.Keep, Run{First: runStart, Count: nseg - runStart, Due: l.due(runFinPs)})
 	}
 	for i := range v.Keep {
 		v.Keep[i].Due += extra

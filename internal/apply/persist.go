@@ -300,8 +300,22 @@ func NMCommand(r rtnl.Route) string {
 	if r.InitRwnd > 0 {
 		attrs = append(attrs, fmt.Sprintf("initrwnd=%d", r.InitRwnd))
 	}
-	return fmt.Sprintf(`nmcli connection modify "$(nmcli -g GENERAL.CONNECTION device show %s)" +%s.routes "%s" && nmcli device reapply %s`,
-		r.Dev, fam, strings.Join(attrs, " "), r.Dev)
+	// Quoted for the shell: the device and addresses may come from a plan
+	// file (emit checks them too).
+	dev := shellWord(r.Dev)
+	return fmt.Sprintf(`nmcli connection modify "$(nmcli -g GENERAL.CONNECTION device show %s)" +%s.routes %s && nmcli device reapply %s`,
+		dev, fam, shellWord(strings.Join(attrs, " ")), dev)
+}
+
+// shellWord is s as one word of a POSIX shell command: as it is when it
+// holds only characters no shell treats specially, else single-quoted.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // sysctlConflicts compares the keys apply sets (key -> value) with the

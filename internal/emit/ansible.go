@@ -28,7 +28,9 @@ func ansible(p plan.Plan) (string, error) {
 	if n := len(routes(p)); n > 0 {
 		fmt.Fprintf(&b, "# %d route(s) are changed at run time (ip route replace): persist them with --emit networkd, nm or nmstate.\n", n)
 	}
-	fmt.Fprintf(&b, "- name: %s\n", strconv.Quote("longhaul plan: "+apply.Summary(p)))
+	// !unsafe: Ansible templates a play's name, even for --syntax-check;
+	// what a plan says is data, never a Jinja expression.
+	fmt.Fprintf(&b, "- name: !unsafe %s\n", strconv.Quote("longhaul plan: "+apply.Summary(p)))
 	b.WriteString("  hosts: all\n  become: true\n  gather_facts: false\n  vars:\n")
 	b.WriteString("    longhaul_persist: true\n    longhaul_scopes: [netns, host]\n")
 	fmt.Fprintf(&b, "    longhaul_sysctl_file: %s\n", apply.SysctlDropIn)
@@ -43,7 +45,7 @@ func ansible(p plan.Plan) (string, error) {
 		if s.Host {
 			scope = "host"
 		}
-		fmt.Fprintf(&b, "      - {key: %s, value: %s, scope: %s}\n", strconv.Quote(s.Key), strconv.Quote(s.Value), scope)
+		fmt.Fprintf(&b, "      - {key: !unsafe %s, value: !unsafe %s, scope: %s}\n", strconv.Quote(s.Key), strconv.Quote(s.Value), scope)
 	}
 	b.WriteString("  tasks:\n")
 	if len(ss) > 0 {

@@ -9,6 +9,10 @@ import (
 	"testing"
 )
 
+// exitInvalid is emulate's status for a run the emulator itself
+// overloaded.
+const exitInvalid = 5
+
 // iperf3Down runs a 5 s iperf3 download (server -> client) over a 20 ms
 // emulated path with extra emulate flags and returns the receiver's rate,
 // the receiving socket's MSS and the emulator's statistics of each
@@ -27,6 +31,15 @@ func iperf3DownFrom(t *testing.T, host string, flags ...string) (bps float64, ms
 		"--server-sysctl", "net.ipv4.tcp_wmem=4096 16384 8388608", "--client-sysctl", "net.ipv4.tcp_rmem=4096 131072 8388608"}, flags...)
 	args = append(args, "--server", "iperf3 -s -1", "--", "iperf3", "-c", host, "-R", "-t", "5", "-J")
 	out, errOut, code := exe(t, bin, args...)
+	for try := 1; code == exitInvalid && try < 3; try++ {
+		// The emulator itself fell behind (a busy machine): its numbers
+		// are not the path's; run again.
+		t.Logf("the emulator was overloaded; run %d again", try)
+		out, errOut, code = exe(t, bin, args...)
+	}
+	if code == exitInvalid {
+		t.Skipf("the emulator was overloaded in 3 runs (a busy machine): %s", errOut)
+	}
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

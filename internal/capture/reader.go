@@ -3,6 +3,7 @@ package capture
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -309,12 +310,14 @@ func (r *Reader) corrupt(format string, a ...any) error {
 }
 
 // ioErr maps a read error: a short read is truncation, anything else is
-// returned as it is (an I/O error, or gzip's checksum error).
+// returned as it is (an I/O error); a gzip stream that does not decode
+// (its header, its checksum, its deflate data) is corruption.
 func (r *Reader) ioErr(err error, what string, need, got int) error {
 	if err == io.ErrUnexpectedEOF {
 		return r.truncated("%s needs %d bytes, %d present", what, need, got)
 	}
-	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+	var flateErr flate.CorruptInputError
+	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.As(err, &flateErr) {
 		return r.corrupt("gzip: %v", err)
 	}
 	// An I/O error (or an interruption) is not corruption: say where it

@@ -10,7 +10,7 @@ export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
 .PHONY: all deps build test unit race fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc eval-captures clean
-.PHONY: man deb
+.PHONY: man deb compat
 
 all: build
 
@@ -123,3 +123,13 @@ clean:
 .PHONY: bench-exporter
 bench-exporter: build
 	@BIN=$(BIN) scripts/bench-exporter.sh
+
+# compat: the two-host protocol between this tree and an earlier build,
+# both ways, on loopback. COMPAT_REF is the earlier build's git ref; the
+# default is the last build whose wire samples were flows.Sock (before
+# twohost's own wire types).
+COMPAT_REF ?= 063599a
+compat: build
+	@rm -rf .compat && git worktree add -q --detach .compat $(COMPAT_REF)
+	@cd .compat && $(GO) build -o ../bin/longhaul-compat-old ./cmd/longhaul; rc=$$?; cd .. && git worktree remove --force .compat; exit $$rc
+	scripts/compat-twohost.sh bin/longhaul-compat-old $(BIN)

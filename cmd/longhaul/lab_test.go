@@ -67,6 +67,22 @@ func TestIntegrationLabBuffersQuick(t *testing.T) {
 		if r.Settings["client"]["net.ipv4.tcp_congestion_control"] != "cubic" || len(r.Samples) == 0 || len(r.Link) == 0 {
 			t.Errorf("%s: cc %q, %d samples, link %d bytes", r.Case, r.Settings["client"]["net.ipv4.tcp_congestion_control"], len(r.Samples), len(r.Link))
 		}
+		// The sampler names each socket's end: in a download the server
+		// sends (its sockets count acked bytes) and the client receives.
+		var sent, received int64
+		for _, x := range r.Samples {
+			switch x.End {
+			case "server":
+				sent = max(sent, x.BytesAcked)
+			case "client":
+				received = max(received, x.BytesReceived)
+			default:
+				t.Fatalf("%s: a sample of end %q", r.Case, x.End)
+			}
+		}
+		if sent == 0 || received == 0 {
+			t.Errorf("%s: samples show %d bytes acked by the server and %d received by the client", r.Case, sent, received)
+		}
 		if r.Case == "both-256K" {
 			if r.Settings["client"]["net.ipv4.tcp_rmem"] != "4096 131072 262144" {
 				t.Errorf("both-256K read back tcp_rmem %q", r.Settings["client"]["net.ipv4.tcp_rmem"])

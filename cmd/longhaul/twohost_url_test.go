@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/emupath"
-	"github.com/longhaul/longhaul/internal/scenario"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/twohost"
 )
 
@@ -126,7 +126,7 @@ func TestIntegrationTestURL(t *testing.T) {
 		// nginx, with sendfile from a disk file and no tcp_nopush, keeps
 		// about 2.4 x tcp_wmem in flight (not yet explained). The test
 		// is about where the limit is, not its size.
-		if d.SteadyBps > 0.75*scenario.Goodput(100e6) {
+		if d.SteadyBps > 0.75*pathmodel.Goodput(100e6) {
 			t.Errorf("steady %.1f Mbit/s: the server's 256 KiB send buffer should hold it well under the 100 Mbit/s path", d.SteadyBps/1e6)
 		}
 	})

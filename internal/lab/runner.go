@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul/longhaul/internal/emu"
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/sysctl"
@@ -188,7 +189,7 @@ func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run
 		overloaded = stats.Overloaded
 	}
 	if g, ok := run.Metrics["iperf_bps"]; ok && cp.RateBps > 0 {
-		run.Metrics["goodput_pct"] = 100 * g / scenario.Goodput(cp.RateBps)
+		run.Metrics["goodput_pct"] = 100 * g / pathmodel.Goodput(cp.RateBps)
 	}
 	if m.Invalid != "" {
 		run.Valid, run.Invalid = false, m.Invalid

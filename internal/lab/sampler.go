@@ -3,7 +3,6 @@
 package lab
 
 import (
-	"sync"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/flows"
@@ -11,32 +10,19 @@ import (
 )
 
 // sampler reads tcp_info (sock_diag, the flows package's dumps) of the
-// sockets on one port in both namespaces at a fixed interval.
+// sockets on one port in both namespaces at a fixed interval, with
+// flows.Sampler.
 type sampler struct {
-	dumpers  [2]*flows.Dumper // client, server
-	port     uint16
-	interval time.Duration
-	t0       time.Time
-
-	// source, when set, replaces the dumps and raw keeps the sockets
-	// themselves (see NewSourceSampler).
-	source func() ([]flows.Sock, error)
-	raw    []SockSample
-
-	mu      sync.Mutex
-	samples []results.Sample
-	errs    int
-	done    chan struct{}
-	wg      sync.WaitGroup
+	dumpers [2]*flows.Dumper // client, server
+	port    uint16
+	s       *flows.Sampler
 }
-
-var endNames = [2]string{"client", "server"}
 
 // newSampler opens a sock_diag socket in each namespace. port is the
 // server's port: the server's sockets have it as local port, the
 // client's as remote port.
 func newSampler(clientNS, serverNS string, port uint16, interval time.Duration) (*sampler, error) {
-	s := &sampler{port: port, interval: interval, done: make(chan struct{})}
+	s := &sampler{port: port}
 	for i, ns := range []string{clientNS, serverNS} {
 		d, err := flows.Open(ns)
 		if err != nil {
@@ -45,35 +31,26 @@ func newSampler(clientNS, serverNS string, port uint16, interval time.Duration) 
 		}
 		s.dumpers[i] = d
 	}
+	s.s = flows.NewSampler(s.dump, interval)
 	return s, nil
 }
 
 // start begins sampling; t0 is the run's time origin.
-func (s *sampler) start(t0 time.Time) {
-	s.t0 = t0
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		tick := time.NewTicker(s.interval)
-		defer tick.Stop()
-		for {
-			s.sample()
-			select {
-			case <-s.done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-}
+func (s *sampler) start(t0 time.Time) { s.s.Start(t0) }
 
-// stop takes a last sample and returns them all.
+// stop takes a last sample and returns them all, each named by its end.
 func (s *sampler) stop() []results.Sample {
-	close(s.done)
-	s.wg.Wait()
-	s.sample()
+	raw := s.s.Stop()
 	s.close()
-	return s.samples
+	out := make([]results.Sample, 0, len(raw))
+	for _, r := range raw {
+		end := "client"
+		if r.Sock.Local.Port() == s.port {
+			end = "server"
+		}
+		out = append(out, flows.ResultSample(r.T, end, r.Sock))
+	}
+	return out
 }
 
 func (s *sampler) close() {
@@ -84,38 +61,23 @@ func (s *sampler) close() {
 	}
 }
 
-func (s *sampler) sample() {
-	t := time.Since(s.t0).Seconds()
-	if s.source != nil {
-		socks, err := s.source()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if err != nil {
-			s.errs++
-		}
-		for _, k := range socks {
-			s.raw = append(s.raw, SockSample{T: t, Sock: k})
-		}
-		return
-	}
+// dump reads both namespaces' sockets on the port: the client's with
+// it as remote port, the server's with it as local port. A namespace
+// that cannot be read this time is left out of this sample.
+func (s *sampler) dump() ([]flows.Sock, error) {
+	var out []flows.Sock
+	var firstErr error
 	for i, d := range s.dumpers {
-		if d == nil {
-			continue
-		}
 		socks, err := d.Dump()
 		if err != nil {
-			s.mu.Lock()
-			s.errs++
-			s.mu.Unlock()
+			firstErr = err
 			continue
 		}
 		for _, k := range socks {
-			if (i == 1 && k.Local.Port() != s.port) || (i == 0 && k.Remote.Port() != s.port) {
-				continue
+			if (i == 1 && k.Local.Port() == s.port) || (i == 0 && k.Remote.Port() == s.port) {
+				out = append(out, k)
 			}
-			s.mu.Lock()
-			s.samples = append(s.samples, toSample(t, endNames[i], k))
-			s.mu.Unlock()
 		}
 	}
+	return out, firstErr
 }

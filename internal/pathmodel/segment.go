@@ -67,3 +67,8 @@ func AlignWindow(w int64, wscale int, up bool) int64 {
 	}
 	return w / g * g
 }
+
+// Goodput is the TCP payload rate a wire rate carries: 1448 bytes of
+// payload per 1538 on an Ethernet wire (preamble, header, FCS and gap,
+// IP and TCP headers with timestamps).
+func Goodput(wireBps float64) float64 { return wireBps * 1448 / 1538 }

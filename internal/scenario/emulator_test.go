@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/results"
 )
 
@@ -137,7 +138,7 @@ func TestModelSkipsEmulatorPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 2 BDP of buffers: the 100 Mbit/s path's goodput is the limit.
-	if got, want := m["throughput_bps"], Goodput(100e6); got < 0.99*want || got > 1.01*want {
+	if got, want := m["throughput_bps"], pathmodel.Goodput(100e6); got < 0.99*want || got > 1.01*want {
 		t.Errorf("model %.0f bit/s on 50 ms x 100 Mbit/s, want the path's %.0f", got, want)
 	}
 }

@@ -86,7 +86,7 @@ func Model(s *Scenario, c Case, st State, measured map[string]float64) (map[stri
 // back. The client receives except in uploads.
 func modelInput(s *Scenario, c Case, st State) (pathmodel.Input, error) {
 	p := s.PathOf(c)
-	in := pathmodel.Input{RTT: p.RTT, RateBps: Goodput(p.RateBps), Kernel: s.Facts.Kernel}
+	in := pathmodel.Input{RTT: p.RTT, RateBps: pathmodel.Goodput(p.RateBps), Kernel: s.Facts.Kernel}
 	if c.Kind != KindDownload && c.Kind != KindIperf && c.Kind != KindObject && c.Kind != KindUpload {
 		return in, nil // Model says "unknown kind"
 	}

@@ -162,12 +162,7 @@ type Scenario struct {
 }
 
 // GoodputBps is the TCP payload rate of the path's wire rate.
-func (s *Scenario) GoodputBps() float64 { return Goodput(s.RateBps) }
-
-// Goodput is the TCP payload rate a wire rate carries: 1448 bytes of
-// payload per 1538 on an Ethernet wire (preamble, header, FCS and gap,
-// IP and TCP headers with timestamps).
-func Goodput(wireBps float64) float64 { return wireBps * 1448 / 1538 }
+func (s *Scenario) GoodputBps() float64 { return pathmodel.Goodput(s.RateBps) }
 
 // scenarioDef holds a scenario's defaults and its expansion.
 type scenarioDef struct {

@@ -19,8 +19,8 @@ const commLen = 15
 
 // Process is a running process that matched one of the names searched for.
 type Process struct {
-	PID  int
-	Name string // the name searched for that matched, not the raw comm
+	PID  int    `json:"PID"`
+	Name string `json:"Name"` // the name searched for that matched, not the raw comm
 }
 
 // TuningDaemons returns the names of daemons that rewrite sysctls at run

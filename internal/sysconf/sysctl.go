@@ -36,19 +36,21 @@ var readFile = os.ReadFile
 
 // Assignment is one "key = value" line of a sysctl configuration file.
 type Assignment struct {
-	Key           string // normalised to dots: net.ipv4.tcp_rmem
-	Value         string // trimmed, inner white space collapsed to single spaces
-	File          string // file as seen under the root, or the name given to ParseSysctlFile
-	Line          int    // 1-based line number
-	IgnoreMissing bool   // the key had a leading '-': errors setting it are ignored
-	Glob          bool   // the key contains glob characters (*, ?, [)
+	Key           string `json:"Key"`           // normalised to dots: net.ipv4.tcp_rmem
+	Value         string `json:"Value"`         // trimmed, inner white space collapsed to single spaces
+	File          string `json:"File"`          // file as seen under the root, or the name given to ParseSysctlFile
+	Line          int    `json:"Line"`          // 1-based line number
+	IgnoreMissing bool   `json:"IgnoreMissing"` // the key had a leading '-': errors setting it are ignored
+	Glob          bool   `json:"Glob"`          // the key contains glob characters (*, ?, [)
 }
 
-// Config is the sysctl configuration a host applies at boot.
+// Config is the sysctl configuration a host applies at boot. Its JSON
+// names (and Assignment's, and Process's) are those snapshots and the
+// two-host protocol have carried since v1: keep them.
 type Config struct {
-	Files       []string     // files applied, in application order, without the root prefix
-	Assignments []Assignment // every assignment, in application order
-	Problems    []string     // "file:line: text" for lines that are not assignments
+	Files       []string     `json:"Files"`       // files applied, in application order, without the root prefix
+	Assignments []Assignment `json:"Assignments"` // every assignment, in application order
+	Problems    []string     `json:"Problems"`    // "file:line: text" for lines that are not assignments
 }
 
 // candidate is a configuration file selected for application.

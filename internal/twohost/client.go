@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/lab"
+	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
@@ -65,28 +65,6 @@ type Progress struct {
 	Bytes          int64   // moved by this host so far
 	RateBps        float64 // over the last second
 	Done           bool    // the phase's streams have ended
-}
-
-// Raw is what a test measured, before judging.
-type Raw struct {
-	Server      string
-	Started     time.Time
-	Client      *snapshot.Snapshot
-	ServerSnap  *snapshot.Snapshot
-	Caps        Caps
-	IdleRTTs    []time.Duration
-	PhaseLength time.Duration
-	Phases      []PhaseRaw
-}
-
-// PhaseRaw is one phase's measurement from both ends.
-type PhaseRaw struct {
-	Grant       Grant
-	Client      []lab.SockSample // this host's data sockets
-	Server      []lab.SockSample // streamed by the server
-	LoadedRTTs  []time.Duration  // pings over the control connection during the phase
-	ClientBytes int64
-	Done        PhaseDone
 }
 
 // Run runs a test against a server.
@@ -143,16 +121,6 @@ func (o ClientOptions) progress(format string, a ...any) {
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "longhaul: "+format+"\n", a...)
 	}
-}
-
-func minDur(ds []time.Duration) time.Duration {
-	m := time.Duration(0)
-	for i, d := range ds {
-		if i == 0 || d < m {
-			m = d
-		}
-	}
-	return m
 }
 
 // phases are the phases to run and their length: rounds x RTT (at least
@@ -307,7 +275,7 @@ type ctrl struct {
 	mu      sync.Mutex
 	pingAt  map[int]time.Time
 	pongs   []time.Duration
-	samples []lab.SockSample
+	samples []flows.Sample
 	seq     int
 }
 
@@ -375,7 +343,7 @@ func (cc *ctrl) read() {
 				return
 			}
 			cc.mu.Lock()
-			cc.samples = append(cc.samples, s.Samples...)
+			cc.samples = append(cc.samples, fromWire(s.Samples)...)
 			cc.mu.Unlock()
 		default:
 			cc.frames <- f

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/lab"
+	"github.com/longhaul/longhaul/internal/flows"
 )
 
 // phase asks for one phase, runs its streams and collects both ends'
@@ -20,7 +20,7 @@ import (
 func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRaw, error) {
 	var pr PhaseRaw
 	var socks sockets
-	smp := lab.NewSourceSampler(socks.read, o.SampleEvery)
+	smp := flows.NewSampler(socks.read, o.SampleEvery)
 	if err := cc.send(TypePhase, r); err != nil {
 		return pr, err
 	}

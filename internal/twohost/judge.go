@@ -1,5 +1,3 @@
-//go:build linux
-
 package twohost
 
 import (
@@ -10,10 +8,9 @@ import (
 
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/flows"
-	"github.com/longhaul/longhaul/internal/lab"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/results"
-	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -213,7 +210,7 @@ func rttOf(raw *Raw) RTT {
 }
 
 // senderSamples are the samples of the end that sends in a phase.
-func senderSamples(p PhaseRaw) []lab.SockSample {
+func senderSamples(p PhaseRaw) []flows.Sample {
 	if p.Grant.Name == PhaseUpload {
 		return p.Client
 	}
@@ -228,10 +225,10 @@ func phaseRecord(p PhaseRaw) Phase {
 		ph.LoadedRTTS = append(ph.LoadedRTTS, x.Seconds())
 	}
 	for _, s := range p.Client {
-		ph.Samples = append(ph.Samples, lab.ResultSample(s.T, HostClient, s.Sock))
+		ph.Samples = append(ph.Samples, flows.ResultSample(s.T, HostClient, s.Sock))
 	}
 	for _, s := range p.Server {
-		ph.Samples = append(ph.Samples, lab.ResultSample(s.T, HostServer, s.Sock))
+		ph.Samples = append(ph.Samples, flows.ResultSample(s.T, HostServer, s.Sock))
 	}
 	ph.ThroughputBps = aggregateRate(senderSamples(p))
 	return ph
@@ -241,7 +238,7 @@ func phaseRecord(p PhaseRaw) Phase {
 // of its active time (slow start is over by then): flows.Judge between
 // the sample at the middle and the last one that moved data.
 func judgePhase(p PhaseRaw) []flows.Flow {
-	by := map[string][]lab.SockSample{}
+	by := map[string][]flows.Sample{}
 	var keys []string
 	for _, s := range senderSamples(p) {
 		k := s.Sock.Key()
@@ -253,7 +250,7 @@ func judgePhase(p PhaseRaw) []flows.Flow {
 	var out []flows.Flow
 	for _, k := range keys {
 		ss := by[k]
-		slices.SortStableFunc(ss, func(a, b lab.SockSample) int { return cmp.Compare(a.T, b.T) })
+		slices.SortStableFunc(ss, func(a, b flows.Sample) int { return cmp.Compare(a.T, b.T) })
 		end := len(ss) - 1
 		for end > 0 && ss[end].Sock.BytesAcked == ss[end-1].Sock.BytesAcked {
 			end--
@@ -272,7 +269,7 @@ func judgePhase(p PhaseRaw) []flows.Flow {
 	return out
 }
 
-func capacityOf(fl []flows.Flow, samples []lab.SockSample) *Capacity {
+func capacityOf(fl []flows.Flow, samples []flows.Sample) *Capacity {
 	c := &Capacity{Streams: len(fl), Verdicts: []string{}, Bps: aggregateRate(samples)}
 	bound := 0
 	for _, f := range fl {
@@ -288,7 +285,7 @@ func capacityOf(fl []flows.Flow, samples []lab.SockSample) *Capacity {
 // pathRate picks the path's rate for the model and the plans.
 func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow) (float64, string) {
 	if opt.RateBps > 0 {
-		return scenario.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)"
+		return pathmodel.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)"
 	}
 	best, basis := 0.0, ""
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
@@ -325,12 +322,12 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow) (fl
 // sock_diag dump gives every socket the same T, so the sum is taken per
 // dump: summing each socket's own rate over its own half would mix
 // windows and overstate the total.
-func aggregateRate(samples []lab.SockSample) float64 {
+func aggregateRate(samples []flows.Sample) float64 {
 	last := map[string]int64{}
 	var ts []float64
 	total := map[float64]int64{}
 	sorted := slices.Clone(samples)
-	slices.SortStableFunc(sorted, func(a, b lab.SockSample) int { return cmp.Compare(a.T, b.T) })
+	slices.SortStableFunc(sorted, func(a, b flows.Sample) int { return cmp.Compare(a.T, b.T) })
 	for i, s := range sorted {
 		last[s.Sock.Key()] = s.Sock.BytesAcked + s.Sock.SackedBytes
 		if i+1 < len(sorted) && sorted[i+1].T == s.T {
@@ -356,4 +353,14 @@ func aggregateRate(samples []lab.SockSample) float64 {
 		i++
 	}
 	return float64(total[ts[end]]-total[ts[i]]) * 8 / (ts[end] - ts[i])
+}
+
+func minDur(ds []time.Duration) time.Duration {
+	m := time.Duration(0)
+	for i, d := range ds {
+		if i == 0 || d < m {
+			m = d
+		}
+	}
+	return m
 }

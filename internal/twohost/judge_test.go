@@ -1,5 +1,3 @@
-//go:build linux
-
 package twohost
 
 import (
@@ -15,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/longhaul/longhaul/internal/flows"
-	"github.com/longhaul/longhaul/internal/lab"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
 
@@ -45,11 +42,11 @@ type stream struct {
 	lossEvery           int
 }
 
-func (st stream) samples(secs float64) []lab.SockSample {
+func (st stream) samples(secs float64) []flows.Sample {
 	k := flows.Sock{Local: netip.MustParseAddrPort("198.18.0.2:9978"), Remote: netip.AddrPortFrom(netip.MustParseAddr("198.18.0.1"), st.port),
 		State: "ESTABLISHED", MSS: 1448, Cwnd: 2 * st.flight, Ssthresh: st.ssthresh, SndWnd: 8 << 20, WindowScale: true,
 		RTT: st.rtt, MinRTT: st.rtt}
-	var out []lab.SockSample
+	var out []flows.Sample
 	dt := 100 * time.Millisecond
 	for i := 0; float64(i)*dt.Seconds() <= secs; i++ {
 		k.Inflight = st.flight
@@ -66,7 +63,7 @@ func (st stream) samples(secs float64) []lab.SockSample {
 				k.CAState = 3
 			}
 		}
-		out = append(out, lab.SockSample{T: float64(i) * dt.Seconds(), Sock: k})
+		out = append(out, flows.Sample{T: float64(i) * dt.Seconds(), Sock: k})
 	}
 	return out
 }
@@ -153,7 +150,7 @@ func TestJudgeNamesHostAndSetting(t *testing.T) {
 
 func TestAggregateRate(t *testing.T) {
 	// Two streams of 40 and 60 Mbit/s sampled by the same dumps: 100.
-	var ss []lab.SockSample
+	var ss []flows.Sample
 	ss = append(ss, stream{port: 1, rate: 40e6, rtt: time.Millisecond, flight: 1}.samples(4)...)
 	ss = append(ss, stream{port: 2, rate: 60e6, rtt: time.Millisecond, flight: 1}.samples(4)...)
 	if got := aggregateRate(ss); got < 99.9e6 || got > 100.1e6 {

@@ -1,5 +1,3 @@
-//go:build linux
-
 package twohost
 
 import (
@@ -12,7 +10,6 @@ import (
 	"math"
 	"regexp"
 
-	"github.com/longhaul/longhaul/internal/lab"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
 
@@ -166,8 +163,8 @@ type Grant struct {
 
 // Samples carries tcp_info samples of the server's sockets in a phase.
 type Samples struct {
-	Phase   int              `json:"phase"`
-	Samples []lab.SockSample `json:"samples"`
+	Phase   int          `json:"phase"`
+	Samples []WireSample `json:"samples"`
 }
 
 // PhaseDone ends a phase: what the server sent or received.

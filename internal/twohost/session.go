@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/lab"
+	"github.com/longhaul/longhaul/internal/flows"
 )
 
 // session is one client's test: its control connection, its time and
@@ -191,7 +191,7 @@ func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger)
 		end: time.Now().Add(attachWindow + time.Duration(g.DurationS*float64(time.Second)))}
 	ss.cur = ph
 	ss.mu.Unlock()
-	smp := lab.NewSourceSampler(ph.socks.read, ss.srv.cfg.SampleEvery)
+	smp := flows.NewSampler(ph.socks.read, ss.srv.cfg.SampleEvery)
 	if err := ss.send(TypeGrant, g); err != nil {
 		ss.endPhase(ph)
 		return err
@@ -253,7 +253,7 @@ func (ph *phase) attach(stream int, c net.Conn) error {
 
 // runPhase samples the phase's sockets, streams the samples to the
 // client and ends the phase when its streams are done.
-func (ss *session) runPhase(ctx context.Context, ph *phase, smp *lab.SockSampler, log *slog.Logger) {
+func (ss *session) runPhase(ctx context.Context, ph *phase, smp *flows.Sampler, log *slog.Logger) {
 	defer ss.endPhase(ph)
 	t0 := time.Now()
 	smp.Start(t0)
@@ -274,7 +274,7 @@ func (ss *session) runPhase(ctx context.Context, ph *phase, smp *lab.SockSampler
 			running, reason = false, "server stopping"
 		case <-tick.C:
 			if s := smp.Take(); len(s) > 0 {
-				if err := ss.send(TypeSamples, Samples{Phase: ph.grant.Phase, Samples: s}); err != nil {
+				if err := ss.send(TypeSamples, Samples{Phase: ph.grant.Phase, Samples: wireSamples(s)}); err != nil {
 					running, reason = false, "control connection lost"
 				}
 			}
@@ -285,7 +285,7 @@ func (ss *session) runPhase(ctx context.Context, ph *phase, smp *lab.SockSampler
 	}
 	last := smp.Stop()
 	if len(last) > 0 {
-		_ = ss.send(TypeSamples, Samples{Phase: ph.grant.Phase, Samples: last})
+		_ = ss.send(TypeSamples, Samples{Phase: ph.grant.Phase, Samples: wireSamples(last)})
 	}
 	secs := time.Since(t0).Seconds()
 	ss.endPhase(ph) // before phase-done: the client may ask for the next phase at once

@@ -1,5 +1,3 @@
-//go:build linux
-
 package twohost
 
 import (
@@ -12,7 +10,6 @@ import (
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
-	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -234,7 +231,7 @@ func (d *URLDoc) atRate(rateBps float64) (Limit, bool) {
 	case rateBps <= 0, d.Limit.Host == HostTest, d.Limit.Host == "unknown":
 		return Limit{}, false
 	}
-	goodput := scenario.Goodput(rateBps)
+	goodput := pathmodel.Goodput(rateBps)
 	if d.SteadyBps < 0.9*goodput {
 		return Limit{}, false
 	}

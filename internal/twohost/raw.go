@@ -1,0 +1,30 @@
+package twohost
+
+import (
+	"time"
+
+	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/snapshot"
+)
+
+// Raw is what a test measured, before judging.
+type Raw struct {
+	Server      string
+	Started     time.Time
+	Client      *snapshot.Snapshot
+	ServerSnap  *snapshot.Snapshot
+	Caps        Caps
+	IdleRTTs    []time.Duration
+	PhaseLength time.Duration
+	Phases      []PhaseRaw
+}
+
+// PhaseRaw is one phase's measurement from both ends.
+type PhaseRaw struct {
+	Grant       Grant
+	Client      []flows.Sample  // this host's data sockets
+	Server      []flows.Sample  // streamed by the server
+	LoadedRTTs  []time.Duration // pings over the control connection during the phase
+	ClientBytes int64
+	Done        PhaseDone
+}

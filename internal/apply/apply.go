@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/longhaul/longhaul/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/atomicfile"
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/sysconf"
@@ -24,13 +25,11 @@ import (
 // DefaultStateDir holds the journals, below the root.
 const DefaultStateDir = "/var/lib/longhaul/journal"
 
-// ErrInput marks a plan or request apply refuses before changing
-// anything (unknown key, value out of range, another kernel, a damaged
-// journal); the command line exits 2.
-var ErrInput = errors.New("apply")
-
+// refuse is a plan or request apply refuses before changing anything
+// (unknown key, value out of range, another kernel, a damaged journal):
+// bad input, the command line exits 2.
 func refuse(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, a...))
+	return badinput.Errorf("apply: %s", fmt.Sprintf(format, a...))
 }
 
 // Options says where and how to apply.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/sysctl"
 )
@@ -383,8 +383,8 @@ func TestRefusals(t *testing.T) {
 			if err == nil {
 				t.Fatalf("apply accepted it")
 			}
-			if !errors.Is(err, ErrInput) {
-				t.Errorf("error %v is not ErrInput (exit 2)", err)
+			if !badinput.Is(err) {
+				t.Errorf("error %v is not bad input (exit 2)", err)
 			}
 			if !strings.Contains(err.Error(), tc.wantMsg) {
 				t.Errorf("error %q does not say %q", err, tc.wantMsg)
@@ -462,7 +462,7 @@ func TestRollbackRefusesDamagedJournal(t *testing.T) {
 			writeJournal(t, root, tc.edit)
 			before := tree(t, root)
 			_, err := Rollback("1", Options{Root: root})
-			if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("rollback: %v, want one line saying %q", err, tc.want)
 			}
 			sameTree(t, "after refused rollback", before, tree(t, root))

@@ -3,11 +3,12 @@
 package apply
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/longhaul/longhaul/internal/badinput"
 )
 
 // A journal another user could have written is refused before it is
@@ -57,7 +58,7 @@ func TestUntrustedJournalsRefused(t *testing.T) {
 			}
 			_, errRoll := Rollback("1", Options{StateDir: dir})
 			for _, err := range []error{errList, errRoll} {
-				if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), c.want) {
+				if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), c.want) {
 					t.Errorf("got %v, want a refusal naming %q", err, c.want)
 				}
 			}

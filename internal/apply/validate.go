@@ -59,7 +59,7 @@ func checkValue(key, v string, memTotal, pageSize int64) error {
 	switch r.kind {
 	case kindTriple:
 		if _, err := sysctl.ParseTriple(v); err != nil {
-			return errors.New(strings.TrimPrefix(err.Error(), pathmodel.ErrInput.Error()+": "))
+			return err
 		}
 	case kindTCPMem:
 		n, err := sysctl.ParseInts(v, 3)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/capture"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/tcpflow"
@@ -124,7 +125,7 @@ func AnalyzeFile(ctx context.Context, path string, opts tcpflow.Options) (*tcpfl
 	if err != nil {
 		var fe *capture.FormatError
 		if errors.As(err, &fe) {
-			return nil, usageError{fmt.Errorf("analyze: %s: %w", path, err)}
+			return nil, badinput.Wrap(fmt.Errorf("analyze: %s: %w", path, err))
 		}
 		return an, fmt.Errorf("analyze: %s: %w", path, err)
 	}

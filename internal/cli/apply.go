@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -98,13 +97,6 @@ type applyJSON struct {
 	*apply.Report
 }
 
-func inputError(err error) error {
-	if errors.Is(err, apply.ErrInput) || errors.Is(err, plan.ErrInput) {
-		return usageError{err}
-	}
-	return err
-}
-
 func runApply(ctx context.Context, a applyArgs, file string, stdout, stderr io.Writer) error {
 	p, err := readPlan(ctx, file)
 	if err != nil {
@@ -114,7 +106,7 @@ func runApply(ctx context.Context, a applyArgs, file string, stdout, stderr io.W
 	warnInterrupted(stderr, o)
 	rep, err := apply.Apply(p, o)
 	if err != nil {
-		return inputError(needRoot(err, o, !a.dryRun))
+		return needRoot(err, o, !a.dryRun)
 	}
 	if a.json {
 		return writeJSON(stdout, applyJSON{Schema: "longhaul.apply/v1", Report: rep})

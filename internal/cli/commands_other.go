@@ -5,6 +5,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +30,7 @@ func platformCommands() []*cobra.Command {
 			Short:              c.short,
 			DisableFlagParsing: true,
 			RunE: func(*cobra.Command, []string) error {
-				return usageError{fmt.Errorf("%s needs Linux: %s; run it on a Linux host (analyze, calc, plan --snapshot, audit --snapshot and report work here)", c.name, c.why)}
+				return badinput.Wrap(fmt.Errorf("%s needs Linux: %s; run it on a Linux host (analyze, calc, plan --snapshot, audit --snapshot and report work here)", c.name, c.why))
 			},
 		})
 	}

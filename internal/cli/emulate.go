@@ -19,8 +19,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/longhaul/longhaul/internal/emupath"
-	"github.com/longhaul/longhaul/internal/lab"
-	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/topo"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -236,19 +234,10 @@ func upPath(ctx context.Context, a emulateArgs, l emupath.Link, stderr io.Writer
 	spec.ServerSysctls = append(slices.Clone(extra), spec.ServerSysctls...)
 	p, err := emupath.Up(ctx, emupath.Spec{Topo: spec, Up: up, Down: down, RTT: l.RTT()}, stderr)
 	if err != nil {
-		return nil, labError(err)
+		return nil, err
 	}
 	fmt.Fprintf(stderr, "longhaul: path up: %s\n", p.Describe())
 	return p, nil
-}
-
-// labError turns the emulated path's, the scenarios' and the lab's
-// bad-input errors into usage errors (exit 2).
-func labError(err error) error {
-	if errors.Is(err, lab.ErrInput) || errors.Is(err, scenario.ErrInput) || errors.Is(err, emupath.ErrInput) || errors.Is(err, topo.ErrSysctlRefused) {
-		return usagef("%v", err)
-	}
-	return err
 }
 
 func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Writer) error {

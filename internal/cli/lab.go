@@ -169,10 +169,10 @@ func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Write
 	}
 	s, err := scenario.Expand(name, p, facts)
 	if err != nil {
-		return labError(err)
+		return err
 	}
 	if err := scenario.Filter(s, a.cases); err != nil {
-		return labError(err)
+		return err
 	}
 	return runScenario(ctx, a, s, stdout, stderr)
 }
@@ -181,7 +181,7 @@ func runLab(ctx context.Context, a labArgs, name string, stdout, stderr io.Write
 func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, stderr io.Writer) error {
 	name := s.Name
 	if err := lab.CheckPeers(s); err != nil {
-		return labError(err)
+		return err
 	}
 	if os.Geteuid() != 0 {
 		return emupath.ErrNotRoot
@@ -231,7 +231,7 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 		if errors.Is(err, context.Canceled) {
 			return fmt.Errorf("lab: interrupted")
 		}
-		return labError(err)
+		return err
 	}
 	printLabTable(stdout, s, runs)
 	fmt.Fprintf(stdout, "\nresults: %s\n", resPath)

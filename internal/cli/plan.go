@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/netip"
@@ -195,11 +194,7 @@ func makePlan(ctx context.Context, a planArgs, stderr io.Writer) (plan.Plan, err
 	if err != nil {
 		return plan.Plan{}, err
 	}
-	p, err := plan.Make(s, req)
-	if err != nil && errors.Is(err, plan.ErrInput) {
-		return p, usageError{err}
-	}
-	return p, err
+	return plan.Make(s, req)
 }
 
 func roleText(r plan.Role) string {
@@ -371,10 +366,7 @@ func runEmit(c *cobra.Command, a planArgs, stdout, stderr io.Writer) error {
 	}
 	out, err := emit.Render(p, a.emit)
 	if err != nil {
-		if errors.Is(err, emit.ErrInput) {
-			return usagef("--emit %s: %v", a.emit, err)
-		}
-		return err
+		return fmt.Errorf("--emit %s: %w", a.emit, err)
 	}
 	_, err = stdout.Write(out)
 	return err

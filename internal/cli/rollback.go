@@ -91,7 +91,7 @@ func runRollback(a rollbackArgs, id string, stdout, stderr io.Writer) error {
 	warnInterrupted(stderr, o)
 	rep, err := apply.Rollback(id, o)
 	if err != nil {
-		return inputError(needRoot(err, o, !a.dryRun))
+		return needRoot(err, o, !a.dryRun)
 	}
 	if a.json {
 		return writeJSON(stdout, applyJSON{Schema: "longhaul.rollback/v1", Report: rep})

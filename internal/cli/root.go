@@ -11,11 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"syscall"
 
-	"github.com/longhaul/longhaul/internal/pathmodel"
-	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/spf13/cobra"
 )
 
@@ -39,13 +37,9 @@ func SignalStatus(s os.Signal) int {
 	return 128 + int(syscall.SIGINT)
 }
 
-// usageError marks bad input: the user must change the command line.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+// usagef is bad input the user must change on the command line (exit 2,
+// as every error badinput marks).
+func usagef(format string, a ...any) error { return badinput.Errorf(format, a...) }
 
 // findingsError reports that audit found what --fail-on asked about.
 type findingsError struct{ msg string }
@@ -90,7 +84,6 @@ func ExitCode(err error, stderr io.Writer) int {
 		return int(st) // emulate passes its command's status on silently
 	}
 	fmt.Fprintf(stderr, "longhaul: %v\n", err)
-	var u usageError
 	var f findingsError
 	var d driftError
 	var inv invalidError
@@ -99,7 +92,7 @@ func ExitCode(err error, stderr io.Writer) int {
 		return exitDrift
 	case errors.As(err, &inv):
 		return exitInvalid
-	case errors.As(err, &u), errors.Is(err, pathmodel.ErrInput), errors.Is(err, snapshot.ErrNoHost):
+	case badinput.Is(err):
 		return exitUsage
 	case errors.As(err, &f):
 		return exitFindings
@@ -112,8 +105,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
-	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
-		return usageError{err}
+	if err != nil {
+		// An argument that names no command is the user's to change:
+		// cobra's Find says so before anything runs (its error has no
+		// type of its own to match).
+		if _, _, ferr := root.Find(args); ferr != nil {
+			return badinput.Wrap(err)
+		}
 	}
 	return err
 }

@@ -5,7 +5,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/longhaul/longhaul/internal/secret"
 	"io"
 	"log/slog"
 	"net"
@@ -13,11 +12,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/spf13/cobra"
-
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
 	"github.com/longhaul/longhaul/internal/units"
+	"github.com/spf13/cobra"
 )
 
 type serveArgs struct {
@@ -92,7 +92,7 @@ func (a serveArgs) config(stderr io.Writer) (twohost.ServerConfig, error) {
 	}
 	var err error
 	if cfg.Token, err = secret.ReadToken(a.auth); err != nil {
-		return cfg, usageError{err}
+		return cfg, badinput.Wrap(err)
 	}
 	if a.maxClients < 1 || a.maxStreams < 1 || a.maxStreams > twohost.MaxStreams {
 		return cfg, usagef("--max-clients must be >= 1 and --max-streams 1..%d", twohost.MaxStreams)
@@ -126,7 +126,7 @@ func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error 
 			return usagef("--tls-cert and --tls-key go together")
 		}
 		if cfg.TLS, pin, err = secret.ServerTLS(a.tlsCert, a.tlsKey); err != nil {
-			return usageError{err}
+			return badinput.Wrap(err)
 		}
 	}
 	var ln net.Listener
@@ -146,7 +146,7 @@ func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error 
 	srv, err := twohost.NewServer(cfg)
 	if err != nil {
 		ln.Close()
-		return usageError{err}
+		return badinput.Wrap(err)
 	}
 	attrs := []any{"listen", ln.Addr().String(), "max_duration_s", cfg.Caps.MaxDurationS, "max_bytes", cfg.Caps.MaxBytes,
 		"max_rate_bps", cfg.Caps.MaxRateBps, "max_clients", cfg.MaxClients}

@@ -6,9 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
-	"github.com/longhaul/longhaul/internal/secret"
 	"io"
 	"net"
 	"os"
@@ -17,11 +15,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/longhaul/longhaul/internal/atomicfile"
+	"github.com/longhaul/longhaul/internal/badinput"
+	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
 	"github.com/longhaul/longhaul/internal/units"
+	"github.com/spf13/cobra"
 )
 
 type testArgs struct {
@@ -129,12 +128,12 @@ func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOption
 		return o, usagef("test needs --auth TOKEN-FILE: the server's pre-shared token")
 	}
 	if o.Token, err = secret.ReadToken(a.auth); err != nil {
-		return o, usageError{err}
+		return o, badinput.Wrap(err)
 	}
 	if a.tlsPin != "" {
 		var cfg *tls.Config
 		if cfg, err = secret.ClientTLS(a.tlsPin); err != nil {
-			return o, usageError{err}
+			return o, badinput.Wrap(err)
 		}
 		o.TLS = cfg
 	}
@@ -177,9 +176,6 @@ func runTest(ctx context.Context, a testArgs, args []string, stdout, stderr io.W
 		return err
 	}
 	raw, err := twohost.Run(ctx, o)
-	if errors.Is(err, twohost.ErrInput) {
-		return usageError{err}
-	}
 	if err != nil {
 		return err
 	}
@@ -248,7 +244,7 @@ func runCompare(args []string, asJSON bool, stdout io.Writer) error {
 	}
 	rows, err := twohost.Compare(docs[0], docs[1])
 	if err != nil {
-		return usageError{err}
+		return badinput.Wrap(err)
 	}
 	if asJSON {
 		return writeJSON(stdout, map[string]any{"schema": "longhaul.test-compare/v1", "directions": rows})
@@ -267,9 +263,6 @@ func runTestURL(c *cobra.Command, a testArgs, u string) error {
 	stdout, stderr := c.OutOrStdout(), c.ErrOrStderr()
 	raw, err := twohost.RunURL(c.Context(), twohost.URLOptions{URL: u, Limit: a.duration.D, Netns: a.netns,
 		UserAgent: "longhaul/" + version, Progress: stderr})
-	if errors.Is(err, twohost.ErrInput) {
-		return usageError{err}
-	}
 	if err != nil {
 		return fmt.Errorf("test: %w", err)
 	}

@@ -74,7 +74,7 @@ func runVerify(ctx context.Context, a labArgs, file, baseline string, stdout, st
 	}
 	s, err := scenario.ExpandVerify(p, facts, set, "plan "+file+": "+desc, baseline)
 	if err != nil {
-		return labError(err)
+		return err
 	}
 	if a.out == "" {
 		a.out = "longhaul-lab/verify-" + time.Now().Format("20060102-150405")

@@ -23,20 +23,16 @@
 package emit
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/apply"
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/rtnl"
 	"github.com/longhaul/longhaul/internal/sysctl"
 )
-
-// ErrInput marks a plan a format cannot express (a route without its
-// interface for nmstate); the command line exits 2.
-var ErrInput = errors.New("emit")
 
 // Format is one output form.
 type Format struct {
@@ -73,7 +69,7 @@ func Names() string {
 // Render returns the plan in the named format.
 func Render(p plan.Plan, name string) ([]byte, error) {
 	if p.Schema != plan.Schema {
-		return nil, fmt.Errorf("%w: not a longhaul plan: schema %q, want %s", ErrInput, p.Schema, plan.Schema)
+		return nil, badinput.Errorf("emit: not a longhaul plan: schema %q, want %s", p.Schema, plan.Schema)
 	}
 	for _, f := range formats {
 		if f.Name == name {
@@ -84,7 +80,7 @@ func Render(p plan.Plan, name string) ([]byte, error) {
 			return []byte(s), err
 		}
 	}
-	return nil, fmt.Errorf("%w: unknown format %q: want one of %s", ErrInput, name, Names())
+	return nil, badinput.Errorf("emit: unknown format %q: want one of %s", name, Names())
 }
 
 // Setting is one planned sysctl, its value normalized.

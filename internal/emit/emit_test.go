@@ -3,7 +3,6 @@ package emit
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"go.yaml.in/yaml/v3"
-
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/sysconf"
+	"go.yaml.in/yaml/v3"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -46,7 +45,7 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					// A format that cannot carry the plan: the golden file
 					// holds the one-line refusal (exit 2).
-					if !errors.Is(err, ErrInput) {
+					if !badinput.Is(err) {
 						t.Fatal(err)
 					}
 					got = []byte("refused: " + err.Error() + "\n")
@@ -152,8 +151,8 @@ func TestErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Render(tc.plan, tc.format)
-			if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Render = %v, want ErrInput containing %q", err, tc.want)
+			if !badinput.Is(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Render = %v, want bad input containing %q", err, tc.want)
 			}
 			if err != nil && strings.Contains(err.Error(), "\n") {
 				t.Errorf("error spans lines: %q", err)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/apply"
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/plan"
 )
 
@@ -61,7 +62,7 @@ func nm(p plan.Plan) (string, error) {
 	}
 	for _, r := range rs {
 		if r.Dev == "" {
-			return "", fmt.Errorf("%w: route %s: the plan does not name its interface (made from --root or --snapshot without routes): make the plan on the host", ErrInput, r.Dst)
+			return "", badinput.Errorf("emit: route %s: the plan does not name its interface (made from --root or --snapshot without routes): make the plan on the host", r.Dst)
 		}
 		fmt.Fprintf(&b, "\n# %s via %s\n%s\n", r.Dst, r.Dev, apply.NMCommand(r.Route))
 	}
@@ -95,5 +96,5 @@ func tuned(p plan.Plan) (string, error) {
 // noRoutes refuses a route-only format for a plan without routes: its
 // file would carry nothing.
 func noRoutes(format string) error {
-	return fmt.Errorf("%w: --emit %s writes routes and this plan changes none: plan with --dst HOST (the far end) to plan its initial windows, or use --emit sysctl.d for the sysctls", ErrInput, format)
+	return badinput.Errorf("emit: --emit %s writes routes and this plan changes none: plan with --dst HOST (the far end) to plan its initial windows, or use --emit sysctl.d for the sysctls", format)
 }

@@ -2,12 +2,11 @@ package emit
 
 import (
 	"bytes"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/sysconf"
 )
@@ -61,7 +60,7 @@ func firstRoute(p *plan.Plan) *plan.Route {
 }
 
 // Every format refuses a plan holding a hostile value in any field it
-// writes, with one short line (exit 2: ErrInput), and writes nothing.
+// writes, with one short line (exit 2: bad input), and writes nothing.
 func TestHostileFieldsAreRefused(t *testing.T) {
 	for field, set := range fields {
 		for name, v := range hostile {
@@ -69,7 +68,7 @@ func TestHostileFieldsAreRefused(t *testing.T) {
 			set(&p, v)
 			for _, f := range Formats() {
 				out, err := Render(p, f.Name)
-				if err == nil || !errors.Is(err, ErrInput) {
+				if err == nil || !badinput.Is(err) {
 					t.Errorf("%s %s in --emit %s: err %v; wrote:\n%.300s", field, name, f.Name, err, out)
 					continue
 				}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/plan"
 )
 
@@ -134,7 +135,7 @@ func nmstate(p plan.Plan) (string, error) {
 	b.WriteString("routes:\n  config:\n")
 	for _, r := range rs {
 		if r.Dev == "" {
-			return "", fmt.Errorf("%w: route %s: nmstate needs the route's interface and the plan does not name it (made from --root or --snapshot without routes): make the plan on the host", ErrInput, r.Dst)
+			return "", badinput.Errorf("emit: route %s: nmstate needs the route's interface and the plan does not name it (made from --root or --snapshot without routes): make the plan on the host", r.Dst)
 		}
 		entry := fmt.Sprintf("    - destination: %s\n      next-hop-interface: %s\n", dstPrefix(r.Route), r.Dev)
 		if r.Gateway != "" {

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/sysctl"
 )
@@ -67,7 +68,7 @@ func (c charset) allows(s string) bool {
 // as data. The error quotes the field (escaped, cut to 60 bytes).
 func checkFields(p plan.Plan) error {
 	bad := func(field, v, what string) error {
-		return fmt.Errorf("%w: the plan's %s %s is not %s: refusing to write it into a file another tool reads (was the plan or the snapshot it came from edited?)", ErrInput, field, sysctl.Quote(v), what)
+		return badinput.Errorf("emit: the plan's %s %s is not %s: refusing to write it into a file another tool reads (was the plan or the snapshot it came from edited?)", field, sysctl.Quote(v), what)
 	}
 	check := func(field, v string, c charset, max int, what string) error {
 		if len(v) > max || !c.allows(v) {

@@ -7,21 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/topo"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
-// ErrInput matches (errors.Is) errors caused by the caller's input (a
-// value the link model refuses): the CLI exits 2 on them.
-var ErrInput = errors.New("bad path input")
-
-// inputError is an input error whose text is the problem alone.
-type inputError struct{ error }
-
-func (e inputError) Is(target error) bool { return target == ErrInput }
-
-func inputf(format string, a ...any) error { return inputError{fmt.Errorf(format, a...)} }
+// inputf is an error caused by the caller's input (a value the link
+// model refuses): bad input, the CLI exits 2 on it.
+func inputf(format string, a ...any) error { return badinput.Errorf(format, a...) }
 
 // ErrNotRoot is returned by Up without the privileges it needs.
 var ErrNotRoot = errors.New("the emulated path needs root: it creates network namespaces and TUN devices (CAP_SYS_ADMIN, CAP_NET_ADMIN); run it with sudo")

@@ -1,11 +1,11 @@
 package emupath
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/linkemu"
 )
 
@@ -64,11 +64,11 @@ func TestLinkConfigs(t *testing.T) {
 		t.Errorf("0 ms queue %d", up.QueueBytes)
 	}
 	long := Symmetric(11*time.Second, 1e9, 0, 0, 1)
-	if _, _, err := long.Configs(); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "longer than the emulator supports") {
+	if _, _, err := long.Configs(); !badinput.Is(err) || !strings.Contains(err.Error(), "longer than the emulator supports") {
 		t.Errorf("11 s path: %v", err)
 	}
 	bad := Symmetric(time.Second, 10, 0, 0, 1)
-	if _, _, err := bad.Configs(); !errors.Is(err, ErrInput) {
+	if _, _, err := bad.Configs(); !badinput.Is(err) {
 		t.Errorf("10 bit/s accepted: %v", err)
 	}
 }

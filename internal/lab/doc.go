@@ -16,17 +16,9 @@
 package lab
 
 import (
-	"errors"
-	"fmt"
+	"github.com/longhaul/longhaul/internal/badinput"
 )
 
-// ErrInput marks errors caused by the caller's input (a value the kernel
-// refuses, a missing peer binary): the CLI exits 2 on them.
-var ErrInput = errors.New("bad lab input")
-
-// inputError is an input error whose text is the problem alone.
-type inputError struct{ error }
-
-func (e inputError) Is(target error) bool { return target == ErrInput }
-
-func inputf(format string, a ...any) error { return inputError{fmt.Errorf(format, a...)} }
+// inputf is an error caused by the caller's input (a value the kernel
+// refuses, a missing peer binary): bad input, the CLI exits 2 on it.
+func inputf(format string, a ...any) error { return badinput.Errorf(format, a...) }

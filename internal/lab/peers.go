@@ -62,7 +62,7 @@ func peersFor(s *scenario.Scenario) []string {
 	return need
 }
 
-// CheckPeers fails with an ErrInput naming the package to install when a
+// CheckPeers fails with bad input (badinput) naming the package to install when a
 // program the scenario needs is missing.
 func CheckPeers(s *scenario.Scenario) error { return checkNames(s, peersFor(s)) }
 

@@ -3,11 +3,11 @@
 package lab
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/scenario"
 )
 
@@ -27,7 +27,7 @@ func TestCheckPeers(t *testing.T) {
 	defer delete(peerPackages, "longhaul-no-such-peer")
 	u.Cases = []scenario.Case{{ID: "x", Kind: "none"}}
 	err := checkNames(u, []string{"longhaul-no-such-peer"})
-	if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "apt-get install longhaul-no-such-package") {
+	if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "apt-get install longhaul-no-such-package") {
 		t.Errorf("missing peer: %v", err)
 	}
 }

@@ -1,9 +1,10 @@
 package pathmodel
 
 import (
-	"errors"
 	"testing"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/badinput"
 )
 
 // A transfer whose time overflows a duration is refused, not printed as
@@ -13,7 +14,7 @@ func TestTransferTooLarge(t *testing.T) {
 		{RTT: 100 * time.Millisecond, RateBps: 1e9, TransferBytes: 9e18},
 		{RTT: 100 * time.Millisecond, RateBps: 1e3, TransferBytes: 1e15},
 	} {
-		if _, err := Compute(in); err == nil || !errors.Is(err, ErrInput) {
+		if _, err := Compute(in); err == nil || !badinput.Is(err) {
 			t.Errorf("%+v: %v", in, err)
 		}
 	}

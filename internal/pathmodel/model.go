@@ -1,10 +1,11 @@
 package pathmodel
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/badinput"
 )
 
 const (
@@ -42,13 +43,9 @@ const (
 	sockMinSndbuf = 4608
 )
 
-// ErrInput marks a model input that cannot describe a real path; the
-// command line maps it to exit status 2.
-var ErrInput = errors.New("invalid input")
-
-func inputErr(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, a...))
-}
+// inputErr is a model input that cannot describe a real path: bad
+// input, the command line exits 2.
+func inputErr(format string, a ...any) error { return badinput.Errorf(format, a...) }
 
 // Triple is a tcp_rmem or tcp_wmem value: min, default, max in bytes.
 type Triple struct {

@@ -1,12 +1,12 @@
 package pathmodel
 
 import (
-	"errors"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/longhaul/longhaul/internal/badinput"
 )
 
 var (
@@ -344,8 +344,8 @@ func TestValidate(t *testing.T) {
 			in := ok
 			tc.mutate(&in)
 			_, err := Compute(in)
-			if !errors.Is(err, ErrInput) {
-				t.Errorf("Compute error = %v, want ErrInput", err)
+			if !badinput.Is(err) {
+				t.Errorf("Compute error = %v, want bad input", err)
 			}
 		})
 	}

@@ -1,12 +1,12 @@
 package plan
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"net/netip"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/units"
@@ -35,12 +35,11 @@ const (
 	mib     = 1 << 20
 )
 
-// ErrInput marks a request the plan cannot be made for (flows that do
-// not fit the memory budget, a bad prefix); the command line exits 2.
-var ErrInput = errors.New("plan")
-
+// inputErr is a request the plan cannot be made for (flows that do not
+// fit the memory budget, a bad prefix): bad input, the command line
+// exits 2.
 func inputErr(format string, a ...any) error {
-	return fmt.Errorf("%w: %s", ErrInput, fmt.Sprintf(format, a...))
+	return badinput.Errorf("plan: %s", fmt.Sprintf(format, a...))
 }
 
 // Role is the part this host plays in the long transfers.

@@ -2,14 +2,13 @@ package plan
 
 import (
 	"encoding/json"
-	"errors"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/rtnl"
 	"github.com/longhaul/longhaul/internal/snapshot"
@@ -177,7 +176,7 @@ func TestMemoryBudget(t *testing.T) {
 	s := &snapshot.Snapshot{Sysctls: sys, PageSize: 4096, MemTotal: 8 << 30, Kernel: sysconf.Kernel{Release: "6.12.0", Major: 6, Minor: 12}}
 	// 100 flows at 10 Gbit/s over 500 ms: 625 MB of BDP, ~1 GB of buffers.
 	_, err := Make(s, Request{RTT: 500 * time.Millisecond, RateBps: 10e9, Flows: 100, MemoryBudget: 512 << 20})
-	if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "more than the memory budget 512 MiB") || strings.Contains(err.Error(), "\n") {
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "more than the memory budget 512 MiB") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("over budget: %v", err)
 	}
 	// The default budget is a quarter of RAM.
@@ -391,7 +390,7 @@ func TestBadRequests(t *testing.T) {
 			r := ok
 			tc.mutate(&r)
 			_, err := Make(s, r)
-			if err == nil || !(errors.Is(err, ErrInput) || errors.Is(err, pathmodel.ErrInput)) || !strings.Contains(err.Error(), tc.want) {
+			if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Make: %v, want an input error about %s", err, tc.want)
 			}
 		})

@@ -14,19 +14,10 @@
 package scenario
 
 import (
-	"errors"
-	"fmt"
+	"github.com/longhaul/longhaul/internal/badinput"
 )
 
-// ErrInput matches (errors.Is) every error caused by the caller's input:
-// an unknown scenario, a parameter out of range, a pattern that matches
-// no case. The CLI exits 2 on them.
-var ErrInput = errors.New("bad scenario input")
-
-// inputError is an input error whose text is the problem alone.
-type inputError string
-
-func (e inputError) Error() string        { return string(e) }
-func (e inputError) Is(target error) bool { return target == ErrInput }
-
-func inputf(format string, a ...any) error { return inputError(fmt.Sprintf(format, a...)) }
+// inputf is an error caused by the caller's input: an unknown scenario,
+// a parameter out of range, a pattern that matches no case. Bad input:
+// the CLI exits 2 on it.
+func inputf(format string, a ...any) error { return badinput.Errorf(format, a...) }

@@ -1,13 +1,13 @@
 package scenario
 
 import (
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/results"
 )
@@ -105,7 +105,7 @@ func TestExpandEmulatorRefusesPathFlags(t *testing.T) {
 		"queue": {Queue: 100000}, "duration": {Duration: time.Minute},
 	} {
 		_, err := Expand("emulator", p, facts())
-		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "do not apply") {
+		if !badinput.Is(err) || !strings.Contains(err.Error(), "do not apply") {
 			t.Errorf("%s: err = %v, want an input error", name, err)
 		}
 	}

@@ -1,12 +1,12 @@
 package scenario
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/snapshot"
@@ -244,8 +244,8 @@ func TestExpandBadInput(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
-			if !errors.Is(err, ErrInput) {
-				t.Errorf("err = %v, want ErrInput (exit 2)", err)
+			if !badinput.Is(err) {
+				t.Errorf("err = %v, want bad input (exit 2)", err)
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error spans lines: %q", err)
@@ -263,10 +263,10 @@ func TestFilter(t *testing.T) {
 	if !slices.Equal(ids(s), want) {
 		t.Errorf("filtered %v, want %v", ids(s), want)
 	}
-	if err := Filter(s, []string{"nothing*"}); err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "matches none") {
+	if err := Filter(s, []string{"nothing*"}); err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "matches none") {
 		t.Errorf("no match: %v", err)
 	}
-	if err := Filter(s, []string{"[bad"}); err == nil || !errors.Is(err, ErrInput) {
+	if err := Filter(s, []string{"[bad"}); err == nil || !badinput.Is(err) {
 		t.Errorf("bad glob: %v", err)
 	}
 }
@@ -306,7 +306,7 @@ func TestExpandVerify(t *testing.T) {
 		setting(pl.Client, "net.ipv4.tcp_slow_start_after_idle") != "0" {
 		t.Errorf("plan case %+v", pl)
 	}
-	if _, err := ExpandVerify(Params{}, facts(), planSet, "plan", "yesterday"); err == nil || !errors.Is(err, ErrInput) {
+	if _, err := ExpandVerify(Params{}, facts(), planSet, "plan", "yesterday"); err == nil || !badinput.Is(err) {
 		t.Errorf("bad baseline: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/rtnl"
@@ -75,7 +76,7 @@ type Snapshot struct {
 // ErrNoHost means there was no host state to gather (a --root without
 // proc/sys, nothing readable): an empty snapshot would pass every check
 // and read as an all-clear.
-var ErrNoHost = errors.New("no host state")
+var ErrNoHost = badinput.New("no host state")
 
 // Options says where to gather from.
 type Options struct {

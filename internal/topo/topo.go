@@ -31,6 +31,9 @@ func (r refused) Error() string        { return r.err.Error() }
 func (r refused) Unwrap() error        { return r.err }
 func (r refused) Is(target error) bool { return target == ErrSysctlRefused }
 
+// BadInput: a value the kernel refuses is the caller's to change.
+func (r refused) BadInput() bool { return true }
+
 // Topology is a running client/server pair of namespaces joined by two TUN
 // devices. It owns the namespaces, the TUN file descriptors, the run's
 // state file and the commands started through its ends; [Topology.Close]

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/snapshot"
@@ -29,10 +30,6 @@ const (
 	phaseOverheadS  = 1.5 // seconds a phase takes beyond its transfer
 	loadedPingEvery = 200 * time.Millisecond
 )
-
-// ErrInput marks a test that cannot run as asked (a path too long for
-// the server's caps): the command line exits 2.
-var ErrInput = errors.New("test")
 
 // ClientOptions is what a test does.
 type ClientOptions struct {
@@ -146,7 +143,7 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 		add(PhaseCapacity, o.Streams)
 	}
 	if len(out) == 0 {
-		return nil, 0, fmt.Errorf("%w: nothing to run: give --download, --upload or --streams N", ErrInput)
+		return nil, 0, badinput.Errorf("test: nothing to run: give --download, --upload or --streams N")
 	}
 	need := float64(len(out)) * (d.Seconds() + phaseOverheadS)
 	left := caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
@@ -156,8 +153,8 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 		if time.Duration(fit)*rtt < MinPhase {
 			hint = "run fewer phases (--download, --upload, --streams 0), or ask its operator to raise --max-duration"
 		}
-		return nil, 0, fmt.Errorf("%w: the path is too long for the server's caps: %d phase(s) of %s (%s) need %.0fs, the server allows %.0fs per test (its --max-duration); %s",
-			ErrInput, len(out), d.Round(100*time.Millisecond), how, need, caps.MaxDurationS, hint)
+		return nil, 0, badinput.Errorf("test: the path is too long for the server's caps: %d phase(s) of %s (%s) need %.0fs, the server allows %.0fs per test (its --max-duration); %s",
+			len(out), d.Round(100*time.Millisecond), how, need, caps.MaxDurationS, hint)
 	}
 	if o.Streams > caps.MaxStreams {
 		o.progress("the server allows %d streams, not %d", caps.MaxStreams, o.Streams)

@@ -15,10 +15,10 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/units"
+	"golang.org/x/sys/unix"
 )
 
 // URLOptions set up a download from a URL served by anything (nginx, a
@@ -53,7 +53,7 @@ func IsURL(s string) bool {
 // this host's snapshot.
 func RunURL(ctx context.Context, o URLOptions) (*URLRaw, error) {
 	if !IsURL(o.URL) {
-		return nil, fmt.Errorf("%w: %q is not an http:// or https:// URL", ErrInput, o.URL)
+		return nil, badinput.Errorf("test: %q is not an http:// or https:// URL", o.URL)
 	}
 	if o.Limit <= 0 {
 		o.Limit = DefaultURLLimit
@@ -96,7 +96,7 @@ func RunURL(ctx context.Context, o URLOptions) (*URLRaw, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.URL, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInput, err)
+		return nil, badinput.Errorf("test: %v", err)
 	}
 	req.Header.Set("User-Agent", o.UserAgent)
 	req.Header.Set("Accept-Encoding", "identity")

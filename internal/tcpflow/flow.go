@@ -107,8 +107,9 @@ func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
 }
 
 // ack handles the acknowledgement and window in a segment from i, which
-// are about the data the other endpoint sends.
-// Over 80 lines: one per-packet pass in the order a receiver reads an ACK (RFC 5681/6675), kept whole on the hot path.
+// are about the data the other endpoint sends: in the order a receiver
+// reads an ACK (RFC 5681/6675), new data acknowledged, duplicate ACKs,
+// SACK blocks, F-RTO's verdict, the window.
 func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	p := &f.dir[1-i]
 	if !p.haveBase {
@@ -148,33 +149,58 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	}
 	dup := false
 	if newData {
-		if p.timing && ack >= p.timedEnd {
-			p.addRTT(t - p.timedAt)
-			p.timing = false
-			if p.rttN == 8 || p.rttN%64 == 0 {
-				f.lagFromData(&f.dir[i], p)
-			}
-		}
-		p.sndUna = min(ack, p.sndMax)
-		p.dupAcks = 0
-		p.lastProgress, p.ackAdvT = t, t
-		if p.rtoRun > 0 {
-			p.stallTo = t
-			p.closeStall()
-		}
-		if p.recovery && p.sndUna >= p.recoverPoint {
-			p.recovery, p.rtoRecovery = false, false
-		}
-
-		p.ackedHoles()
+		f.ackedNew(&f.dir[i], p, ack, t)
 	} else if ack == p.sndUna && s.PayloadLen == 0 && s.Flags&capture.FlagFIN == 0 && p.sndMax > p.sndUna && s.Window == p.lastRawAdv {
 		p.dupAcks++
 		dup = true
 	}
 	p.lastRawAdv = s.Window
-	sacks := false
-	// SACK blocks (RFC 2018) and D-SACK (RFC 2883: a first block below
-	// the cumulative ACK or inside the second block).
+	sacks, sackUndone := f.sackBlocks(p, o, ack, t)
+	undone = undone || sackUndone
+	// F-RTO step 3.a: once the data of step 2.b is out, a duplicate ACK
+	// or a SACK with no news of data sent before proves the loss real:
+	// no undo, the flight is resent in slow start, the timer's doing
+	// (Linux counts TCPSlowStartRetrans).
+	if p.rtoRecovery && p.frto && !undone && p.sndMax > p.frtoHigh && (dup || sacks) {
+		p.frto = false
+	}
+	if newData || o.NSACK > 0 {
+		p.pruneSACK()
+	}
+	f.windowSeen(p, w, ack, t)
+	p.lastAckT = t
+	p.record(t)
+}
+
+// ackedNew moves p's snd.una to an ACK of new data sent by p (acker is
+// the direction the ACK came from): an RTT sample (Karn), the end of a
+// timeout stall or of a recovery, SACKed holes acknowledged.
+func (f *Flow) ackedNew(acker, p *direction, ack, t int64) {
+	if p.timing && ack >= p.timedEnd {
+		p.addRTT(t - p.timedAt)
+		p.timing = false
+		if p.rttN == 8 || p.rttN%64 == 0 {
+			f.lagFromData(acker, p)
+		}
+	}
+	p.sndUna = min(ack, p.sndMax)
+	p.dupAcks = 0
+	p.lastProgress, p.ackAdvT = t, t
+	if p.rtoRun > 0 {
+		p.stallTo = t
+		p.closeStall()
+	}
+	if p.recovery && p.sndUna >= p.recoverPoint {
+		p.recovery, p.rtoRecovery = false, false
+	}
+	p.ackedHoles()
+}
+
+// sackBlocks reads an ACK's SACK blocks (RFC 2018) and D-SACK (RFC 2883:
+// a first block below the cumulative ACK or inside the second block)
+// about p's data: whether a block brought news, and whether it undid a
+// timeout (F-RTO).
+func (f *Flow) sackBlocks(p *direction, o *capture.Options, ack, t int64) (sacks, undone bool) {
 	for k := 0; k < o.NSACK; k++ {
 		l, r := p.rel(o.SACK[k].Left, p.sndMax), p.rel(o.SACK[k].Right, p.sndMax)
 		if k == 0 && (r <= ack || (o.NSACK > 1 && l >= p.rel(o.SACK[1].Left, p.sndMax) && r <= p.rel(o.SACK[1].Right, p.sndMax))) {
@@ -198,18 +224,14 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 			}
 		}
 	}
-	// F-RTO step 3.a: once the data of step 2.b is out, a duplicate ACK
-	// or a SACK with no news of data sent before proves the loss real:
-	// no undo, the flight is resent in slow start, the timer's doing
-	// (Linux counts TCPSlowStartRetrans).
-	if p.rtoRecovery && p.frto && !undone && p.sndMax > p.frtoHigh && (dup || sacks) {
-		p.frto = false
-	}
-	if newData || o.NSACK > 0 {
-		p.pruneSACK()
-	}
-	// Zero-window stalls: a window of 0, or one closed below a segment
-	// (what Linux advertises when the reader stops, see diagnose.Closed).
+	return sacks, undone
+}
+
+// windowSeen records the window (bytes; -1 unknown) p's peer advertised
+// at ack: zero-window stalls (a window of 0, or one closed below a
+// segment, what Linux advertises when the reader stops: see
+// diagnose.Closed) and the window's range.
+func (f *Flow) windowSeen(p *direction, w, ack, t int64) {
 	closed := diagnose.Closed(w, p.effMSS(), p.maxRwnd)
 	if closed && !p.zw {
 		p.zw, p.zwStart = true, t
@@ -228,42 +250,23 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		p.minRwnd = min(p.minRwnd, w)
 	}
 	p.rwnd = w
-	p.lastAckT = t
-	p.record(t)
 }
 
-// data handles the payload (and FIN) of a segment from i.
-// Over 80 lines: one per-packet pass that classifies a segment (new, retransmission by kind, probe, duplicate), kept whole on the hot path.
+// data handles the payload (and FIN) of a segment from i: a probe or
+// keep-alive, new data, or data sent again (resent: a retransmission of
+// some kind, a reordered segment, a hardware duplicate).
 func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 	d := &f.dir[i]
-	peerZero := f.dir[i].zw
 	if !d.haveBase {
 		d.setBase(s.Seq)
 	}
 	n := s.PayloadLen
 	seq := d.rel(s.Seq, d.sndMax)
 	end := seq + int64(n)
-	rt := time.Duration(t - f.start)
 	if s.Flags&capture.FlagFIN != 0 {
 		d.fin = true
 	}
-	if n == 0 {
-		if s.Flags&capture.FlagFIN == 0 && seq == d.sndMax-1 {
-			f.probe(d, peerZero, rt, seq)
-		}
-		return
-	}
-	// Keep-alives carry no byte or one old byte at snd.una-1; zero-window
-	// probes look the same (Linux) or carry one new byte (others): the
-	// peer's window tells them apart. Neither is a retransmission.
-	if n == 1 && seq == d.sndMax-1 && d.sndUna >= d.sndMax-1 {
-		f.probe(d, peerZero, rt, seq)
-		return
-	}
-	if n == 1 && peerZero && seq >= d.sndUna {
-		d.zwp++
-		d.tl.AddEvent(rt, diagnose.EvZeroWindowProbe, seq, 1)
-		d.sndMax = max(d.sndMax, end)
+	if f.probed(d, s, seq, t) {
 		return
 	}
 	if seq >= d.sndMax && f.dir[1-i].lastNewT > d.lastNewT {
@@ -284,8 +287,7 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if lim := d.mssLimit(f, i); n <= lim && n > d.mss {
 		d.mss = n
 	}
-	switch {
-	case seq >= d.sndMax:
+	if seq >= d.sndMax {
 		if seq > d.sndMax {
 			d.addHole(d.sndMax, seq, t)
 		}
@@ -294,69 +296,8 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		if !d.timing {
 			d.timing, d.timedAt, d.timedEnd = true, t, end
 		}
-	default:
-		if d.isHWDup(seq, n, s, o, t) {
-			d.hwdup++
-			d.segs--
-			d.bytes -= int64(n)
-			d.tl.AddEvent(rt, diagnose.EvHardwareDup, seq, int64(n))
-			return
-		}
-		if h, ok := d.fillHole(seq, end); ok && t-h.t < f.reorderWindow(d) {
-			d.reorder++
-			d.tl.AddEvent(rt, diagnose.EvReorder, seq, int64(n))
-			break
-		}
-		// A TSO sender's capture holds super-packets: count the
-		// MSS-sized segments the stack resent, as its tcpi_total_retrans
-		// does.
-		segs := segsOf(int64(n), d.effMSS())
-		d.retrans += segs
-		d.retransBytes += int64(n)
-		if d.queued() {
-			d.queuedBytes += int64(n)
-		}
-		kind, timedOut := diagnose.EvRetransSpurious, false
-		if end > d.sndUna {
-			kind, timedOut = f.retransKind(d, seq, t)
-			if seq <= d.sndUna {
-				d.headRetxT, d.headRetxMax = t, d.sndMax
-			}
-		}
-		switch kind {
-		case diagnose.EvRetransSpurious:
-			d.spurious += segs
-			d.spuriousBytes += int64(n)
-		case diagnose.EvRetransFast:
-			d.fast += segs
-		default:
-			d.rto += segs
-			if timedOut {
-				// F-RTO applies to a timeout outside a fast recovery, or a
-				// repeated one (Linux's tcp_enter_loss).
-				d.frto = !(d.recovery && !d.rtoRecovery) || d.rtoRun > 0
-				d.stall(t)
-				// A timeout starts a recovery of its own (RFC 6298 5.5;
-				// Linux's Loss state), even inside a fast recovery whose
-				// retransmission was lost: what follows up to the data
-				// sent so far is resent in slow start, by the timer's
-				// doing.
-				d.recovery, d.rtoRecovery, d.recoverPoint = true, true, d.sndMax
-				d.rtoRetxEnd, d.frtoHigh = end, d.sndMax
-			}
-		}
-		d.tl.AddEvent(rt, kind, seq, int64(n))
-		if d.rtoRecovery {
-			d.rtoRetxEnd = max(d.rtoRetxEnd, end)
-		}
-		if d.timing && seq < d.timedEnd {
-			d.timing = false // Karn: no sample from retransmitted data
-		}
-		if !d.recovery && end > d.sndUna {
-			d.recovery, d.recoverPoint = true, d.sndMax
-			d.rtoRecovery = kind == diagnose.EvRetransRTO
-		}
-		d.sndMax = max(d.sndMax, end)
+	} else if f.resent(d, seq, n, s, o, t) {
+		return // a hardware duplicate: not sent by the stack
 	}
 	d.lastSend = t
 	d.remember(seq, n, s, o, t)
@@ -367,6 +308,102 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 			d.lb++
 		}
 	}
+}
+
+// probed handles a segment without new payload that is not a
+// retransmission: a keep-alive (no byte, or one old byte at snd.una-1)
+// or a zero-window probe (the same on Linux, one new byte elsewhere: the
+// peer's window tells them apart). It reports whether s was one.
+func (f *Flow) probed(d *direction, s *capture.Segment, seq, t int64) bool {
+	n := s.PayloadLen
+	peerZero := d.zw // the window d's peer offers is closed
+	rt := time.Duration(t - f.start)
+	switch {
+	case n == 0:
+		if s.Flags&capture.FlagFIN == 0 && seq == d.sndMax-1 {
+			f.probe(d, peerZero, rt, seq)
+		}
+		return true
+	case n == 1 && seq == d.sndMax-1 && d.sndUna >= d.sndMax-1:
+		f.probe(d, peerZero, rt, seq)
+		return true
+	case n == 1 && peerZero && seq >= d.sndUna:
+		d.zwp++
+		d.tl.AddEvent(rt, diagnose.EvZeroWindowProbe, seq, 1)
+		d.sndMax = max(d.sndMax, seq+1)
+		return true
+	}
+	return false
+}
+
+// resent handles n bytes at seq below snd.nxt: a hardware duplicate
+// (reported, and nothing else changes), a reordered segment filling a
+// hole, or a retransmission of the kind the evidence shows, which starts
+// or extends a recovery.
+func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *capture.Options, t int64) (hwdup bool) {
+	end := seq + int64(n)
+	rt := time.Duration(t - f.start)
+	if d.isHWDup(seq, n, s, o, t) {
+		d.hwdup++
+		d.segs--
+		d.bytes -= int64(n)
+		d.tl.AddEvent(rt, diagnose.EvHardwareDup, seq, int64(n))
+		return true
+	}
+	if h, ok := d.fillHole(seq, end); ok && t-h.t < f.reorderWindow(d) {
+		d.reorder++
+		d.tl.AddEvent(rt, diagnose.EvReorder, seq, int64(n))
+		return false
+	}
+	// A TSO sender's capture holds super-packets: count the MSS-sized
+	// segments the stack resent, as its tcpi_total_retrans does.
+	segs := segsOf(int64(n), d.effMSS())
+	d.retrans += segs
+	d.retransBytes += int64(n)
+	if d.queued() {
+		d.queuedBytes += int64(n)
+	}
+	kind, timedOut := diagnose.EvRetransSpurious, false
+	if end > d.sndUna {
+		kind, timedOut = f.retransKind(d, seq, t)
+		if seq <= d.sndUna {
+			d.headRetxT, d.headRetxMax = t, d.sndMax
+		}
+	}
+	switch kind {
+	case diagnose.EvRetransSpurious:
+		d.spurious += segs
+		d.spuriousBytes += int64(n)
+	case diagnose.EvRetransFast:
+		d.fast += segs
+	default:
+		d.rto += segs
+		if timedOut {
+			// F-RTO applies to a timeout outside a fast recovery, or a
+			// repeated one (Linux's tcp_enter_loss).
+			d.frto = !(d.recovery && !d.rtoRecovery) || d.rtoRun > 0
+			d.stall(t)
+			// A timeout starts a recovery of its own (RFC 6298 5.5;
+			// Linux's Loss state), even inside a fast recovery whose
+			// retransmission was lost: what follows up to the data sent
+			// so far is resent in slow start, by the timer's doing.
+			d.recovery, d.rtoRecovery, d.recoverPoint = true, true, d.sndMax
+			d.rtoRetxEnd, d.frtoHigh = end, d.sndMax
+		}
+	}
+	d.tl.AddEvent(rt, kind, seq, int64(n))
+	if d.rtoRecovery {
+		d.rtoRetxEnd = max(d.rtoRetxEnd, end)
+	}
+	if d.timing && seq < d.timedEnd {
+		d.timing = false // Karn: no sample from retransmitted data
+	}
+	if !d.recovery && end > d.sndUna {
+		d.recovery, d.recoverPoint = true, d.sndMax
+		d.rtoRecovery = kind == diagnose.EvRetransRTO
+	}
+	d.sndMax = max(d.sndMax, end)
+	return false
 }
 
 // mssLimit is the largest segment that is not a super-frame: the MSS the

@@ -269,7 +269,6 @@ func (f *Flow) flowFlags(a *Analyzer, r *FlowReport) []string {
 }
 
 // dirReport is one direction's part of the report.
-// Over 80 lines: it fills the report's fields in the order of the JSON schema, one block each; split further it would only pass them around.
 func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	d, p := &f.dir[i], &f.dir[1-i]
 	dr := DirReport{
@@ -310,21 +309,56 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	dr.Stalls = Stalls{Count: d.rtoStalls, Seconds: secs(stallTime), PeerUnresponsive: dead}
 	dr.Turns = d.turns
 	dr.ThinkSeconds = d.thinkMean().Seconds()
-	// Window scale of the receiver's windows.
-	switch {
-	case f.shiftKnown[1-i] && f.scale == diagnose.ScaleNotNegotiated:
-		dr.WindowScale = ScaleReport{State: diagnose.ScaleNotNegotiated}
-	case f.shiftKnown[1-i]:
-		dr.WindowScale = ScaleReport{State: diagnose.ScaleKnown, Shift: int(f.shift[1-i])}
-	default:
-		dr.WindowScale = ScaleReport{State: diagnose.ScaleUnknown, LowerBound: int(d.lb)}
-	}
+	dr.WindowScale = f.scaleReport(i)
 	dr.Rwnd = WindowStats{Min: max(d.minRwnd, 0), Max: d.maxRwnd, First: max(d.firstRwnd, 0)}
 	if !f.shiftKnown[1-i] {
 		dr.Rwnd = WindowStats{} // raw values mean nothing without the scale
 	}
-	// RTT.
-	rt := &dr.RTT
+	dr.RTT = f.rttReport(d)
+	info := f.diagInfo(a, i, &dr, flowFlags, stallTime, unresp, dead)
+	d.tl.Settle()
+	info.CaptureLimited = f.captureLimited(a, d, p, info)
+	dr.Verdict = diagnose.Diagnose(&d.tl, info)
+	if info.CaptureLimited == "" {
+		dr.Verdict = f.judgeable(a, d, info, dr.Verdict)
+	}
+	dr.Timeline = series(d)
+	return dr
+}
+
+// series is a direction's timeline for the report, or nil when none was
+// kept.
+func series(d *direction) *Series {
+	if d.tl.MaxPoints == 0 {
+		return nil
+	}
+	out := &Series{Points: d.tl.Series, Events: d.tl.Events, EventsDropped: d.tl.EventsDropped}
+	if out.Points == nil {
+		out.Points = []diagnose.Point{}
+	}
+	if out.Events == nil {
+		out.Events = []diagnose.Event{}
+	}
+	return out
+}
+
+// scaleReport is what is known of the window scale of the windows the
+// receiver of direction i advertised.
+func (f *Flow) scaleReport(i int) ScaleReport {
+	switch {
+	case f.shiftKnown[1-i] && f.scale == diagnose.ScaleNotNegotiated:
+		return ScaleReport{State: diagnose.ScaleNotNegotiated}
+	case f.shiftKnown[1-i]:
+		return ScaleReport{State: diagnose.ScaleKnown, Shift: int(f.shift[1-i])}
+	}
+	return ScaleReport{State: diagnose.ScaleUnknown, LowerBound: int(f.dir[i].lb)}
+}
+
+// rttReport is the sender's RTT: data to ACK at the capture point plus
+// the sender's half (its lag), else the handshake's.
+func (f *Flow) rttReport(d *direction) RTTReport {
+	var r RTTReport
+	rt := &r
 	rt.AckSamples = d.rttN
 	if d.rttN > 0 {
 		rt.AckMin, rt.AckMedian, rt.AckP90 = secs(d.rttMin), d.rttQuantile(0.5).Seconds(), d.rttQuantile(0.9).Seconds()
@@ -340,6 +374,15 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	} else if h1, h2, ok := f.halves(); ok {
 		rt.Path, rt.Source = secs(h1+h2), "handshake"
 	}
+	return r
+}
+
+// diagInfo is what diagnose needs of direction i besides its timeline:
+// the report's numbers, the handshake's facts and the flags that qualify
+// the verdict.
+func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, stallTime int64, unresp time.Duration, dead bool) diagnose.Info {
+	d, p := &f.dir[i], &f.dir[1-i]
+	rt := &dr.RTT
 	info := diagnose.Info{
 		Sender:           f.Addr[i].Addr().String(),
 		Receiver:         f.Addr[1-i].Addr().String(),
@@ -398,22 +441,7 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	if d.missed > 0 {
 		info.Flags = append(info.Flags, diagnose.FlagCaptureDrops)
 	}
-	d.tl.Settle()
-	info.CaptureLimited = f.captureLimited(a, d, p, info)
-	dr.Verdict = diagnose.Diagnose(&d.tl, info)
-	if info.CaptureLimited == "" {
-		dr.Verdict = f.judgeable(a, d, info, dr.Verdict)
-	}
-	if d.tl.MaxPoints > 0 {
-		dr.Timeline = &Series{Points: d.tl.Series, Events: d.tl.Events, EventsDropped: d.tl.EventsDropped}
-		if dr.Timeline.Points == nil {
-			dr.Timeline.Points = []diagnose.Point{}
-		}
-		if dr.Timeline.Events == nil {
-			dr.Timeline.Events = []diagnose.Event{}
-		}
-	}
-	return dr
+	return info
 }
 
 // captureLimited says why a direction cannot be judged, or "".

@@ -17,7 +17,7 @@ import (
 type auditArgs struct {
 	path    pathFlags
 	host    hostSource
-	failOn  string
+	failOn  severityFlag
 	json    bool
 	against string
 }
@@ -70,7 +70,7 @@ drifted from the plan, 2 for bad flags, 1 when the host could not be read.`,
 	f := c.Flags()
 	a.path.register(f, "concurrent long flows the host must carry")
 	a.host.register(f, "audit")
-	f.StringVar(&a.failOn, "fail-on", "", "exit 3 if a finding is at least this severe: warn or crit")
+	f.Var(&a.failOn, "fail-on", "exit 3 if a finding is at least this severe: warn or crit")
 	f.BoolVar(&a.json, "json", false, "print JSON (schema longhaul.audit/v1; with --against "+drift.Schema+")")
 	f.StringVar(&a.against, "against", "", "check that the host has this plan's values (longhaul plan -o FILE); exit 4 when one drifted")
 	return c
@@ -96,14 +96,7 @@ func runAudit(ctx context.Context, a auditArgs, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	var failOn audit.Severity
-	switch a.failOn {
-	case "":
-	case "warn", "crit":
-		failOn = audit.Severity(a.failOn)
-	default:
-		return usagef("--fail-on: %q is not a severity; use warn or crit", a.failOn)
-	}
+	failOn := a.failOn.s
 	if a.against != "" && (given || failOn != "") {
 		return usagef("--against checks a plan's values: --rtt, --rate and --fail-on do not go with it")
 	}

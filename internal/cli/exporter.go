@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,11 +17,13 @@ import (
 )
 
 type exporterArgs struct {
-	listen, interval, netns string
-	token, cert, key        string
-	groups, ports           []string
-	maxSeries               int
-	perFlow                 bool
+	listen, netns    string
+	interval         units.Duration
+	ports            portsFlag
+	token, cert, key string
+	groups           []string
+	maxSeries        int
+	perFlow          bool
 }
 
 func newExporterCmd() *cobra.Command {
@@ -77,9 +78,10 @@ and require a token (--auth-token-file), over TLS (--tls-cert-file,
 	}
 	f := c.Flags()
 	f.StringVar(&a.listen, "listen", ":9979", "address and port of the metrics server")
-	f.StringVar(&a.interval, "interval", "1s", "time between two reads of the sockets (100ms..1m)")
+	a.interval = units.Duration{D: time.Second, Min: 100 * time.Millisecond, Max: time.Minute}
+	f.Var(&a.interval, "interval", "time between two reads of the sockets (100ms..1m)")
 	f.StringArrayVar(&a.groups, "peer-group", nil, "NAME=CIDR: peers in CIDR get the peer label NAME (repeatable)")
-	f.StringSliceVar(&a.ports, "ports", nil, "only sockets with one of these ports at either end, e.g. 443,5201")
+	f.Var(&a.ports, "ports", "only sockets with one of these ports at either end, e.g. 443,5201")
 	f.IntVar(&a.maxSeries, "max-series", 2000, "most longhaul_ series one scrape returns")
 	f.BoolVar(&a.perFlow, "per-flow", false, "also export per-socket series (local and remote address labels)")
 	f.StringVar(&a.netns, "netns", "", "read the sockets of this network namespace (a name from ip netns list)")
@@ -98,24 +100,12 @@ func (a exporterArgs) parse() (exporter.Options, error) {
 		return o, usagef("--tls-cert-file and --tls-key-file go together: give both or neither")
 	}
 	var err error
-	if o.Interval, err = units.ParseDuration(a.interval); err != nil {
-		return o, usagef("--interval: %v", err)
-	}
-	if o.Interval < 100*time.Millisecond || o.Interval > time.Minute {
-		return o, usagef("--interval: %s is out of range: give 100ms..1m", a.interval)
-	}
+	o.Interval, o.Ports = a.interval.D, a.ports.ports
 	if _, _, err := net.SplitHostPort(a.listen); err != nil {
 		return o, usagef("--listen: %q: %v: write HOST:PORT or :PORT, e.g. :9979", a.listen, err)
 	}
 	if o.Groups, err = parseGroups(a.groups); err != nil {
 		return o, err
-	}
-	for _, p := range a.ports {
-		n, err := strconv.Atoi(strings.TrimSpace(p))
-		if err != nil || n < 1 || n > 65535 {
-			return o, usagef("--ports: %q is not a port (1..65535)", p)
-		}
-		o.Ports = append(o.Ports, uint16(n))
 	}
 	need := len(o.Groups) + 1 // the named groups and "other"
 	if a.maxSeries > 10_000_000 || exporter.MaxGroups(a.maxSeries) < need {

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"net/netip"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/longhaul/longhaul/internal/exporter"
 )
 
@@ -27,7 +27,7 @@ func TestExporterBadInput(t *testing.T) {
 		wantCode int
 		wantMsg  string
 	}{
-		{"interval too short", []string{"exporter", "--interval", "10ms"}, 2, "100ms..1m"},
+		{"interval too short", []string{"exporter", "--interval", "10ms"}, 2, "out of range: 100 ms..60 s"},
 		{"interval not a duration", []string{"exporter", "--interval", "soon"}, 2, "--interval"},
 		{"listen without port", []string{"exporter", "--listen", "localhost"}, 2, "HOST:PORT"},
 		{"group without cidr", []string{"exporter", "--peer-group", "eu"}, 2, "NAME=CIDR"},
@@ -58,8 +58,11 @@ func TestExporterBadInput(t *testing.T) {
 }
 
 func TestExporterArgs(t *testing.T) {
-	a := exporterArgs{listen: ":9979", interval: "2s", maxSeries: 500, perFlow: true,
-		groups: []string{"eu=203.0.113.0/24", "host=2001:db8::7", "wide=198.18.3.4/15"}, ports: []string{"443", " 5201"}}
+	a := exporterArgs{listen: ":9979", maxSeries: 500, perFlow: true,
+		groups: []string{"eu=203.0.113.0/24", "host=2001:db8::7", "wide=198.18.3.4/15"}}
+	if err := errors.Join(a.interval.Set("2s"), a.ports.Set("443, 5201")); err != nil {
+		t.Fatal(err)
+	}
 	got, err := a.parse()
 	if err != nil {
 		t.Fatal(err)

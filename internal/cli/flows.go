@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/netip"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,7 +18,8 @@ import (
 )
 
 type flowsArgs struct {
-	netns, dst           string
+	netns                string
+	dst                  prefixFlag
 	interval             units.Duration
 	rate                 units.Rate
 	port, count, explain int
@@ -62,7 +62,7 @@ nothing in the interval are left out unless --all.`,
 	}
 	f := c.Flags()
 	f.StringVar(&a.netns, "netns", "", "read the sockets of this network namespace (a name from ip netns list)")
-	f.StringVar(&a.dst, "dst", "", "only flows whose remote address is in this prefix or is this address, e.g. 203.0.113.0/24")
+	f.Var(&a.dst, "dst", "only flows whose remote address is in this prefix or is this address, e.g. 203.0.113.0/24")
 	f.IntVar(&a.port, "port", 0, "only flows with this port at either end")
 	a.interval = units.Duration{D: time.Second}
 	f.Var(&a.interval, "interval", "time between the two reads (100ms..1h); each verdict covers it")
@@ -84,19 +84,11 @@ type flowsOpts struct {
 
 func (a flowsArgs) parse() (flowsOpts, error) {
 	var o flowsOpts
-	var err error
 	if o.interval = a.interval.D; o.interval < 100*time.Millisecond || o.interval > time.Hour {
 		return o, usagef("--interval: %s is out of range: give 100ms..1h (tcp_info's busy times tick in jiffies, 1-10 ms)", units.FormatDuration(o.interval))
 	}
-	if a.dst != "" {
-		if o.filter.Dst, err = netip.ParsePrefix(a.dst); err != nil {
-			addr, aerr := netip.ParseAddr(a.dst)
-			if aerr != nil {
-				return o, usagef("--dst: %q is neither an address nor a prefix; write 203.0.113.7 or 203.0.113.0/24", a.dst)
-			}
-			o.filter.Dst = netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())
-		}
-		o.filter.Dst = o.filter.Dst.Masked()
+	if a.dst.p.IsValid() {
+		o.filter.Dst = a.dst.p.Masked()
 	}
 	if a.port < 0 || a.port > 65535 {
 		return o, usagef("--port: %d is not a port (1..65535)", a.port)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/netip"
 	"os"
 	"strings"
 
@@ -18,9 +17,9 @@ import (
 
 type planArgs struct {
 	path       pathFlags
-	role       string
-	budget     string
-	dst        string
+	role       roleFlag
+	budget     budgetFlag
+	dst        prefixFlag
 	size       units.Size
 	appBuffers bool
 	host       hostSource
@@ -79,9 +78,10 @@ Save the plan with -o (or --json) and apply it with longhaul apply.`,
 	}
 	f := c.Flags()
 	a.path.register(f, "concurrent long flows the host must carry")
-	f.StringVar(&a.role, "role", "both", "this host's end of the transfers: client (receives the data), server (sends it) or both")
-	f.StringVar(&a.budget, "memory-budget", "", "most memory the flows' buffers may take: a size (4GiB) or a share of RAM (25%); default 25% of RAM")
-	f.StringVar(&a.dst, "dst", "", "destination prefix to plan initial windows for (203.0.113.0/24), or default for the default route")
+	a.role.r, a.dst.withDefault = plan.Both, true
+	f.Var(&a.role, "role", "this host's end of the transfers: client (receives the data), server (sends it) or both")
+	f.Var(&a.budget, "memory-budget", "most memory the flows' buffers may take: a size (4GiB) or a share of RAM (25%); default 25% of RAM")
+	f.Var(&a.dst, "dst", "destination prefix to plan initial windows for (203.0.113.0/24), or default for the default route")
 	f.Var(&a.size, "size", "typical short response the initial window is judged for (default 64kB)")
 	f.BoolVar(&a.appBuffers, "app-buffers", false, "applications set SO_RCVBUF/SO_SNDBUF themselves: plan net.core.rmem_max/wmem_max and their values")
 	a.host.register(f, "plan for")
@@ -106,42 +106,9 @@ func (a planArgs) request() (plan.Request, error) {
 		return plan.Request{}, usagef("plan needs the path: --rtt and --rate, e.g. --rtt 200ms --rate 1Gbit/s")
 	}
 	req := plan.Request{RTT: rtt.D, RateBps: rate.Bps, Flows: a.path.flows, AppBuffers: a.appBuffers}
-	if req.Role, err = plan.ParseRole(a.role); err != nil {
-		return req, usagef("--role: %q is not a role; use client (receives the data), server (sends it) or both", a.role)
-	}
-	if a.budget != "" {
-		if strings.HasSuffix(strings.TrimSpace(a.budget), "%") {
-			share, err := units.ParsePercent(a.budget)
-			if err != nil || share <= 0 {
-				return req, usagef("--memory-budget: %q: give a size such as 4GiB or a share of RAM such as 25%%", a.budget)
-			}
-			req.BudgetShare = share
-		} else {
-			n, err := units.ParseSize(a.budget)
-			if err != nil || n <= 0 {
-				return req, usagef("--memory-budget: %q: give a size such as 4GiB or a share of RAM such as 25%%", a.budget)
-			}
-			req.MemoryBudget = n
-		}
-	}
-	switch a.dst {
-	case "":
-	case "default":
-		req.DstDefault = true
-	default:
-		p, err := netip.ParsePrefix(a.dst)
-		if err != nil {
-			addr, aerr := netip.ParseAddr(a.dst)
-			if aerr != nil {
-				return req, usagef("--dst: %q is not a prefix; write it like 203.0.113.0/24, 2001:db8::/32, or default", a.dst)
-			}
-			p = netip.PrefixFrom(addr, addr.BitLen())
-		}
-		if p.Bits() == 0 {
-			return req, usagef("--dst %s covers every address: write --dst default to change the default route", a.dst)
-		}
-		req.Dst = p
-	}
+	req.Role = a.role.r
+	req.MemoryBudget, req.BudgetShare = a.budget.bytes, a.budget.share
+	req.Dst, req.DstDefault = a.dst.p, a.dst.isDefault
 	if a.size.IsSet() {
 		if req.ResponseBytes = a.size.N; req.ResponseBytes <= 0 {
 			return req, usagef("--size: must be greater than zero, e.g. 64kB")

@@ -90,3 +90,24 @@ func Run(s *snapshot.Snapshot, p Path) []Finding {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Severity.rank() < out[j].Severity.rank() })
 	return out
 }
+
+// Summary counts findings by severity, every severity present (the
+// audit document's "summary").
+func Summary(findings []Finding) map[string]int {
+	out := map[string]int{string(Crit): 0, string(Warn): 0, string(Info): 0}
+	for _, f := range findings {
+		out[string(f.Severity)]++
+	}
+	return out
+}
+
+// AtLeast counts the findings at or above severity s.
+func AtLeast(findings []Finding, s Severity) int {
+	n := 0
+	for _, f := range findings {
+		if f.Severity.rank() <= s.rank() {
+			n++
+		}
+	}
+	return n
+}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -112,10 +111,7 @@ func runAudit(ctx context.Context, a auditArgs, stdout, stderr io.Writer) error 
 		p = audit.Path{RTT: rtt.D, RateBps: rate.Bps, Flows: a.path.flows}
 	}
 	findings := audit.Run(s, p)
-	summary := map[string]int{"crit": 0, "warn": 0, "info": 0}
-	for _, f := range findings {
-		summary[string(f.Severity)]++
-	}
+	summary := audit.Summary(findings)
 	if a.json {
 		doc := auditJSON{Schema: "longhaul.audit/v1", Host: s, Findings: findings, Summary: summary}
 		if doc.Findings == nil {
@@ -131,11 +127,7 @@ func runAudit(ctx context.Context, a auditArgs, stdout, stderr io.Writer) error 
 		printAudit(stdout, s, p, findings, summary)
 	}
 	if failOn != "" {
-		n := summary["crit"]
-		if failOn == audit.Warn {
-			n += summary["warn"]
-		}
-		if n > 0 {
+		if n := audit.AtLeast(findings, failOn); n > 0 {
 			return findingsError{fmt.Sprintf("audit: %d finding(s) at or above %s", n, failOn)}
 		}
 	}
@@ -147,21 +139,9 @@ func loadSnapshot(ctx context.Context, path string) (*snapshot.Snapshot, error) 
 	if err != nil {
 		return nil, err
 	}
-	var doc struct {
-		Host *snapshot.Snapshot `json:"host"`
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, usagef("--snapshot %s: not an audit --json document: %v", path, err)
-	}
-	s := doc.Host
-	if s == nil {
-		s = new(snapshot.Snapshot)
-		if err := json.Unmarshal(b, s); err != nil || s.Sysctls == nil {
-			return nil, usagef("--snapshot %s: no host snapshot in it; write one with longhaul audit --json", path)
-		}
-	}
-	if s.PageSize == 0 {
-		s.PageSize = 4096
+	s, err := snapshot.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("--snapshot %s: %w", path, err)
 	}
 	return s, nil
 }

@@ -188,8 +188,8 @@ func printCalc(w io.Writer, r pathmodel.Result) {
 	if r.Flows > 1 {
 		line(w, "per flow", units.FormatBytes(float64(r.FlowBDPBytes)), fmt.Sprintf("each of %d flows needs 1/%d of it in flight", r.Flows, r.Flows))
 	}
-	printEnd(w, "Receiver (tcp_rmem[2])", false, r.Receiver, r, fmt.Sprintf("window = %.2g x buffer: %s", r.RecvRatio.Value, r.RecvRatio.Basis))
-	printEnd(w, "Sender (tcp_wmem[2])", true, r.Sender, r, fmt.Sprintf("a sender-bound flow keeps %.2g of the send buffer in flight on average (measured)", r.Sender.Ratio))
+	printEnd(w, "Receiver (tcp_rmem[2])", r.Receiver, r, fmt.Sprintf("window = %.2g x buffer: %s", r.RecvRatio.Value, r.RecvRatio.Basis))
+	printEnd(w, "Sender (tcp_wmem[2])", r.Sender, r, fmt.Sprintf("a sender-bound flow keeps %.2g of the send buffer in flight on average (measured)", r.Sender.Ratio))
 
 	fmt.Fprintln(w)
 	switch r.LimitedBy {
@@ -225,20 +225,18 @@ func printCalc(w io.Writer, r pathmodel.Result) {
 }
 
 // windowHow says how an end's window follows from its buffer.
-func windowHow(e pathmodel.End, sender bool) string {
-	share := float64(e.BufferBytes) * e.Ratio
+func windowHow(e pathmodel.End) string {
 	how := fmt.Sprintf("%.2g x %s", e.Ratio, units.FormatIEC(float64(e.BufferBytes)))
-	switch {
-	case !sender:
-		return how
-	case e.WindowBytes > share+pathmodel.SendOvershoot:
+	switch e.WindowBasis {
+	case pathmodel.WindowOfFloor:
 		return "two 64 KB super-packets: the least a sender keeps"
-	default:
+	case pathmodel.WindowOfRatioAndSkb:
 		return how + " + " + units.FormatIEC(pathmodel.SendOvershoot) + " (the skb being filled)"
 	}
+	return how
 }
 
-func printEnd(w io.Writer, title string, sender bool, e pathmodel.End, r pathmodel.Result, ratioWhy string) {
+func printEnd(w io.Writer, title string, e pathmodel.End, r pathmodel.Result, ratioWhy string) {
 	fmt.Fprintln(w, title)
 	line(w, "needed", units.FormatIEC(float64(e.NeededBytes)), fmt.Sprintf("%s window / %.2g; %s", units.FormatBytes(float64(r.FlowBDPBytes)), e.Ratio, ratioWhy))
 	if e.BufferBytes == 0 {
@@ -252,7 +250,7 @@ func printEnd(w io.Writer, title string, sender bool, e pathmodel.End, r pathmod
 		line(w, "app buffer", units.FormatIEC(float64(sb.RequestedBytes)), fmt.Sprintf("requested with %s", how))
 	}
 	line(w, "given", units.FormatIEC(float64(e.BufferBytes)), e.Source)
-	line(w, "window", units.FormatBytes(e.WindowBytes), windowHow(e, sender))
+	line(w, "window", units.FormatBytes(e.WindowBytes), windowHow(e))
 	ceil := fmt.Sprintf("window / RTT; %.0f%% of the path rate", 100*e.CeilingBps/r.RateBps)
 	if r.Flows > 1 {
 		ceil = fmt.Sprintf("window / RTT per flow; %d flows: %s", r.Flows, units.FormatRate(e.AggregateCeilingBps))

@@ -42,6 +42,10 @@ type End struct {
 	Source      string  `json:"source,omitempty"` // what set BufferBytes
 	Ratio       float64 `json:"ratio"`
 	WindowBytes float64 `json:"window_bytes,omitempty"`
+	// WindowBasis says how WindowBytes follows from the buffer: ratio x
+	// buffer (a receiver), that plus the skb being filled (a sender), or
+	// a sender's floor of two super-packets.
+	WindowBasis string `json:"window_basis,omitempty"`
 	// CeilingBps is the rate one flow can reach with this buffer; the
 	// aggregate of all flows is Flows times that.
 	CeilingBps          float64  `json:"ceiling_bps,omitempty"`
@@ -211,8 +215,13 @@ func endFor(in Input, flowBDP float64, rcv bool) End {
 		}
 		maxWindow := max(space, float64(AlignWindow(first, wscale, true)))
 		e.WindowBytes = MSSWindow(space, SenderSegment(maxWindow, in.MSS))
+		e.WindowBasis = WindowOfRatio
 	} else {
-		e.WindowBytes = max(min(float64(e.BufferBytes)*ratio+SendOvershoot, MaxWindow), MinSendInFlight(in.MSS))
+		share := min(float64(e.BufferBytes)*ratio+SendOvershoot, MaxWindow)
+		e.WindowBytes, e.WindowBasis = share, WindowOfRatioAndSkb
+		if floor := MinSendInFlight(in.MSS); floor > share {
+			e.WindowBytes, e.WindowBasis = floor, WindowOfFloor
+		}
 	}
 	if e.SockBuf != nil {
 		e.SockBuf.WindowBytes = e.WindowBytes
@@ -256,6 +265,13 @@ func MinSendInFlight(mss int) float64 {
 	}
 	return float64(2 * (65536 / mss) * mss)
 }
+
+// Values of End.WindowBasis.
+const (
+	WindowOfRatio       = "ratio"      // ratio x buffer
+	WindowOfRatioAndSkb = "ratio+skb"  // ratio x buffer + SendOvershoot
+	WindowOfFloor       = "send-floor" // MinSendInFlight: two super-packets
+)
 
 // SendOvershoot is what a sender keeps in flight beyond its share of
 // the send buffer: tcp_sendmsg admits a write while the queue is under

@@ -8,6 +8,7 @@
 package snapshot
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -292,4 +293,27 @@ func (s *Snapshot) ModelInput() pathmodel.Input {
 		in.InitCwnd, in.InitRwnd = 0, 0
 	}
 	return in
+}
+
+// Decode reads a snapshot written by longhaul audit --json (its "host"),
+// or a bare snapshot document; what is neither is bad input. A snapshot
+// without a page size is taken as 4 KiB pages.
+func Decode(b []byte) (*Snapshot, error) {
+	var doc struct {
+		Host *Snapshot `json:"host"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, badinput.Errorf("not an audit --json document: %v", err)
+	}
+	s := doc.Host
+	if s == nil {
+		s = new(Snapshot)
+		if err := json.Unmarshal(b, s); err != nil || s.Sysctls == nil {
+			return nil, badinput.Errorf("no host snapshot in it; write one with longhaul audit --json")
+		}
+	}
+	if s.PageSize == 0 {
+		s.PageSize = 4096
+	}
+	return s, nil
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/emupath"
-	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -66,7 +65,7 @@ func printCheck(w io.Writer, l emupath.Link, buf int64, res emupath.CheckResult,
 	default:
 		fmt.Fprintf(w, "  goodput  unlimited rate: measured %s (window-bound: %s buffers at %s allow %s)\n",
 			units.FormatRate(res.Goodput), units.FormatIEC(float64(buf)), units.FormatDuration(rtt),
-			units.FormatRate(pathmodel.WindowCeiling(float64(buf)*pathmodel.DefaultScalingRatio, rtt)))
+			units.FormatRate(v.WindowBoundBps))
 	}
 	fmt.Fprintf(w, "  emulator %s  %s\n", overloadText(res.Stats.Overloaded), verdict(v.EmulatorOK))
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"github.com/longhaul/longhaul/internal/atomicfile"
 	"io"
@@ -13,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/longhaul/longhaul/internal/report"
-	"github.com/longhaul/longhaul/internal/results"
 )
 
 func newReportCmd() *cobra.Command {
@@ -67,34 +65,12 @@ func writeReport(ctx context.Context, in, out string, warn io.Writer) error {
 	}
 	defer f.Close()
 	br := bufio.NewReader(ctxReader{ctx, f})
-	head, _ := br.Peek(512)
-	var page *report.Page
-	if report.IsTest(head) {
-		if page, err = report.BuildTest(br); err != nil {
-			return usagef("%v: %s", err, in)
-		}
-	} else if report.IsTestURL(head) {
-		if page, err = report.BuildTestURL(br); err != nil {
-			return usagef("%v: %s", err, in)
-		}
-	} else if report.IsAnalysis(head) {
-		if page, err = report.BuildAnalysis(br); err != nil {
-			return usagef("%v: %s", err, in)
-		}
-	} else {
-		res, err := results.Read(br)
-		if err != nil {
-			if errors.Is(err, results.ErrSchema) {
-				return usagef("%v: %s was not written by longhaul lab or longhaul analyze --json", err, in)
-			}
-			return usagef("report: %s: %v", in, err)
-		}
-		if res.Dropped != "" {
-			fmt.Fprintf(warn, "longhaul: report: %s: left out a damaged last line (%s): a run killed while writing?\n", in, res.Dropped)
-		}
-		if page, err = report.Build(res); err != nil {
-			return err
-		}
+	page, dropped, err := report.Load(br)
+	if err != nil {
+		return fmt.Errorf("%w: %s", err, in)
+	}
+	if dropped != "" {
+		fmt.Fprintf(warn, "longhaul: report: %s: left out a damaged last line (%s): a run killed while writing?\n", in, dropped)
 	}
 	var b bytes.Buffer
 	if err := report.Render(&b, page); err != nil {

@@ -59,7 +59,11 @@ type CheckVerdict struct {
 	// CeilingBps is the goodput ceiling of the down direction's rate; 0
 	// on an unlimited link, where goodput is not judged.
 	CeilingBps float64
-	GoodputOK  bool
+	// WindowBoundBps is, on an unlimited link, what the self-test's
+	// buffers (CheckBuffer) allow at the link's RTT: the goodput to
+	// expect there.
+	WindowBoundBps float64
+	GoodputOK      bool
 	// NotJudged says why goodput was not judged: the down direction is
 	// impaired on purpose (its impairments listed).
 	NotJudged []string
@@ -102,6 +106,9 @@ func (r CheckResult) Judge(l Link) CheckVerdict {
 		const mtu = 1500
 		v.CeilingBps = downRateBps * float64(mtu-52) / float64(mtu+38)
 		v.GoodputOK = r.Goodput >= CheckGoodputShare*v.CeilingBps
+	}
+	if downRateBps == 0 {
+		v.WindowBoundBps = pathmodel.WindowCeiling(float64(CheckBuffer(l))*pathmodel.DefaultScalingRatio, l.RTT())
 	}
 	v.EmulatorOK = !r.Stats.Overloaded
 	return v

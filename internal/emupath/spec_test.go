@@ -7,6 +7,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/linkemu"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 )
 
 func TestQueueSet(t *testing.T) {
@@ -101,5 +102,14 @@ func TestCheckJudge(t *testing.T) {
 	r.RTTs = []time.Duration{203 * time.Millisecond}
 	if v := r.Judge(Symmetric(200*time.Millisecond, 0, 0, 0, 1)); v.RTTOK || !v.GoodputOK {
 		t.Errorf("3 ms RTT error passed, or unlimited goodput judged: %+v", v)
+	}
+	// Unlimited: the goodput to expect is what 256 MiB buffers allow at
+	// 200 ms (about 5 Gbit/s at the default ratio); a limited link has none.
+	unlimited := Symmetric(200*time.Millisecond, 0, 0, 0, 1)
+	if v := r.Judge(unlimited); v.WindowBoundBps != pathmodel.WindowCeiling(256<<20*pathmodel.DefaultScalingRatio, 200*time.Millisecond) || v.WindowBoundBps < 4e9 {
+		t.Errorf("unlimited link: window bound %.4g bit/s", v.WindowBoundBps)
+	}
+	if v := r.Judge(path); v.WindowBoundBps != 0 {
+		t.Errorf("a limited link has a window bound %.4g", v.WindowBoundBps)
 	}
 }

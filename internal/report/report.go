@@ -8,9 +8,11 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -20,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/units"
@@ -452,4 +455,32 @@ func Render(w io.Writer, p *Page) error {
 		"PageJS":   template.JS(axisJS + pageJS),
 		"Data":     template.JS(data),
 	})
+}
+
+// Load reads any document report draws, telling them apart by their
+// first bytes: a test or test URL result, an analyze --json document, or
+// lab results (JSON lines). dropped names a damaged last line of lab
+// results that was left out (a run killed while writing). A file that is
+// none of them, or is damaged, is bad input.
+func Load(br *bufio.Reader) (page *Page, dropped string, err error) {
+	head, _ := br.Peek(512)
+	switch {
+	case IsTest(head):
+		page, err = BuildTest(br)
+	case IsTestURL(head):
+		page, err = BuildTestURL(br)
+	case IsAnalysis(head):
+		page, err = BuildAnalysis(br)
+	default:
+		res, rerr := results.Read(br)
+		if rerr != nil {
+			if errors.Is(rerr, results.ErrSchema) {
+				return nil, "", badinput.Errorf("report: %w: it was not written by longhaul lab, test or analyze --json", rerr)
+			}
+			return nil, "", badinput.Errorf("report: %w", rerr)
+		}
+		page, err = Build(res)
+		return page, res.Dropped, err
+	}
+	return page, "", badinput.Wrap(err)
 }

@@ -4,19 +4,14 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"os/signal"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/topo"
@@ -267,26 +262,17 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 		return err
 	}
 	defer p.Close()
-	cl, sv := p.Topo.Client(), p.Topo.Server()
-	e := p.Emu
-	env := append(os.Environ(), "LONGHAUL_SERVER="+sv.Addr.String(), "LONGHAUL_CLIENT="+cl.Addr.String(),
-		"LONGHAUL_CLIENT_NETNS="+cl.Netns, "LONGHAUL_SERVER_NETNS="+sv.Netns)
-	if sv.Addr6.IsValid() {
-		env = append(env, "LONGHAUL_SERVER6="+sv.Addr6.String(), "LONGHAUL_CLIENT6="+cl.Addr6.String())
-	}
+	env := p.Env()
 	if a.server != "" {
-		srv := sv.Command(ctx, "sh", "-c", a.server)
-		srv.Env, srv.Stdout, srv.Stderr = env, stderr, stderr
-		if err := srv.Start(); err != nil {
-			return fmt.Errorf("emulate: start --server: %w", err)
-		}
-		defer func() { _ = srv.Cancel(); _ = srv.Wait() }()
-		if err := emupath.WaitListening(ctx, srv, sv.Netns, 0, "emulate: --server command", 10*time.Second); err != nil {
+		stop, err := p.StartServer(ctx, a.server, env, stderr)
+		if err != nil {
 			return err
 		}
+		defer stop()
 	}
+	e := p.Emu
 	stopWatch := watchOverload(e.Stats, stderr, 500*time.Millisecond)
-	code, err := runClient(ctx, cl, argv, env)
+	code, err := p.RunClient(ctx, argv, env)
 	stopWatch()
 	st := e.Stop()
 	printLinkStats(stderr, st)
@@ -303,58 +289,4 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 		return invalidError{"emulate: the command succeeded but its results are not valid: the emulator was overloaded (exit status 5); run it on a less busy machine or at a lower --rate"}
 	}
 	return nil
-}
-
-// runClient runs CMD in the client namespace. On a terminal it becomes
-// the foreground process group, so that an interactive shell gets the
-// terminal's signals; otherwise SIGINT/SIGTERM to longhaul are passed on.
-func runClient(ctx context.Context, cl topo.End, argv []string, env []string) (int, error) {
-	cmd := cl.Command(context.Background(), argv[0], argv[1:]...)
-	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, os.Stdin, os.Stdout, os.Stderr
-	tty := isTerminal(os.Stdin)
-	if tty {
-		cmd.SysProcAttr.Foreground = true
-		cmd.SysProcAttr.Ctty = 0
-	}
-	if err := cmd.Start(); err != nil {
-		return 0, fmt.Errorf("emulate: start %s: %w", argv[0], err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		// Ask politely, then insist.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case err = <-done:
-		case <-time.After(5 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			err = <-done
-		}
-	}
-	if tty {
-		reclaimTerminal()
-	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
-		}
-		return ee.ExitCode(), nil
-	}
-	return 0, err
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
-// reclaimTerminal makes longhaul's process group the foreground again.
-func reclaimTerminal() {
-	signal.Ignore(syscall.SIGTTOU)
-	defer signal.Reset(syscall.SIGTTOU)
-	_ = unix.IoctlSetPointerInt(int(os.Stdin.Fd()), unix.TIOCSPGRP, unix.Getpgrp())
 }

@@ -2,159 +2,23 @@
 
 package apply
 
-import (
-	"fmt"
-	"net"
+import "github.com/longhaul/longhaul/internal/rtnl"
 
-	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
+// netlinkRouter is rtnl's router, each route it reads kept to what apply
+// journals.
+type netlinkRouter struct{ r rtnl.Router }
 
-	"github.com/longhaul/longhaul/internal/netns"
-	"github.com/longhaul/longhaul/internal/rtnl"
-)
-
-// netlinkRouter changes routes over rtnetlink, inside a named namespace
-// when one is given (a netlink socket belongs to the namespace of the
-// thread that opened it).
-type netlinkRouter struct{ netns string }
-
-func newNetlinkRouter(ns string) Router { return netlinkRouter{netns: ns} }
-
-func (n netlinkRouter) do(fn func(h *netlink.Handle) error) error {
-	body := func() error {
-		h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
-		if err != nil {
-			return fmt.Errorf("open netlink: %w", err)
-		}
-		defer h.Close()
-		return fn(h)
-	}
-	if n.netns == "" {
-		return body()
-	}
-	return netns.Do(n.netns, body)
-}
-
-func mainIfZero(t int) int {
-	if t == 0 {
-		return unix.RT_TABLE_MAIN
-	}
-	return t
-}
-
-// find returns the index of the route to dst in the listed routes.
-func find(st []rtnl.Route, family, dst string) int {
-	want, err := rtnl.Route{Family: family, Dst: dst}.Prefix()
-	if err != nil {
-		return -1
-	}
-	for i, s := range st {
-		if p, err := s.Prefix(); err == nil && p == want {
-			return i
-		}
-	}
-	return -1
-}
-
-// list returns the unicast routes of one table.
-func list(h *netlink.Handle, family string, table int) ([]netlink.Route, []rtnl.Route, error) {
-	nl, st, err := rtnl.ListRoutes(h, family, table)
-	if err != nil {
-		return nil, nil, fmt.Errorf("list routes: %w", err)
-	}
-	return nl, st, nil
-}
+func newNetlinkRouter(ns string) Router { return netlinkRouter{rtnl.NewRouter(ns)} }
 
 func (n netlinkRouter) Get(family, dst string, table int) (rtnl.Route, bool, error) {
-	var out rtnl.Route
-	found := false
-	err := n.do(func(h *netlink.Handle) error {
-		_, st, err := list(h, family, mainIfZero(table))
-		if err != nil {
-			return err
-		}
-		if i := find(st, family, dst); i >= 0 {
-			out, found = journaled(st[i]), true
-		}
-		return nil
-	})
-	return out, found, err
+	r, ok, err := n.r.Get(family, dst, table)
+	return journaled(r), ok, err
 }
 
 func (n netlinkRouter) Cover(family, dst string) (rtnl.Route, bool, error) {
-	var out rtnl.Route
-	found := false
-	err := n.do(func(h *netlink.Handle) error {
-		_, st, err := list(h, family, unix.RT_TABLE_MAIN)
-		if err != nil {
-			return err
-		}
-		p, err := rtnl.Route{Family: family, Dst: dst}.Prefix()
-		if err != nil {
-			return err
-		}
-		out, found = rtnl.CoveringRoute(st, family, p)
-		out = journaled(out)
-		return nil
-	})
-	return out, found, err
+	r, ok, err := n.r.Cover(family, dst)
+	return journaled(r), ok, err
 }
 
-func (n netlinkRouter) Set(r rtnl.Route) error {
-	return n.do(func(h *netlink.Handle) error {
-		nl, st, err := list(h, r.Family, mainIfZero(r.Table))
-		if err != nil {
-			return err
-		}
-		if i := find(st, r.Family, r.Dst); i >= 0 {
-			cur := nl[i]
-			cur.InitCwnd, cur.InitRwnd = r.InitCwnd, r.InitRwnd
-			if err := h.RouteReplace(&cur); err != nil {
-				return fmt.Errorf("route %s: replace: %w", r, err)
-			}
-			return nil
-		}
-		p, err := r.Prefix()
-		if err != nil {
-			return err
-		}
-		add := netlink.Route{
-			Dst:      &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
-			Table:    mainIfZero(r.Table),
-			InitCwnd: r.InitCwnd,
-			InitRwnd: r.InitRwnd,
-			Protocol: unix.RTPROT_STATIC,
-		}
-		if r.Gateway != "" {
-			add.Gw = net.ParseIP(r.Gateway)
-		}
-		if r.Dev != "" {
-			l, err := h.LinkByName(r.Dev)
-			if err != nil {
-				return fmt.Errorf("route %s: device %s: %w", r, r.Dev, err)
-			}
-			add.LinkIndex = l.Attrs().Index
-		}
-		if err := h.RouteAdd(&add); err != nil {
-			return fmt.Errorf("route %s: add: %w", r, err)
-		}
-		return nil
-	})
-}
-
-func (n netlinkRouter) Delete(r rtnl.Route) error {
-	return n.do(func(h *netlink.Handle) error {
-		nl, st, err := list(h, r.Family, mainIfZero(r.Table))
-		if err != nil {
-			return err
-		}
-		i := find(st, r.Family, r.Dst)
-		if i < 0 {
-			return nil
-		}
-		if err := h.RouteDel(&nl[i]); err != nil {
-			return fmt.Errorf("route %s: delete: %w", r, err)
-		}
-		return nil
-	})
-}
+func (n netlinkRouter) Set(r rtnl.Route) error    { return n.r.Set(r) }
+func (n netlinkRouter) Delete(r rtnl.Route) error { return n.r.Delete(r) }

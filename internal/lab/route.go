@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/vishvananda/netlink"
-
-	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/rtnl"
 )
 
 // routeWindows sets and reads back the route's initcwnd/initrwnd (0 is
@@ -29,34 +27,27 @@ func routeWindows(ns string, peer netip.Addr, cwnd, rwnd int) (int, int, error) 
 // `ip route change PEER dev lh0 initcwnd N initrwnd M`, and returns the
 // values read back.
 func setRouteWindows(ns string, peer netip.Addr, cwnd, rwnd int) (gotCwnd, gotRwnd int, err error) {
-	err = netns.Do(ns, func() error {
-		routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
-		if err != nil {
-			return err
+	family := "inet"
+	if peer.Is6() {
+		family = "inet6"
+	}
+	dst := netip.PrefixFrom(peer, peer.BitLen()).String()
+	router := rtnl.NewRouter(ns)
+	r, ok, err := router.Get(family, dst, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok {
+		return 0, 0, fmt.Errorf("no route to %v in namespace %s", peer, ns)
+	}
+	if cwnd > 0 || rwnd > 0 {
+		r.InitCwnd, r.InitRwnd = cwnd, rwnd
+		if err := router.Set(r); err != nil {
+			return 0, 0, fmt.Errorf("set initcwnd %d initrwnd %d on the route to %v: %w", cwnd, rwnd, peer, err)
 		}
-		for _, r := range routes {
-			if r.Dst == nil || !r.Dst.IP.Equal(peer.AsSlice()) {
-				continue
-			}
-			if cwnd > 0 || rwnd > 0 {
-				r.InitCwnd, r.InitRwnd = cwnd, rwnd
-				if err := netlink.RouteReplace(&r); err != nil {
-					return fmt.Errorf("set initcwnd %d initrwnd %d on the route to %v: %w", cwnd, rwnd, peer, err)
-				}
-			}
-			routes, err = netlink.RouteList(nil, netlink.FAMILY_V4)
-			if err != nil {
-				return err
-			}
-			for _, r := range routes {
-				if r.Dst != nil && r.Dst.IP.Equal(peer.AsSlice()) {
-					gotCwnd, gotRwnd = r.InitCwnd, r.InitRwnd
-					return nil
-				}
-			}
-			return fmt.Errorf("the route to %v vanished", peer)
-		}
-		return fmt.Errorf("no route to %v in namespace %s", peer, ns)
-	})
-	return gotCwnd, gotRwnd, err
+	}
+	if r, ok, err = router.Get(family, dst, 0); err != nil || !ok {
+		return 0, 0, fmt.Errorf("the route to %v vanished (%v)", peer, err)
+	}
+	return r.InitCwnd, r.InitRwnd, nil
 }

@@ -169,7 +169,7 @@ func (c ccStore) settle(rec *ccRecord) error {
 		}
 		return c.write(rec)
 	}
-	if err := sysctl.Write(c.sysRoot, keyAllowedCC, rec.Original); err != nil {
+	if err := c.set(strings.Join(strings.Fields(rec.Original), " ")); err != nil {
 		return err
 	}
 	return os.Remove(filepath.Join(c.dir, ccFile))
@@ -183,7 +183,17 @@ func (c ccStore) write(rec *ccRecord) error {
 			list = append(list, h.CC)
 		}
 	}
-	return sysctl.Write(c.sysRoot, keyAllowedCC, strings.Join(list, " "))
+	return c.set(strings.Join(list, " "))
+}
+
+// set writes the allowed list unless the host has it already: the lab
+// runner and each of its paths hold one widening, and the host's global
+// setting is written once for it, not once per path.
+func (c ccStore) set(list string) error {
+	if cur, err := sysctl.Read(c.sysRoot, keyAllowedCC); err == nil && strings.Join(strings.Fields(cur), " ") == list {
+		return nil
+	}
+	return sysctl.Write(c.sysRoot, keyAllowedCC, list)
 }
 
 func (c ccStore) load() (*ccRecord, error) {

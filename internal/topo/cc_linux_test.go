@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fakeCCHost is a sysctl tree with the two congestion-control keys and a
@@ -44,12 +45,21 @@ func TestAllowCCSharedAndRestored(t *testing.T) {
 	if got := allowedOf(t, c); got != "reno bbr cubic" {
 		t.Fatalf("widened list %q", got)
 	}
-	// A second run relying on the same widening.
+	// A second run relying on the same widening: the host's setting is
+	// not written again (nor when the first lets go).
+	file := filepath.Join(c.sysRoot, "net", "ipv4", "tcp_allowed_congestion_control")
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(file, old, old); err != nil {
+		t.Fatal(err)
+	}
 	r2, err := c.allow("cubic", io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r1()
+	if fi, err := os.Stat(file); err != nil || !fi.ModTime().Equal(old) {
+		t.Errorf("the allowed list was written again for a widening already in place (%v)", err)
+	}
 	if got := allowedOf(t, c); got != "reno bbr cubic" {
 		t.Errorf("first run's end narrowed the list under the second: %q", got)
 	}

@@ -78,9 +78,7 @@ func TestIntegrationAnalyzeTruthFaults(t *testing.T) {
 			args = append(args, "--server", shellJoin(server), "--", self, "-dial", fmt.Sprintf("198.18.0.2:%d", truthPort), "-capture", pcap, "-netstat", counters)
 			args = append(args, tc.client...)
 			start := time.Now()
-			if _, errOut, code := exe(t, bin, args...); code != 0 {
-				t.Fatalf("emulate: exit %d\n%s", code, errOut)
-			}
+			runEmulated(t, bin, args...)
 			took := time.Since(start)
 			out, errOut, code := exe(t, bin, "analyze", "--json", "--timeline", pcap)
 			if code != 0 {

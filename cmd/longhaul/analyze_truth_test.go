@@ -386,10 +386,7 @@ func TestIntegrationAnalyzeTruth(t *testing.T) {
 			args = append(args, "--server", shellJoin(server), "--", self, "-dial", fmt.Sprintf("198.18.0.2:%d", truthPort), "-capture", pcap)
 			args = append(args, tc.client...)
 			start := time.Now()
-			_, errOut, code := exe(t, bin, args...)
-			if code != 0 {
-				t.Fatalf("emulate: exit %d\n%s", code, errOut)
-			}
+			runEmulated(t, bin, args...)
 			took := time.Since(start)
 			out, errOut, code := exe(t, bin, "analyze", "--json", pcap)
 			if code != 0 {

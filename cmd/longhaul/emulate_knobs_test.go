@@ -13,6 +13,26 @@ import (
 // overloaded.
 const exitInvalid = 5
 
+// runEmulated runs longhaul emulate with args and returns its output.
+// A run the emulator itself overloaded (exit 5: a busy machine, its
+// numbers are not the path's) is run again, up to 3 times, then the test
+// is skipped with the reason; any other failure fails the test.
+func runEmulated(t *testing.T, bin string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	out, errOut, code := exe(t, bin, args...)
+	for try := 1; code == exitInvalid && try < 3; try++ {
+		t.Logf("the emulator was overloaded; run %d again", try)
+		out, errOut, code = exe(t, bin, args...)
+	}
+	if code == exitInvalid {
+		t.Skipf("the emulator was overloaded in 3 runs (a busy machine): %s", errOut)
+	}
+	if code != 0 {
+		t.Fatalf("emulate: exit %d: %s", code, errOut)
+	}
+	return out, errOut
+}
+
 // iperf3Down runs a 5 s iperf3 download (server -> client) over a 20 ms
 // emulated path with extra emulate flags and returns the receiver's rate,
 // the receiving socket's MSS and the emulator's statistics of each
@@ -30,19 +50,7 @@ func iperf3DownFrom(t *testing.T, host string, flags ...string) (bps float64, ms
 	args := append([]string{"emulate", "--prefix", prefix, "--rtt", "20ms", "--stats-json", stats,
 		"--server-sysctl", "net.ipv4.tcp_wmem=4096 16384 8388608", "--client-sysctl", "net.ipv4.tcp_rmem=4096 131072 8388608"}, flags...)
 	args = append(args, "--server", "iperf3 -s -1", "--", "iperf3", "-c", host, "-R", "-t", "5", "-J")
-	out, errOut, code := exe(t, bin, args...)
-	for try := 1; code == exitInvalid && try < 3; try++ {
-		// The emulator itself fell behind (a busy machine): its numbers
-		// are not the path's; run again.
-		t.Logf("the emulator was overloaded; run %d again", try)
-		out, errOut, code = exe(t, bin, args...)
-	}
-	if code == exitInvalid {
-		t.Skipf("the emulator was overloaded in 3 runs (a busy machine): %s", errOut)
-	}
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
+	out, _ := runEmulated(t, bin, args...)
 	var doc struct {
 		Start struct {
 			MSS int `json:"tcp_mss_default"`

@@ -146,7 +146,14 @@ func (r Refusal) String() string { return r.Reason }
 
 // Admit decides on a new connection from a: a ticket to give back with
 // Done, or why it is refused.
-func (l *Limiter) Admit(a netip.Addr) (*Ticket, Refusal) {
+func (l *Limiter) Admit(a netip.Addr) (*Ticket, Refusal) { return l.AdmitExtra(a, 0) }
+
+// AdmitExtra is Admit for a source the server expects extra connections
+// from beyond its share (the data streams of a phase an authenticated
+// client was granted, whose handshakes overlap on a long path): it may
+// hold PerSource+extra at once. Penalties and the server's own limits
+// apply as they do to anyone.
+func (l *Limiter) AdmitExtra(a netip.Addr, extra int) (*Ticket, Refusal) {
 	k := key(a)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -155,7 +162,7 @@ func (l *Limiter) Admit(a netip.Addr) (*Ticket, Refusal) {
 	switch {
 	case s != nil && now.Before(s.until):
 		return nil, Refusal{Reason: fmt.Sprintf("penalized for %s after %d failed connection(s)", s.until.Sub(now).Round(time.Second), s.fails)}
-	case s != nil && s.open >= l.cfg.PerSource:
+	case s != nil && s.open >= l.cfg.PerSource+max(extra, 0):
 		return nil, Refusal{Reason: fmt.Sprintf("already holds %d connections (the most one source may)", s.open)}
 	case l.open >= l.cfg.Full:
 		return nil, Refusal{Reason: fmt.Sprintf("server full (%d connections)", l.open), Full: true}

@@ -55,6 +55,31 @@ func TestPerSourceCapLeavesOthersIn(t *testing.T) {
 	}
 }
 
+// A source granted extra connections (a phase's streams) may hold that
+// many more handshakes; others, and it without the grant, may not.
+func TestAdmitExtra(t *testing.T) {
+	l, _ := newTest(Config{PerSource: 2})
+	for i := range 10 {
+		if tk, why := l.AdmitExtra(flooder, 8); tk == nil {
+			t.Fatalf("handshake %d of a source granted 8 more refused: %s", i, why)
+		}
+	}
+	if tk, _ := l.AdmitExtra(flooder, 8); tk != nil {
+		t.Error("an 11th handshake admitted beyond 2+8")
+	}
+	if tk, _ := l.Admit(flooder); tk != nil {
+		t.Error("admitted beyond the cap without the grant")
+	}
+	for i := range 2 {
+		if tk, _ := l.AdmitExtra(other, 0); tk == nil {
+			t.Fatalf("another source's handshake %d refused", i)
+		}
+	}
+	if tk, _ := l.AdmitExtra(other, -5); tk != nil {
+		t.Error("a negative grant raised the cap")
+	}
+}
+
 func TestPenaltiesDouble(t *testing.T) {
 	l, c := newTest(Config{Penalty: time.Second, MaxPenalty: 5 * time.Second})
 	for _, wait := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second} {

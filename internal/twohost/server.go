@@ -197,6 +197,24 @@ func (s *Server) allowed(a netip.Addr) bool {
 	return false
 }
 
+// grantedStreams is how many data streams the phase running in the
+// session of the client at addr was granted (0: no session, or no
+// phase).
+func (s *Server) grantedStreams(addr netip.Addr) int {
+	s.mu.Lock()
+	ss := s.byAddr[addr]
+	s.mu.Unlock()
+	if ss == nil {
+		return 0
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.cur == nil {
+		return 0
+	}
+	return ss.cur.grant.Streams
+}
+
 // handle runs one connection: address check, handshake, then control or
 // data. Nothing is read or written before the address is allowed, and
 // nothing but hello before the client is authenticated.
@@ -208,7 +226,10 @@ func (s *Server) handle(ctx context.Context, raw net.Conn) {
 		raw.Close()
 		return
 	}
-	ticket, why := s.lim.Admit(from.Addr())
+	// A client with a phase granted opens its streams at once: on a long
+	// path their handshakes overlap, so its address may hold that many
+	// more handshakes than a stranger.
+	ticket, why := s.lim.AdmitExtra(from.Addr(), s.grantedStreams(from.Addr()))
 	if ticket == nil {
 		s.lim.Refused(s.cfg.Log, from.Addr(), why.Reason)
 		raw.Close()

@@ -3,7 +3,6 @@
 package twohost
 
 import (
-	"crypto/tls"
 	"net"
 	"time"
 
@@ -141,11 +140,10 @@ func (t *transfer) receive() {
 	}
 }
 
+// closeWrite ends the sending half (a TCP FIN, or TLS's close_notify
+// then the FIN): the peer reads EOF and the stream ends.
 func closeWrite(c net.Conn) {
-	switch x := c.(type) {
-	case *net.TCPConn:
-		_ = x.CloseWrite()
-	case *tls.Conn:
+	if x, ok := c.(interface{ CloseWrite() error }); ok {
 		_ = x.CloseWrite()
 	}
 }

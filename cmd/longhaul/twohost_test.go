@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/topo"
 	"github.com/longhaul/longhaul/internal/twohost"
@@ -263,7 +264,9 @@ func TestIntegrationTestBigBuffersPath(t *testing.T) {
 	}
 }
 
-// 1% random loss: the download is loss-limited and the path is named.
+// 1% random loss: the download is loss-limited, the path is named and
+// the cause is random loss (no queue: the link is far from full), with
+// the fix for the network and the sender.
 func TestIntegrationTestLoss(t *testing.T) {
 	big := "4096 131072 33554432"
 	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0.01, 0, 1)
@@ -272,5 +275,8 @@ func TestIntegrationTestLoss(t *testing.T) {
 	down := direction(t, d, "download")
 	if down.Flow.Verdict.Verdict != "loss-limited" || down.Limit.Host != "path" {
 		t.Errorf("download: verdict %s, limit %+v; want loss-limited, the path", down.Flow.Verdict.Verdict, down.Limit)
+	}
+	if c := down.Cause; c == nil || c.Name != diagnose.CauseRandomLoss || !strings.Contains(down.Flow.Fix, "network: find the link") {
+		t.Errorf("download: cause %+v, fix %q; want random loss and its fix", c, down.Flow.Fix)
 	}
 }

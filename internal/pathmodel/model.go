@@ -188,3 +188,14 @@ func SetSockBuf(requested, coreMax int64, receive bool, ratio float64, rtt time.
 	s.CeilingBps = WindowCeiling(s.WindowBytes, rtt)
 	return s
 }
+
+// MathisBps is the most a loss-based congestion control (Reno, CUBIC at
+// long RTTs) carries on one flow when a share lossRate of its segments
+// is lost at random: MSS/RTT x C/sqrt(p), C = sqrt(3/2) (Mathis, Semke,
+// Mahdavi, Ott 1997). 0 when an input is missing.
+func MathisBps(mss int, rtt time.Duration, lossRate float64) float64 {
+	if mss <= 0 || rtt <= 0 || lossRate <= 0 {
+		return 0
+	}
+	return float64(mss) * 8 / rtt.Seconds() * math.Sqrt(1.5) / math.Sqrt(lossRate)
+}

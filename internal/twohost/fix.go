@@ -2,6 +2,7 @@ package twohost
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/plan"
@@ -45,6 +46,8 @@ func (d *Doc) directionFix(dir Direction) string {
 		return "nothing to change on the hosts: the flow ran at the path's rate, and a larger window would only lengthen the bottleneck's queue"
 	case l.Host == HostTest:
 		return "test longer (--rounds or --duration): the flow had not left slow start"
+	case dir.Cause != nil:
+		return strings.Join(dir.Cause.Fix, "; ")
 	}
 	return dir.Flow.Fix
 }

@@ -66,6 +66,9 @@ type Capacity struct {
 	// may carry more.
 	AtLeast  bool     `json:"at_least"`
 	Verdicts []string `json:"verdicts"`
+	// PeakBps is the most the streams were seen delivering together (the
+	// kernel's delivery-rate estimates of one sample, summed).
+	PeakBps float64 `json:"peak_bps,omitempty"`
 }
 
 // Direction is the result for one direction of data.
@@ -75,10 +78,13 @@ type Direction struct {
 	Receiver      string  `json:"receiver"`
 	ThroughputBps float64 `json:"throughput_bps"`
 	// RTTS is the sender's smoothed RTT at the end of the phase.
-	RTTS  float64    `json:"rtt_s"`
-	Flow  flows.Flow `json:"flow"`
-	Limit Limit      `json:"limit"`
-	Model Model      `json:"model"`
+	RTTS float64    `json:"rtt_s"`
+	Flow flows.Flow `json:"flow"`
+	// Cause is what the path did to the flow, when it was held by losses
+	// the path made (random loss, a shallow buffer, bufferbloat).
+	Cause *diagnose.Cause `json:"cause,omitempty"`
+	Limit Limit           `json:"limit"`
+	Model Model           `json:"model"`
 	// Headline is the one-line answer.
 	Headline string `json:"headline"`
 }
@@ -163,16 +169,29 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 	for _, p := range raw.Phases {
 		if fl := judged[PhaseCapacity]; p.Grant.Name == PhaseCapacity && len(fl) > 0 {
 			d.Capacity = capacityOf(fl, senderSamples(p))
+			d.Capacity.PeakBps = capacityPeak(senderSamples(p))
 		}
 	}
-	d.PathRateBps, d.PathRateBasis = pathRate(opt, d.Capacity, judged)
 	rtt := time.Duration(d.RTT.MinS * float64(time.Second))
+	causes := map[string]*diagnose.Cause{}
+	for _, p := range raw.Phases {
+		if fl := judged[p.Grant.Name]; len(fl) > 0 && p.Grant.Name != PhaseCapacity {
+			carried := pathmodel.Goodput(opt.RateBps)
+			if d.Capacity != nil {
+				carried = max(carried, d.Capacity.Bps)
+			}
+			if c, ok := phaseCause(p, fl[0], rtt, carried); ok {
+				causes[p.Grant.Name] = c
+			}
+		}
+	}
+	d.PathRateBps, d.PathRateBasis = pathRate(opt, d.Capacity, judged, causes)
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
 		fl := judged[name]
 		if len(fl) == 0 {
 			continue
 		}
-		dir, err := d.direction(name, fl[0], rtt)
+		dir, err := d.direction(name, fl[0], rtt, causes[name])
 		if err != nil {
 			return nil, err
 		}
@@ -283,9 +302,12 @@ func capacityOf(fl []flows.Flow, samples []flows.Sample) *Capacity {
 }
 
 // pathRate picks the path's rate for the model and the plans.
-func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow) (float64, string) {
+func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, causes map[string]*diagnose.Cause) (float64, string) {
 	if opt.RateBps > 0 {
 		return pathmodel.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)"
+	}
+	if r, basis, ok := lossBoundRate(c, causes); ok {
+		return r, basis
 	}
 	best, basis := 0.0, ""
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
@@ -315,6 +337,27 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow) (fl
 		return best, basis
 	}
 	return 0, "unknown: no phase filled the path; run with --streams N or give --rate"
+}
+
+// lossBoundRate: when the single streams lost to random loss or a
+// shallow buffer, the capacity phase's streams lost the same way and
+// carried less than the path: its rate is a lower bound, and the best
+// estimate is the most the streams were seen delivering together.
+func lossBoundRate(c *Capacity, causes map[string]*diagnose.Cause) (float64, string, bool) {
+	var cause string
+	for _, name := range []string{PhaseDownload, PhaseUpload} {
+		if x := causes[name]; x != nil && (x.Name == diagnose.CauseRandomLoss || x.Name == diagnose.CauseShallowBuffer) {
+			cause = x.Name
+			break
+		}
+	}
+	if c == nil || cause == "" {
+		return 0, "", false
+	}
+	c.AtLeast = true
+	best := max(c.Bps, c.PeakBps)
+	return best, fmt.Sprintf("at least %s: %d streams carried %s and were seen delivering %s together, held back by %s (the link is faster)",
+		units.FormatRate(best), c.Streams, units.FormatRate(c.Bps), units.FormatRate(c.PeakBps), cause), true
 }
 
 // aggregateRate is the rate all sockets together delivered (acknowledged

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
+	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
 
@@ -181,9 +182,19 @@ func TestPathRate(t *testing.T) {
 		{"one window-bound stream beat the streams together", JudgeOptions{}, &Capacity{Bps: 897e6, Streams: 8}, map[string][]flows.Flow{PhaseDownload: {rwnd}}, 940e6},
 		{"loss is not the path's rate", JudgeOptions{}, nil, map[string][]flows.Flow{PhaseDownload: {loss}}, 0},
 	}
+	// Random loss held the single stream: the streams' rate is a lower
+	// bound and the best estimate is what they were seen delivering.
+	random := map[string]*diagnose.Cause{PhaseDownload: {Name: diagnose.CauseRandomLoss}}
+	c := &Capacity{Bps: 275e6, PeakBps: 380e6, Streams: 8}
+	if got, basis := pathRate(JudgeOptions{}, c, map[string][]flows.Flow{PhaseDownload: {loss}}, random); got != 380e6 || !c.AtLeast || !strings.Contains(basis, "at least 380 Mbit/s") || !strings.Contains(basis, "random-loss") {
+		t.Errorf("random loss: %g, %q, at least %v", got, basis, c.AtLeast)
+	}
+	if got, _ := pathRate(JudgeOptions{RateBps: 500e6}, c, nil, random); got != pathmodel.Goodput(500e6) {
+		t.Errorf("--rate is the rate whatever held the streams: %g", got)
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, basis := pathRate(tc.opt, tc.c, tc.judged)
+			got, basis := pathRate(tc.opt, tc.c, tc.judged, nil)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("rate (-want +got):\n%s (basis %q)", diff, basis)
 			}
@@ -258,13 +269,14 @@ func TestJudgeSubMillisecondPath(t *testing.T) {
 
 // Losses while the flow ran at the path's rate (--rate) were the
 // bottleneck's queue overflowing: the path is named as filled, not as
-// losing packets; below that rate loss holds the flow down.
+// losing packets; below that rate, with the round trip at its minimum
+// all along (no queue), the losses are random loss, named with its fix.
 func TestJudgeLossAtThePathsRate(t *testing.T) {
 	big := "4096 131072 33554432"
 	for _, tc := range []struct {
 		rate float64
 		has  string
-	}{{94e6, "queue overflowing"}, {40e6, "packet loss holds"}} {
+	}{{94e6, "queue overflowing"}, {40e6, "random loss"}} {
 		st := stream{port: 40000, rate: tc.rate, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20, lossEvery: 2}
 		d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
 		if err != nil {
@@ -273,6 +285,9 @@ func TestJudgeLossAtThePathsRate(t *testing.T) {
 		dir := d.Directions[0]
 		if dir.Flow.Verdict.Verdict != "loss-limited" || dir.Limit.Host != HostPath || !strings.Contains(dir.Limit.Text, tc.has) {
 			t.Errorf("at %.0f bit/s: verdict %s, limit %+v; want loss-limited, the path, %q", tc.rate, dir.Flow.Verdict.Verdict, dir.Limit, tc.has)
+		}
+		if c := dir.Cause; tc.rate < 90e6 && (c == nil || c.Name != diagnose.CauseRandomLoss || !strings.Contains(dir.Flow.Fix, "network: find the link")) {
+			t.Errorf("at %.0f bit/s: cause %+v, fix %q", tc.rate, c, dir.Flow.Fix)
 		}
 	}
 }

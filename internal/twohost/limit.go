@@ -30,9 +30,16 @@ func (d *Doc) snap(host string) *snapshot.Snapshot {
 
 // direction judges one direction: the verdict of the sender's socket,
 // the host and setting that limited it, and the model beside it.
-func (d *Doc) direction(name string, f flows.Flow, rtt time.Duration) (Direction, error) {
+func (d *Doc) direction(name string, f flows.Flow, rtt time.Duration, cause *diagnose.Cause) (Direction, error) {
 	sender, receiver := ends(name)
-	dir := Direction{Name: name, Sender: sender, Receiver: receiver, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f}
+	dir := Direction{Name: name, Sender: sender, Receiver: receiver, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f, Cause: cause}
+	if cause != nil && dir.Flow.Verdict.Verdict == diagnose.Bottleneck {
+		// No queue stood and the flow ran below the path: its congestion
+		// window was held down by the path's losses, not by a full link.
+		dir.Flow.Verdict.Verdict = diagnose.LossLimited
+		dir.Flow.Verdict.Summary = fmt.Sprintf("%.0f%% of the steady half the sender was bound by its congestion window, which the path's losses held down (%s) far below the path's rate",
+			100*dir.Flow.Verdict.Share, cause.Name)
+	}
 	m, err := model(d.snap(receiver), d.snap(sender), rtt, d.PathRateBps)
 	if err != nil {
 		return dir, fmt.Errorf("model of the %s: %w", name, err)
@@ -90,6 +97,9 @@ func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 	v := dir.Flow.Verdict
 	if l, ok := d.atPathRate(dir); ok {
 		return l
+	}
+	if c := dir.Cause; c != nil {
+		return Limit{Host: HostPath, Setting: c.Name, Text: "the path: " + c.Text}
 	}
 	if l, ok := shortPath(dir, rtt); ok {
 		return l

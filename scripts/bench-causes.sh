@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# bench-causes.sh: the path causes test names, on emulated paths (root).
+# Each case runs `longhaul test` (download on one stream, then 8 streams)
+# over an emulated path with a known failure and big buffers at both ends
+# (128 MiB, cubic), RUNS times, and prints what test named against what
+# the path did: the direction's verdict and cause, the path rate it
+# reports and its basis. The start of issue 23's ground-truth matrix.
+#   RUNS=3 SHAPE="100ms 500Mbit/s" scripts/bench-causes.sh [CASE...]
+# Cases: clean, random-loss, shallow-buffer, bufferbloat (all by default).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+L=${LONGHAUL:-$here/bin/longhaul}
+RUNS=${RUNS:-3}
+read -r rtt rate <<<"${SHAPE:-100ms 500Mbit/s}"
+dur=${DURATION:-8s}
+out=$(mktemp -d /tmp/longhaul-causes.XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$out"' EXIT
+head -c 32 /dev/urandom | base64 >"$out/token"
+chmod 600 "$out/token"
+big="4096 131072 134217728"
+declare -A flags=(
+	[clean]=""
+	[random-loss]="--down-loss 0.01%"
+	[shallow-buffer]="--down-queue 0.05bdp"
+	[bufferbloat]="--down-queue 8bdp"
+)
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(clean random-loss shallow-buffer bufferbloat)
+printf '%-15s %-4s %-14s %-15s %-14s %-14s %s\n' case run single verdict cause path-rate basis
+for c in "${cases[@]}"; do
+	extra=${flags[$c]-}
+	for i in $(seq "$RUNS"); do
+		doc="$out/$c-$i.json"
+		# shellcheck disable=SC2086
+		if ! "$L" emulate --rtt "$rtt" --rate "$rate" --cc cubic $extra \
+			--client-sysctl "net.ipv4.tcp_rmem=$big" --client-sysctl "net.ipv4.tcp_wmem=$big" \
+			--server-sysctl "net.ipv4.tcp_rmem=$big" --server-sysctl "net.ipv4.tcp_wmem=$big" \
+			--server "$L serve --auth $out/token --netns \$LONGHAUL_SERVER_NETNS 2>$out/serve.log" -- \
+			sh -c "$L test \$LONGHAUL_SERVER --auth $out/token --netns \$LONGHAUL_CLIENT_NETNS --download --duration $dur --json >$doc" \
+			2>"$out/emulate.log"; then
+			printf '%-15s %-4s %s\n' "$c" "$i" "not valid: $(tail -1 "$out/emulate.log")"
+			continue
+		fi
+		python3 - "$c" "$i" "$doc" <<'PY'
+import json, sys
+c, i, path = sys.argv[1:]
+d = json.load(open(path))
+dl = next(x for x in d["directions"] if x["name"] == "download")
+cause = (dl.get("cause") or {}).get("name", "-")
+flags = dl["flow"].get("flags") or []
+if "bufferbloat" in flags and cause == "-":
+    cause = "(bloat flag)"
+print(f'{c:15s} {i:4s} {dl["throughput_bps"]/1e6:9.1f} Mb/s {dl["flow"]["verdict"]:15s} {cause:14s} {d["path_rate_bps"]/1e6:9.1f} Mb/s {d["path_rate_basis"]}')
+PY
+	done
+done

@@ -69,7 +69,7 @@ type LossEvidence struct {
 	// events are counted per interval: several random losses can fall in
 	// one).
 	Intervals int
-	Bps        float64 // the flow's throughput
+	Bps       float64 // the flow's throughput
 	// PeakBps is the highest rate the flow was seen delivering (the
 	// kernel's delivery-rate estimate).
 	PeakBps float64

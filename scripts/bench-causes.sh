@@ -5,7 +5,9 @@
 # (128 MiB, cubic), RUNS times, and prints what test named against what
 # the path did: the direction's verdict and cause, the path rate it
 # reports and its basis. The start of issue 23's ground-truth matrix.
-#   RUNS=3 SHAPE="100ms 500Mbit/s" scripts/bench-causes.sh [CASE...]
+#   RUNS=3 SHAPE="100ms 500Mbit/s" IPV6=1 scripts/bench-causes.sh [CASE...]
+# (IPV6=1: the ends get 2001:2::/48 addresses too and test dials the
+# server's IPv6 address)
 # Cases: clean, random-loss, shallow-buffer, bufferbloat (all by default).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,6 +15,10 @@ L=${LONGHAUL:-$here/bin/longhaul}
 RUNS=${RUNS:-3}
 read -r rtt rate <<<"${SHAPE:-100ms 500Mbit/s}"
 dur=${DURATION:-8s}
+v6=() server='$LONGHAUL_SERVER'
+if [ -n "${IPV6:-}" ]; then
+	v6=(--ipv6) server='[$LONGHAUL_SERVER6]'
+fi
 out=$(mktemp -d /tmp/longhaul-causes.XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$out"' EXIT
 head -c 32 /dev/urandom | base64 >"$out/token"
@@ -32,11 +38,11 @@ for c in "${cases[@]}"; do
 	for i in $(seq "$RUNS"); do
 		doc="$out/$c-$i.json"
 		# shellcheck disable=SC2086
-		if ! "$L" emulate --rtt "$rtt" --rate "$rate" --cc cubic $extra \
+		if ! "$L" emulate --rtt "$rtt" --rate "$rate" --cc cubic "${v6[@]}" $extra \
 			--client-sysctl "net.ipv4.tcp_rmem=$big" --client-sysctl "net.ipv4.tcp_wmem=$big" \
 			--server-sysctl "net.ipv4.tcp_rmem=$big" --server-sysctl "net.ipv4.tcp_wmem=$big" \
 			--server "$L serve --auth $out/token --netns \$LONGHAUL_SERVER_NETNS 2>$out/serve.log" -- \
-			sh -c "$L test \$LONGHAUL_SERVER --auth $out/token --netns \$LONGHAUL_CLIENT_NETNS --download --duration $dur --json >$doc" \
+			sh -c "$L test $server --auth $out/token --netns \$LONGHAUL_CLIENT_NETNS --download --duration $dur --json >$doc" \
 			2>"$out/emulate.log"; then
 			printf '%-15s %-4s %s\n' "$c" "$i" "not valid: $(tail -1 "$out/emulate.log")"
 			continue

@@ -218,7 +218,11 @@ func printCalc(w io.Writer, r pathmodel.Result) {
 	if t := r.Transfer; t != nil {
 		fmt.Fprintf(w, "Transfer of %s (%d segments of %d bytes)\n", units.FormatBytes(float64(t.Bytes)), t.Segments, t.MSS)
 		line(w, "first flight", units.FormatBytes(float64(t.Flights[0])), fmt.Sprintf("min(initcwnd %d x MSS, initial rwnd %s): bound by %s", t.InitCwnd, units.FormatBytes(float64(t.InitRwndBytes)), t.FirstFlightLimit))
-		line(w, "round trips", strconv.Itoa(t.RoundTrips), fmt.Sprintf("1 for the handshake + %d data round(s): %s", t.DataRounds, flightList(t.Flights)))
+		rounds := fmt.Sprintf("1 for the handshake + %d data round(s): %s", t.DataRounds, flightList(t.Flights))
+		if t.StreamedBytes > 0 {
+			rounds += fmt.Sprintf("; the window then fills the path and the last %s stream at its rate", units.FormatBytes(float64(t.StreamedBytes)))
+		}
+		line(w, "round trips", strconv.Itoa(t.RoundTrips), rounds)
 		line(w, "SYN to last", units.FormatDuration(units.FromSeconds(t.Seconds)), fmt.Sprintf("%d x RTT + serialization at the rate", t.RoundTrips))
 		line(w, "first to last", units.FormatDuration(units.FromSeconds(t.FirstToLastSeconds)), "from the first data byte to the last")
 	}

@@ -247,12 +247,20 @@ func TestTransferRounds(t *testing.T) {
 			if tr.Seconds < tc.wantSecs[0] || tr.Seconds > tc.wantSecs[1] {
 				t.Errorf("Seconds = %.4f, want in %v", tr.Seconds, tc.wantSecs)
 			}
+			// The flights carry the transfer; once the pipe is full the
+			// last round streams the rest (its flight is the window).
 			var sum int64
 			for _, f := range tr.Flights {
 				sum += f
 			}
+			if n := len(tr.Flights); n > 0 && tr.StreamedBytes > 0 {
+				sum += tr.StreamedBytes - tr.Flights[n-1]
+				if tr.Flights[n-1] > tr.StreamedBytes {
+					t.Errorf("last flight %d above what the round streams (%d)", tr.Flights[n-1], tr.StreamedBytes)
+				}
+			}
 			if len(tr.Flights) < maxFlights && sum != tc.in.TransferBytes {
-				t.Errorf("flights %v sum to %d, want %d", tr.Flights, sum, tc.in.TransferBytes)
+				t.Errorf("flights %v (then %d streamed) sum to %d, want %d", tr.Flights, tr.StreamedBytes, sum, tc.in.TransferBytes)
 			}
 		})
 	}
@@ -393,5 +401,23 @@ func TestMSSWindow(t *testing.T) {
 	}
 	if r.Sender.WindowBytes != 130320 || r.LimitedBy != "sender" {
 		t.Errorf("4 KiB tcp_wmem: sender window %g limited by %s, want 130320 by the sender", r.Sender.WindowBytes, r.LimitedBy)
+	}
+}
+
+// A path so slow that the first window fills it: the first flight is the
+// initial window, not the whole transfer (it read "first flight 100 MB"
+// and "1 data round(s): 1 TB"), and the rest is said to stream.
+func TestTransferOnAFullPipeStreams(t *testing.T) {
+	in := Input{RTT: 100 * time.Millisecond, RateBps: 1e6, Flows: 1, TransferBytes: 100e6}
+	r, err := Compute(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := *r.Transfer
+	if len(tr.Flights) != 1 || tr.Flights[0] != 14480 || tr.StreamedBytes != 100e6 || tr.DataRounds != 1 {
+		t.Errorf("flights %v, streamed %d, %d data rounds; want [14480], 100 MB, 1", tr.Flights, tr.StreamedBytes, tr.DataRounds)
+	}
+	if want := 0.2 + 800; tr.Seconds < want-1e-6 || tr.Seconds > want+1e-6 {
+		t.Errorf("%.3f s, want 2 RTT + 800 s of serialization", tr.Seconds)
 	}
 }

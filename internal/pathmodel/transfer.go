@@ -16,9 +16,13 @@ type Transfer struct {
 	// FirstFlightLimit names what bounds the first flight: initcwnd,
 	// initrwnd or buffer.
 	FirstFlightLimit string `json:"first_flight_limit"`
-	// Flights lists the bytes sent in each data round.
-	Flights    []int64 `json:"flights_bytes"`
-	DataRounds int     `json:"data_rounds"`
+	// Flights lists the bytes sent in each data round. Once a window
+	// fills the pipe the rest streams at the path's rate in the last
+	// round: that round's flight is the window, and StreamedBytes all
+	// that the round carries.
+	Flights       []int64 `json:"flights_bytes"`
+	StreamedBytes int64   `json:"streamed_bytes,omitempty"`
+	DataRounds    int     `json:"data_rounds"`
 	// RoundTrips counts the handshake plus the data rounds: what a user
 	// sees as "time from SYN to last byte in RTTs".
 	RoundTrips int `json:"round_trips"`
@@ -103,7 +107,10 @@ func TransferTime(in Input, r Result) Transfer {
 			// The pipe is full (the rest streams at the rate) or this
 			// round carries the rest.
 			t.DataRounds++
-			t.Flights = appendFlight(t.Flights, int64(remaining))
+			t.Flights = appendFlight(t.Flights, int64(min(flight, remaining)))
+			if remaining > flight {
+				t.StreamedBytes = int64(remaining)
+			}
 			last = remaining
 			break
 		}

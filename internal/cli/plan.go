@@ -288,7 +288,10 @@ func limitText(by string) string {
 func warnInterrupted(w io.Writer, o apply.Options) {
 	txs, err := apply.Interrupted(o)
 	if err != nil {
-		return // no journal directory to look at: nothing was applied
+		// No journal directory is no error (nothing was applied); one
+		// that cannot be read or trusted hides what an earlier apply left.
+		fmt.Fprintf(w, "longhaul: warning: could not check for interrupted transactions: %v\n", err)
+		return
 	}
 	for _, t := range txs {
 		if t.Damaged != "" {

@@ -374,3 +374,25 @@ func TestPlanApplyRollbackHelp(t *testing.T) {
 		}
 	}
 }
+
+// A state directory that cannot be trusted (writable by others) hides
+// what an earlier apply left: plan says so instead of staying silent,
+// and still plans.
+func TestPlanWarnsOfAnUncheckableJournal(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := run(t, "plan", "--root", hosts+"debian-13", "--rtt", "100ms", "--rate", "1Gbit/s", "--state-dir", dir)
+	if err != nil || !strings.Contains(out, "Plan for") {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	if !strings.Contains(errOut, "could not check for interrupted transactions") {
+		t.Errorf("no warning about the untrusted journal: %q", errOut)
+	}
+	// A journal directory that does not exist is nothing to warn about.
+	_, errOut, _ = run(t, "plan", "--root", hosts+"debian-13", "--rtt", "100ms", "--rate", "1Gbit/s", "--state-dir", filepath.Join(t.TempDir(), "none"))
+	if strings.Contains(errOut, "warning") {
+		t.Errorf("warned about a missing journal: %q", errOut)
+	}
+}

@@ -103,7 +103,7 @@ func runApply(ctx context.Context, a applyArgs, file string, stdout, stderr io.W
 		return err
 	}
 	o := apply.Options{Root: a.root, Netns: a.netns, StateDir: a.stateDir, Persist: a.persist, DryRun: a.dryRun}
-	warnInterrupted(stderr, o)
+	warnInterrupted(stderr, o, false)
 	rep, err := apply.Apply(p, o)
 	if err != nil {
 		return needRoot(err, o, !a.dryRun)

@@ -156,7 +156,7 @@ func makePlan(ctx context.Context, a planArgs, stderr io.Writer) (plan.Plan, err
 	if err != nil {
 		return plan.Plan{}, err
 	}
-	warnInterrupted(stderr, apply.Options{Root: a.host.root, StateDir: a.stateDir})
+	warnInterrupted(stderr, apply.Options{Root: a.host.root, StateDir: a.stateDir}, true)
 	s, err := a.host.load(ctx)
 	if err != nil {
 		return plan.Plan{}, err
@@ -285,12 +285,15 @@ func limitText(by string) string {
 // warnInterrupted tells the user, at the start of plan, apply and
 // rollback, about transactions a crash left half done and journals that
 // cannot be trusted.
-func warnInterrupted(w io.Writer, o apply.Options) {
+func warnInterrupted(w io.Writer, o apply.Options, sayUnreadable bool) {
 	txs, err := apply.Interrupted(o)
 	if err != nil {
 		// No journal directory is no error (nothing was applied); one
-		// that cannot be read or trusted hides what an earlier apply left.
-		fmt.Fprintf(w, "longhaul: warning: could not check for interrupted transactions: %v\n", err)
+		// that cannot be read or trusted hides what an earlier apply
+		// left: plan says so (apply and rollback refuse it themselves).
+		if sayUnreadable {
+			fmt.Fprintf(w, "longhaul: warning: could not check for interrupted transactions: %v\n", err)
+		}
 		return
 	}
 	for _, t := range txs {

@@ -88,7 +88,7 @@ func runRollback(a rollbackArgs, id string, stdout, stderr io.Writer) error {
 		printTxList(stdout, txs)
 		return nil
 	}
-	warnInterrupted(stderr, o)
+	warnInterrupted(stderr, o, false)
 	rep, err := apply.Rollback(id, o)
 	if err != nil {
 		return needRoot(err, o, !a.dryRun)

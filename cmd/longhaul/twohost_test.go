@@ -271,12 +271,19 @@ func TestIntegrationTestLoss(t *testing.T) {
 	big := "4096 131072 33554432"
 	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0.01, 0, 1)
 	h := upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", big), sysctls("net.ipv4.tcp_wmem", big))
-	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "60", "--streams", "0")
+	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "60", "--streams", "0", "--cc-phase", "bbr")
 	down := direction(t, d, "download")
 	if down.Flow.Verdict.Verdict != "loss-limited" || down.Limit.Host != "path" {
 		t.Errorf("download: verdict %s, limit %+v; want loss-limited, the path", down.Flow.Verdict.Verdict, down.Limit)
 	}
 	if c := down.Cause; c == nil || c.Name != diagnose.CauseRandomLoss || !strings.Contains(down.Flow.Fix, "network: find the link") {
 		t.Errorf("download: cause %+v, fix %q; want random loss and its fix", c, down.Flow.Fix)
+	}
+	// The same path with bbr on the server: it does not back off at
+	// random losses, and the cause quotes what it carried.
+	if len(d.CCPhases) != 1 || !d.CCPhases[0].Granted || d.CCPhases[0].ThroughputBps < 2*down.ThroughputBps {
+		t.Errorf("bbr phase %+v against cubic's %.4g bit/s", d.CCPhases, down.ThroughputBps)
+	} else if c := down.Cause; c != nil && c.Numbers["bbr_bps"] != d.CCPhases[0].ThroughputBps {
+		t.Errorf("the cause does not quote bbr's rate: %v", c.Numbers)
 	}
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"net/netip"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -128,3 +130,23 @@ func (f *portsFlag) String() string {
 	return strings.Join(s, ",")
 }
 func (f *portsFlag) Type() string { return "ports" }
+
+// ccListFlag is test's --cc-phase: congestion controls by name.
+type ccListFlag struct{ ccs []string }
+
+var ccName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,15}$`)
+
+func (f *ccListFlag) Set(s string) error {
+	for _, cc := range strings.Split(s, ",") {
+		cc = strings.TrimSpace(cc)
+		if !ccName.MatchString(cc) {
+			return fmt.Errorf("%q is not a congestion control's name (cubic, bbr, reno, ...)", cc)
+		}
+		if !slices.Contains(f.ccs, cc) {
+			f.ccs = append(f.ccs, cc)
+		}
+	}
+	return nil
+}
+func (f *ccListFlag) String() string { return strings.Join(f.ccs, ",") }
+func (f *ccListFlag) Type() string   { return "cc" }

@@ -30,6 +30,7 @@ type testArgs struct {
 	duration                 units.Duration
 	rate                     units.Rate
 	json, compare            bool
+	ccs                      ccListFlag
 }
 
 func newTestCmd() *cobra.Command {
@@ -66,6 +67,7 @@ apart.
 measured after applying the plans against the gain the model predicted.`,
 		Example: `  longhaul test server.example.net --auth token -o run1
   longhaul test 203.0.113.7:9978 --auth token --download --streams 16 --rounds 100
+  longhaul test server.example.net --auth token --download --cc-phase bbr
   longhaul test server.example.net --auth token --tls-pin sha256:3f5a... --json > run.json
   longhaul test --compare run1/test.json run2/test.json
   longhaul test https://mirror.example.net/big.iso --duration 20s --rate 1Gbit/s -o url1`,
@@ -97,6 +99,7 @@ measured after applying the plans against the gain the model predicted.`,
 	f.BoolVar(&a.json, "json", false, "print the result as JSON (schema longhaul.test/v1)")
 	f.BoolVar(&a.compare, "compare", false, "compare two results: test --compare BEFORE.json AFTER.json")
 	f.StringVar(&a.netns, "netns", "", "run inside this network namespace (ip netns)")
+	f.Var(&a.ccs, "cc-phase", "also run a download with the server sending with this congestion control, e.g. bbr (repeatable; it must be available on the server): the same path under another control")
 	return c
 }
 
@@ -144,7 +147,7 @@ func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOption
 		return o, usagef("--streams must be 0..%d, got %d", twohost.MaxStreams, a.streams)
 	}
 	o.Download, o.Upload = a.download || !a.upload, a.upload || !a.download
-	o.Streams, o.Rounds, o.Duration, o.Netns = a.streams, a.rounds, a.duration.D, a.netns
+	o.Streams, o.Rounds, o.Duration, o.Netns, o.CCs = a.streams, a.rounds, a.duration.D, a.netns, a.ccs.ccs
 	o.Progress = stderr
 	f, ok := stderr.(*os.File)
 	o.Tick = phaseTicker(stderr, ok && isTerminal(f))

@@ -43,9 +43,12 @@ type ClientOptions struct {
 	Streams          int
 	// Rounds sets a phase's length in round trips (at least MinPhase);
 	// Duration, if set, overrides it.
-	Rounds      int
-	Duration    time.Duration
-	RateBps     float64 // ask the server to pace at this rate; 0 none
+	Rounds   int
+	Duration time.Duration
+	RateBps  float64 // ask the server to pace at this rate; 0 none
+	// CCs adds a download phase per congestion control, the server
+	// sending with it (the same path under cubic and bbr, say).
+	CCs         []string
 	DialTimeout time.Duration
 	SampleEvery time.Duration
 	Progress    io.Writer // one line per step; nil none
@@ -141,6 +144,9 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 	}
 	if o.Streams > 1 {
 		add(PhaseCapacity, o.Streams)
+	}
+	for _, cc := range o.CCs {
+		out = append(out, PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), RateBps: o.RateBps, CC: cc})
 	}
 	if len(out) == 0 {
 		return nil, 0, badinput.Errorf("test: nothing to run: give --download, --upload or --streams N")

@@ -18,7 +18,7 @@ import (
 // phase asks for one phase, runs its streams and collects both ends'
 // samples.
 func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRaw, error) {
-	var pr PhaseRaw
+	pr := PhaseRaw{AskedCC: r.CC}
 	var socks sockets
 	smp := flows.NewSampler(socks.read, o.SampleEvery)
 	if err := cc.send(TypePhase, r); err != nil {

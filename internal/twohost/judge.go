@@ -43,10 +43,25 @@ type Doc struct {
 	Phases        []Phase     `json:"phases"`
 	Hosts         Hosts       `json:"hosts"`
 	Plans         *Plans      `json:"plans,omitempty"`
+	// CCPhases are the downloads run with a congestion control asked of
+	// the server (test --cc-phase): the same path under another control.
+	CCPhases []CCPhase `json:"cc_phases,omitempty"`
 	// Fix is what to change, line by line as test prints it and the
 	// report shows it: each direction's fix, then each host's plan.
 	Fix   []string `json:"fix,omitempty"`
 	Notes []string `json:"notes,omitempty"`
+}
+
+// CCPhase is a download the server sent with a congestion control the
+// client asked for.
+type CCPhase struct {
+	CC string `json:"cc"`
+	// Granted: the server sent with it (a server without the control, or
+	// too old to know the request, sends with its default).
+	Granted       bool    `json:"granted"`
+	ThroughputBps float64 `json:"throughput_bps"`
+	Verdict       string  `json:"verdict"`
+	RetransSegs   int64   `json:"retrans_segments"`
 }
 
 // RTT is the path's round trip: the least seen, and under load.
@@ -119,7 +134,10 @@ type Model struct {
 
 // Phase is one phase's record, with both ends' tcp_info samples.
 type Phase struct {
-	Name          string           `json:"name"`
+	Name string `json:"name"`
+	// CC is the congestion control the client asked the server to send
+	// with (cc_phases says whether it did).
+	CC            string           `json:"cc,omitempty"`
 	Streams       int              `json:"streams"`
 	DurationS     float64          `json:"duration_s"`
 	RateBps       float64          `json:"rate_bps,omitempty"`
@@ -163,10 +181,17 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		d.Phases = append(d.Phases, phaseRecord(p))
 	}
 	judged := map[string][]flows.Flow{}
+	var plain []PhaseRaw // without a congestion control asked
 	for _, p := range raw.Phases {
-		judged[p.Grant.Name] = judgePhase(p)
+		fl := judgePhase(p)
+		if p.AskedCC != "" {
+			d.CCPhases = append(d.CCPhases, ccPhase(p, fl))
+			continue
+		}
+		judged[p.Grant.Name] = fl
+		plain = append(plain, p)
 	}
-	for _, p := range raw.Phases {
+	for _, p := range plain {
 		if fl := judged[PhaseCapacity]; p.Grant.Name == PhaseCapacity && len(fl) > 0 {
 			d.Capacity = capacityOf(fl, senderSamples(p))
 			d.Capacity.PeakBps = capacityPeak(senderSamples(p))
@@ -174,18 +199,19 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 	}
 	rtt := time.Duration(d.RTT.MinS * float64(time.Second))
 	causes := map[string]*diagnose.Cause{}
-	for _, p := range raw.Phases {
+	for _, p := range plain {
 		if fl := judged[p.Grant.Name]; len(fl) > 0 && p.Grant.Name != PhaseCapacity {
 			carried := pathmodel.Goodput(opt.RateBps)
 			if d.Capacity != nil {
 				carried = max(carried, d.Capacity.Bps)
 			}
 			if c, ok := phaseCause(p, fl[0], rtt, carried); ok {
+				withCCs(c, d.CCPhases)
 				causes[p.Grant.Name] = c
 			}
 		}
 	}
-	d.PathRateBps, d.PathRateBasis = pathRate(opt, d.Capacity, judged, causes)
+	d.PathRateBps, d.PathRateBasis = pathRate(opt, d.Capacity, judged, causes, d.CCPhases)
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
 		fl := judged[name]
 		if len(fl) == 0 {
@@ -237,7 +263,7 @@ func senderSamples(p PhaseRaw) []flows.Sample {
 }
 
 func phaseRecord(p PhaseRaw) Phase {
-	ph := Phase{Name: p.Grant.Name, Streams: p.Grant.Streams, DurationS: p.Grant.DurationS, RateBps: p.Grant.RateBps,
+	ph := Phase{Name: p.Grant.Name, CC: p.AskedCC, Streams: p.Grant.Streams, DurationS: p.Grant.DurationS, RateBps: p.Grant.RateBps,
 		ServerBytes: p.Done.Bytes, ClientBytes: p.ClientBytes, Seconds: p.Done.Seconds, EndReason: p.Done.Reason,
 		LoadedRTTS: []float64{}, Samples: []results.Sample{}}
 	for _, x := range p.LoadedRTTs {
@@ -302,11 +328,16 @@ func capacityOf(fl []flows.Flow, samples []flows.Sample) *Capacity {
 }
 
 // pathRate picks the path's rate for the model and the plans.
-func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, causes map[string]*diagnose.Cause) (float64, string) {
+func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, causes map[string]*diagnose.Cause, ccs []CCPhase) (float64, string) {
 	if opt.RateBps > 0 {
 		return pathmodel.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)"
 	}
 	if r, basis, ok := lossBoundRate(c, causes); ok {
+		for _, x := range ccs {
+			if x.Granted && x.ThroughputBps > r {
+				r, basis = x.ThroughputBps, fmt.Sprintf("at least %s: one stream carried it with %s on the server, while the path's losses held the default control back", units.FormatRate(x.ThroughputBps), x.CC)
+			}
+		}
 		return r, basis
 	}
 	best, basis := 0.0, ""
@@ -337,6 +368,28 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 		return best, basis
 	}
 	return 0, "unknown: no phase filled the path; run with --streams N or give --rate"
+}
+
+// ccPhase is the result of a download with a congestion control asked
+// of the server.
+func ccPhase(p PhaseRaw, fl []flows.Flow) CCPhase {
+	x := CCPhase{CC: p.AskedCC, Granted: p.Grant.CC == p.AskedCC, ThroughputBps: aggregateRate(senderSamples(p)), Verdict: diagnose.Unknown}
+	if len(fl) > 0 {
+		x.Verdict, x.RetransSegs = fl[0].Verdict.Verdict, fl[0].Retrans
+	}
+	return x
+}
+
+// withCCs adds what the other congestion controls carried on the same
+// path to a loss cause: the measured answer to "would bbr help".
+func withCCs(c *diagnose.Cause, ccs []CCPhase) {
+	for _, x := range ccs {
+		if !x.Granted || x.ThroughputBps <= 0 {
+			continue
+		}
+		c.Numbers[x.CC+"_bps"] = x.ThroughputBps
+		c.Text += fmt.Sprintf("; sending with %s the server carried %s on the same path", x.CC, units.FormatRate(x.ThroughputBps))
+	}
 }
 
 // lossBoundRate: when the single streams lost to random loss or a

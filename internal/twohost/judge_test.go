@@ -186,15 +186,15 @@ func TestPathRate(t *testing.T) {
 	// bound and the best estimate is what they were seen delivering.
 	random := map[string]*diagnose.Cause{PhaseDownload: {Name: diagnose.CauseRandomLoss}}
 	c := &Capacity{Bps: 275e6, PeakBps: 380e6, Streams: 8}
-	if got, basis := pathRate(JudgeOptions{}, c, map[string][]flows.Flow{PhaseDownload: {loss}}, random); got != 380e6 || !c.AtLeast || !strings.Contains(basis, "at least 380 Mbit/s") || !strings.Contains(basis, "random-loss") {
+	if got, basis := pathRate(JudgeOptions{}, c, map[string][]flows.Flow{PhaseDownload: {loss}}, random, nil); got != 380e6 || !c.AtLeast || !strings.Contains(basis, "at least 380 Mbit/s") || !strings.Contains(basis, "random-loss") {
 		t.Errorf("random loss: %g, %q, at least %v", got, basis, c.AtLeast)
 	}
-	if got, _ := pathRate(JudgeOptions{RateBps: 500e6}, c, nil, random); got != pathmodel.Goodput(500e6) {
+	if got, _ := pathRate(JudgeOptions{RateBps: 500e6}, c, nil, random, nil); got != pathmodel.Goodput(500e6) {
 		t.Errorf("--rate is the rate whatever held the streams: %g", got)
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, basis := pathRate(tc.opt, tc.c, tc.judged, nil)
+			got, basis := pathRate(tc.opt, tc.c, tc.judged, nil, nil)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("rate (-want +got):\n%s (basis %q)", diff, basis)
 			}
@@ -288,6 +288,49 @@ func TestJudgeLossAtThePathsRate(t *testing.T) {
 		}
 		if c := dir.Cause; tc.rate < 90e6 && (c == nil || c.Name != diagnose.CauseRandomLoss || !strings.Contains(dir.Flow.Fix, "network: find the link")) {
 			t.Errorf("at %.0f bit/s: cause %+v, fix %q", tc.rate, c, dir.Flow.Fix)
+		}
+	}
+}
+
+// A download run with bbr asked of the server (--cc-phase bbr) is judged
+// apart: it does not replace the plain download, the random-loss cause
+// quotes what it carried, and the path's rate is at least that; a server
+// that did not switch is said to have sent with its default.
+func TestJudgeCCPhase(t *testing.T) {
+	big := "4096 131072 33554432"
+	lossy := stream{port: 40000, rate: 40e6, rtt: 50 * time.Millisecond, flight: 250_000, ssthresh: 200_000, lossEvery: 2}
+	fast := stream{port: 40001, rate: 94e6, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20}
+	for _, granted := range []bool{true, false} {
+		bbr := phaseOf(PhaseDownload, fast)
+		bbr.Grant.Phase, bbr.AskedCC = 2, "bbr"
+		if granted {
+			bbr.Grant.CC = "bbr"
+		}
+		d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, lossy), bbr), JudgeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Directions) != 1 || d.Directions[0].ThroughputBps > 50e6 {
+			t.Fatalf("granted %v: the bbr phase replaced the download: %+v", granted, d.Directions)
+		}
+		if len(d.CCPhases) != 1 || d.CCPhases[0].CC != "bbr" || d.CCPhases[0].Granted != granted || d.CCPhases[0].ThroughputBps < 90e6 {
+			t.Fatalf("granted %v: cc phases %+v", granted, d.CCPhases)
+		}
+		c := d.Directions[0].Cause
+		if c == nil || c.Name != diagnose.CauseRandomLoss {
+			t.Fatalf("granted %v: cause %+v (verdict %s)", granted, c, d.Directions[0].Flow.Verdict.Verdict)
+		}
+		if quoted := strings.Contains(c.Text, "with bbr the server carried"); quoted != granted {
+			t.Errorf("granted %v: cause text %q", granted, c.Text)
+		}
+		var txt bytes.Buffer
+		WriteText(&txt, d)
+		want := "download (bbr)"
+		if !granted {
+			want = "the server sent with its default"
+		}
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("granted %v: text lacks %q:\n%s", granted, want, txt.String())
 		}
 	}
 }

@@ -30,3 +30,26 @@ func setPacing(c net.Conn, bps float64) {
 		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_MAX_PACING_RATE, int(v))
 	})
 }
+
+// setCC makes the socket send with congestion control cc
+// (TCP_CONGESTION).
+func setCC(c net.Conn, cc string) error {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc)
+	}); err != nil {
+		return err
+	}
+	return serr
+}

@@ -149,6 +149,10 @@ type PhaseReq struct {
 	Streams   int     `json:"streams"`
 	DurationS float64 `json:"duration_s"`
 	RateBps   float64 `json:"rate_bps,omitempty"`
+	// CC asks the server to send with this congestion control (a
+	// download or capacity phase); a server that does not know the field
+	// ignores it and grants none.
+	CC string `json:"cc,omitempty"`
 }
 
 // Grant is a phase as the server allows it.
@@ -159,6 +163,9 @@ type Grant struct {
 	DurationS float64 `json:"duration_s"`
 	RateBps   float64 `json:"rate_bps,omitempty"` // 0: unpaced
 	MaxBytes  int64   `json:"max_bytes"`
+	// CC is the congestion control the server's sockets send with, when
+	// the client asked for one and the server has it; "" its default.
+	CC string `json:"cc,omitempty"`
 }
 
 // Samples carries tcp_info samples of the server's sockets in a phase.
@@ -252,13 +259,18 @@ func (p PhaseReq) Validate() error {
 		return fmt.Errorf("%w: phase: duration must be 0..86400 s", ErrFrame)
 	case p.RateBps < 0 || math.IsNaN(p.RateBps) || math.IsInf(p.RateBps, 0):
 		return fmt.Errorf("%w: phase: bad rate", ErrFrame)
+	case p.CC != "" && !ccRE.MatchString(p.CC):
+		return fmt.Errorf("%w: phase: congestion control %.20q is not a name", ErrFrame, p.CC)
 	}
 	return nil
 }
 
+// ccRE is a congestion control's name as the kernel lists them.
+var ccRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,15}$`)
+
 // Validate checks a grant.
 func (g Grant) Validate() error {
-	return PhaseReq{Name: g.Name, Streams: g.Streams, DurationS: g.DurationS, RateBps: g.RateBps}.Validate()
+	return PhaseReq{Name: g.Name, Streams: g.Streams, DurationS: g.DurationS, RateBps: g.RateBps, CC: g.CC}.Validate()
 }
 
 // Validate checks a samples frame.

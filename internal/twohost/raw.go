@@ -21,6 +21,9 @@ type Raw struct {
 
 // PhaseRaw is one phase's measurement from both ends.
 type PhaseRaw struct {
+	// AskedCC is the congestion control this host asked the server to
+	// send with ("" none); Grant.CC says whether it did.
+	AskedCC     string
 	Grant       Grant
 	Client      []flows.Sample  // this host's data sockets
 	Server      []flows.Sample  // streamed by the server

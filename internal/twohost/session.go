@@ -9,11 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/snapshot"
 )
 
 // session is one client's test: its control connection, its time and
@@ -28,6 +31,7 @@ type session struct {
 
 	wmu    sync.Mutex // serializes writes on ctrl
 	wchunk int        // bytes per write of a data stream
+	snap   *snapshot.Snapshot
 
 	mu     sync.Mutex
 	phases int
@@ -71,7 +75,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, l
 		log.Error("snapshot", "err", err.Error())
 		return
 	}
-	ss.wchunk = writeChunk(snap)
+	ss.wchunk, ss.snap = writeChunk(snap), snap
 	log.Info("test started", "client_software", st.Software)
 	if err := ss.send(TypeAccepted, Accepted{Session: ss.id, Caps: s.cfg.Caps, Snapshot: snap}); err != nil {
 		return
@@ -168,7 +172,21 @@ func (ss *session) grant(r PhaseReq) (Grant, error) {
 			}
 		}
 	}
-	return Grant{Name: r.Name, Streams: min(r.Streams, caps.MaxStreams), DurationS: d.Seconds(), RateBps: rate, MaxBytes: ss.budget.Load()}, nil
+	g := Grant{Name: r.Name, Streams: min(r.Streams, caps.MaxStreams), DurationS: d.Seconds(), RateBps: rate, MaxBytes: ss.budget.Load()}
+	if r.CC != "" && r.Name != PhaseUpload && ss.ccAvailable(r.CC) {
+		g.CC = r.CC
+	}
+	return g, nil
+}
+
+// ccAvailable: the server's kernel has congestion control cc (its
+// snapshot's tcp_available_congestion_control; the server, as root, may
+// set any of them on its own sockets).
+func (ss *session) ccAvailable(cc string) bool {
+	if ss.snap == nil {
+		return false
+	}
+	return slices.Contains(strings.Fields(ss.snap.Sysctls["net.ipv4.tcp_available_congestion_control"]), cc)
 }
 
 // startPhase grants a phase and runs it in the background.
@@ -341,6 +359,11 @@ func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, log *slog.Logger)
 	until := time.Now().Add(time.Duration(ph.grant.DurationS * float64(time.Second)))
 	if until.After(ss.deadline) {
 		until = ss.deadline
+	}
+	if cc := ph.grant.CC; cc != "" {
+		if err := setCC(c, cc); err != nil {
+			log.Warn("congestion control not set", "cc", cc, "err", err)
+		}
 	}
 	tr := transfer{c: c, ph: ph, until: until, idle: s.cfg.IdleTimeout, rate: ph.grant.RateBps / float64(ph.grant.Streams), wchunk: ss.wchunk}
 	if ph.grant.Name == PhaseUpload {

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -27,7 +28,11 @@ func WriteText(w io.Writer, d *Doc) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nphase\tstreams\tthroughput\tverdicts (sender)\tended by")
 	for _, p := range d.Phases {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", p.Name, p.Streams, units.FormatRate(p.ThroughputBps), phaseVerdicts(d, p.Name), p.EndReason)
+		name, verdicts := p.Name, phaseVerdicts(d, p.Name)
+		if p.CC != "" {
+			name, verdicts = ccPhaseText(d, p)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", name, p.Streams, units.FormatRate(p.ThroughputBps), verdicts, p.EndReason)
 	}
 	tw.Flush()
 	for _, dir := range d.Directions {
@@ -55,6 +60,21 @@ func WriteText(w io.Writer, d *Doc) {
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// ccPhaseText names a download run with a congestion control asked of
+// the server, and its verdict.
+func ccPhaseText(d *Doc, p Phase) (name, verdict string) {
+	for _, x := range d.CCPhases {
+		if x.CC != p.CC {
+			continue
+		}
+		if !x.Granted {
+			return p.Name + " (" + p.CC + " asked)", x.Verdict + "; the server sent with its default: it lacks " + p.CC + " or predates the request"
+		}
+		return p.Name + " (" + p.CC + ")", x.Verdict
+	}
+	return p.Name + " (" + p.CC + ")", diagnose.Unknown
 }
 
 func phaseVerdicts(d *Doc, name string) string {

@@ -178,3 +178,22 @@ func TestWireTypesNameEveryField(t *testing.T) {
 	}
 	walk(reflect.TypeFor[Frame](), "frame")
 }
+
+// A congestion control asked for is a kernel name or the request is
+// refused; a phase without one stays the v1 frame it was.
+func TestPhaseCCValidated(t *testing.T) {
+	ok := PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: 5, CC: "bbr"}
+	if err := ok.Validate(); err != nil {
+		t.Errorf("bbr refused: %v", err)
+	}
+	for _, cc := range []string{"BBR", "bbr; reboot", "../x", strings.Repeat("a", 17)} {
+		r := ok
+		r.CC = cc
+		if err := r.Validate(); err == nil {
+			t.Errorf("%q accepted", cc)
+		}
+		if err := (Grant{Name: PhaseDownload, Streams: 1, DurationS: 5, CC: cc}).Validate(); err == nil {
+			t.Errorf("grant with %q accepted", cc)
+		}
+	}
+}

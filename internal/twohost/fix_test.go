@@ -61,3 +61,11 @@ func TestDirectionFixIsThePlans(t *testing.T) {
 		})
 	}
 }
+
+func TestSecs(t *testing.T) {
+	for in, want := range map[float64]string{0.1000449: "100 ms", 0.000031: "31 µs", 0: "0 s", 0.0012345: "1.2 ms", 2.5: "2.5 s"} {
+		if got := secs(in); got != want {
+			t.Errorf("secs(%g) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -14,8 +14,15 @@ import (
 	"github.com/longhaul/longhaul/internal/units"
 )
 
+// secs prints seconds as a duration: to 100 µs from a millisecond up,
+// to the microsecond below (a loopback or LAN round trip of 30 µs read
+// "0 s").
 func secs(s float64) string {
-	return units.FormatDuration(time.Duration(s * float64(time.Second)).Round(100 * time.Microsecond))
+	d := time.Duration(s * float64(time.Second))
+	if d >= time.Millisecond || d <= -time.Millisecond {
+		return units.FormatDuration(d.Round(100 * time.Microsecond))
+	}
+	return units.FormatDuration(d.Round(time.Microsecond))
 }
 
 // WriteText prints a document for people.

@@ -6,16 +6,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"time"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/topo"
 	"github.com/longhaul/longhaul/internal/units"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type emulateArgs struct {
@@ -272,7 +272,7 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	}
 	e := p.Emu
 	stopWatch := watchOverload(e.Stats, stderr, 500*time.Millisecond)
-	code, err := p.RunClient(ctx, argv, env)
+	code, err := p.RunClient(ctx, argv, env, isTerminal(os.Stdin))
 	stopWatch()
 	st := e.Stop()
 	printLinkStats(stderr, st)

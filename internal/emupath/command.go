@@ -49,15 +49,14 @@ func (p *Path) StartServer(ctx context.Context, line string, env []string, log i
 
 // RunClient runs argv in the client's namespace on this process's
 // standard input and output and returns its exit status (128 + the
-// signal's number when a signal ended it, as a shell reports it). On a
-// terminal the command becomes the foreground process group, so that an
-// interactive shell gets the terminal's signals, and the terminal is
-// taken back when it ends; otherwise ctx's end is passed on as SIGTERM,
-// then SIGKILL 5 s later.
-func (p *Path) RunClient(ctx context.Context, argv []string, env []string) (int, error) {
+// signal's number when a signal ended it, as a shell reports it). When
+// standard input is a terminal (tty) the command becomes the foreground
+// process group, so that an interactive shell gets the terminal's
+// signals, and the terminal is taken back when it ends; otherwise ctx's
+// end is passed on as SIGTERM, then SIGKILL 5 s later.
+func (p *Path) RunClient(ctx context.Context, argv []string, env []string, tty bool) (int, error) {
 	cmd := p.Topo.Client().Command(context.Background(), argv[0], argv[1:]...)
 	cmd.Env, cmd.Stdin, cmd.Stdout, cmd.Stderr = env, os.Stdin, os.Stdout, os.Stderr
-	tty := isTerminal(os.Stdin)
 	if tty {
 		cmd.SysProcAttr.Foreground = true
 		cmd.SysProcAttr.Ctty = 0
@@ -91,11 +90,6 @@ func (p *Path) RunClient(ctx context.Context, argv []string, env []string) (int,
 		return ee.ExitCode(), nil
 	}
 	return 0, err
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // reclaimTerminal makes this process's group the foreground again.

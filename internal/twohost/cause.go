@@ -25,8 +25,8 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64)
 	if pathBps > 0 && f.ThroughputBps >= 0.9*pathBps {
 		return nil, false
 	}
-	key := f.Local + "-" + f.Remote
-	half := sockHalf(senderSamples(p), key)
+	all := sockSamples(senderSamples(p), f.Local+"-"+f.Remote)
+	half := sendingHalf(all)
 	if len(half) < 2 {
 		return nil, false
 	}
@@ -36,7 +36,7 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64)
 	// Losses over the whole phase, slow start's included: how they came
 	// (one here and there, or in bursts) is what tells the causes apart.
 	var prev, acked int64
-	for _, s := range sockSamples(senderSamples(p), key) {
+	for _, s := range all {
 		if d := s.Sock.Retrans - prev; d > 0 {
 			e.LossEvents++
 			e.Lost += d
@@ -68,22 +68,41 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64)
 	return &c, true
 }
 
-// sockSamples are one socket's samples in time order.
-func sockSamples(samples []flows.Sample, key string) []flows.Sample {
-	var ss []flows.Sample
+// bySocket splits samples by socket, in the order the sockets first
+// appear, each socket's in time order.
+func bySocket(samples []flows.Sample) [][]flows.Sample {
+	at := map[string]int{}
+	var out [][]flows.Sample
 	for _, s := range samples {
-		if s.Sock.Key() == key {
-			ss = append(ss, s)
+		k := s.Sock.Key()
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, nil)
 		}
+		out[i] = append(out[i], s)
 	}
-	slices.SortStableFunc(ss, func(a, b flows.Sample) int { return cmp.Compare(a.T, b.T) })
-	return ss
+	for _, ss := range out {
+		slices.SortStableFunc(ss, func(a, b flows.Sample) int { return cmp.Compare(a.T, b.T) })
+	}
+	return out
 }
 
-// sockHalf is one socket's samples over the second half of its active
-// time (slow start is over by then), as judgePhase judges them.
-func sockHalf(samples []flows.Sample, key string) []flows.Sample {
-	ss := sockSamples(samples, key)
+// sockSamples are one socket's samples (its key) in time order.
+func sockSamples(samples []flows.Sample, key string) []flows.Sample {
+	for _, ss := range bySocket(samples) {
+		if ss[0].Sock.Key() == key {
+			return ss
+		}
+	}
+	return nil
+}
+
+// sendingHalf is a socket's samples (in time order) over the second half
+// of its active time, up to the last one that moved data (slow start is
+// over by then); nil when it moved data in fewer than 3 samples.
+func sendingHalf(ss []flows.Sample) []flows.Sample {
 	end := len(ss) - 1
 	for end > 0 && ss[end].Sock.BytesAcked == ss[end-1].Sock.BytesAcked {
 		end--

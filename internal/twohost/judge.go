@@ -283,33 +283,15 @@ func phaseRecord(p PhaseRaw) Phase {
 // of its active time (slow start is over by then): flows.Judge between
 // the sample at the middle and the last one that moved data.
 func judgePhase(p PhaseRaw) []flows.Flow {
-	by := map[string][]flows.Sample{}
-	var keys []string
-	for _, s := range senderSamples(p) {
-		k := s.Sock.Key()
-		if _, ok := by[k]; !ok {
-			keys = append(keys, k)
-		}
-		by[k] = append(by[k], s)
-	}
 	var out []flows.Flow
-	for _, k := range keys {
-		ss := by[k]
-		slices.SortStableFunc(ss, func(a, b flows.Sample) int { return cmp.Compare(a.T, b.T) })
-		end := len(ss) - 1
-		for end > 0 && ss[end].Sock.BytesAcked == ss[end-1].Sock.BytesAcked {
-			end--
-		}
-		if end < 2 {
+	for _, ss := range bySocket(senderSamples(p)) {
+		half := sendingHalf(ss)
+		if len(half) == 0 {
 			continue
 		}
-		mid := ss[0].T + (ss[end].T-ss[0].T)/2
-		i := 0
-		for i < end-1 && ss[i].T < mid {
-			i++
-		}
-		dt := time.Duration((ss[end].T - ss[i].T) * float64(time.Second))
-		out = append(out, flows.Judge(ss[i].Sock, ss[end].Sock, dt, flows.Options{}))
+		first, last := half[0], half[len(half)-1]
+		dt := time.Duration((last.T - first.T) * float64(time.Second))
+		out = append(out, flows.Judge(first.Sock, last.Sock, dt, flows.Options{}))
 	}
 	return out
 }

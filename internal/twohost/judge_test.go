@@ -19,6 +19,22 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// golden returns the golden file's contents, first writing got into it
+// with -update.
+func golden(t *testing.T, file string, got []byte) []byte {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
 // host is a snapshot with the given buffers on a 6.x kernel.
 func host(rmem, wmem string) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{Source: "test", Sysctls: map[string]string{
@@ -219,18 +235,9 @@ func TestWriteTextGolden(t *testing.T) {
 	}
 	var b bytes.Buffer
 	WriteText(&b, d)
-	golden := filepath.Join("testdata", "text.golden")
-	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), b.String()); diff != "" {
-		t.Errorf("text differs from %s (-want +got; go test -update after review):\n%s", golden, diff)
+	file := filepath.Join("testdata", "text.golden")
+	if diff := cmp.Diff(string(golden(t, file, b.Bytes())), b.String()); diff != "" {
+		t.Errorf("text differs from %s (-want +got; go test -update after review):\n%s", file, diff)
 	}
 }
 

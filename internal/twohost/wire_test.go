@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -71,16 +70,7 @@ func TestWireV1Golden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	golden := filepath.Join("testdata", "wire", "v1.frames")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := golden(t, filepath.Join("testdata", "wire", "v1.frames"), buf.Bytes())
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Fatalf("v1 frames changed:\n got %s\nwant %s", buf.Bytes(), want)
 	}

@@ -267,7 +267,7 @@ func dataSocket(dumps []dump) uint64 {
 }
 
 // judgeDumps is flows' verdict on the data socket over the second half of
-// its active time (as longhaul flows --interval would judge it then).
+// its steady time (as longhaul flows --interval would judge it then).
 func judgeDumps(dumps []dump, rate float64) string {
 	c := dataSocket(dumps)
 	type view struct {
@@ -286,6 +286,12 @@ func judgeDumps(dumps []dump, rate float64) string {
 	for end > 0 && vs[end].s.BytesAcked == vs[end-1].s.BytesAcked {
 		end--
 	}
+	// The last view that moved data caught the phase's end: the server
+	// stopped writing and its buffer was draining (an app-limited moment,
+	// which with a view in the middle that found the server slow to
+	// refill reads as an app-limited flow). The steady half ends one view
+	// earlier.
+	end--
 	if end < 2 {
 		return "no data"
 	}

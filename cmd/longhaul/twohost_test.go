@@ -287,3 +287,44 @@ func TestIntegrationTestLoss(t *testing.T) {
 		t.Errorf("the cause does not quote bbr's rate: %v", c.Numbers)
 	}
 }
+
+// A middlebox strips window scaling from the client's SYN: the server
+// answers without it and no window exceeds 64 KB, although both hosts
+// allow scaling and big buffers. The limit is the path's (who acts: the
+// network), not a buffer; with scaling off on the client it is the
+// client's setting.
+func TestIntegrationTestWindowScaleStripped(t *testing.T) {
+	big := "4096 131072 33554432"
+	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0, 0, 1)
+	if err := link.Up.Middlebox.Set("wscale=strip"); err != nil {
+		t.Fatal(err)
+	}
+	h := upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", big), sysctls("net.ipv4.tcp_wmem", big))
+	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "40", "--streams", "0", "--rate", "100Mbit/s")
+	down := direction(t, d, "download")
+	c := down.Cause
+	if down.Flow.Verdict.Verdict != diagnose.RwndLimited || c == nil || c.Name != diagnose.CauseWindowScaleStripped || down.Limit.Host != "path" {
+		t.Fatalf("download: verdict %s, cause %+v, limit %+v; want rwnd-limited, window-scale-stripped, the path", down.Flow.Verdict.Verdict, c, down.Limit)
+	}
+	if !strings.Contains(down.Flow.Fix, "network: let the TCP window scale option") || !strings.Contains(down.Flow.Fix, "parallel streams") {
+		t.Errorf("fix %q: want the network's fix and the streams", down.Flow.Fix)
+	}
+	// The flow stayed under 64 KB per round trip.
+	if ceiling := c.Numbers["ceiling_bps"]; down.ThroughputBps > 1.05*ceiling || down.ThroughputBps < 0.5*ceiling {
+		t.Errorf("throughput %.4g bit/s against the 64 KB ceiling %.4g", down.ThroughputBps, ceiling)
+	}
+}
+
+func TestIntegrationTestWindowScalingOff(t *testing.T) {
+	big := "4096 131072 33554432"
+	client := append(sysctls("net.ipv4.tcp_rmem", big), sysctls("net.ipv4.tcp_window_scaling", "0")...)
+	h := upTwoHosts(t, emupath.Symmetric(50*time.Millisecond, 100e6, 0, 0, 1), client, sysctls("net.ipv4.tcp_wmem", big))
+	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "40", "--streams", "0", "--rate", "100Mbit/s")
+	down := direction(t, d, "download")
+	if down.Cause != nil || down.Limit.Host != "client" || down.Limit.Setting != "net.ipv4.tcp_window_scaling" {
+		t.Fatalf("download: cause %+v, limit %+v; want the client's net.ipv4.tcp_window_scaling", down.Cause, down.Limit)
+	}
+	if cur, planned := planItem(t, filepath.Join(h.dir, "out", "client-plan.json"), "net.ipv4.tcp_window_scaling"); cur != "0" || planned != "1" {
+		t.Errorf("the client's plan: net.ipv4.tcp_window_scaling %q -> %q; want 0 -> 1", cur, planned)
+	}
+}

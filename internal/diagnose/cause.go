@@ -181,3 +181,85 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	}
 	return c, true
 }
+
+// MaxUnscaledWindow is the largest window a receiver can advertise
+// without the window scale option (RFC 7323): 16 bits.
+const MaxUnscaledWindow = 65535
+
+// ScaleEvidence is a flow held by its receiver's window whose handshake
+// negotiated no window scaling although both hosts allow it (their
+// net.ipv4.tcp_window_scaling is 1, so each SYN left with the option).
+type ScaleEvidence struct {
+	MinRTT   time.Duration
+	Bps      float64 // the flow's throughput
+	PathBps  float64 // the path's rate (0 unknown)
+	Receiver string  // how to name the receiver ("the client")
+}
+
+// WindowScaleCause names a middlebox that stripped the window scale
+// option: without it no window exceeds 64 KB, whatever the hosts'
+// buffers, so the flow is capped at 64 KB per round trip.
+func WindowScaleCause(e ScaleEvidence) (Cause, bool) {
+	if e.MinRTT <= 0 {
+		return Cause{}, false
+	}
+	ceiling := float64(MaxUnscaledWindow) * 8 / e.MinRTT.Seconds()
+	rtt := units.FormatDuration(e.MinRTT.Round(100 * time.Microsecond))
+	nums := map[string]float64{"window_bytes": MaxUnscaledWindow, "ceiling_bps": ceiling, "throughput_bps": e.Bps, "min_rtt_s": e.MinRTT.Seconds()}
+	c := Cause{Name: CauseWindowScaleStripped, Numbers: nums,
+		Text: fmt.Sprintf("window scaling stripped: both hosts allow window scaling, yet this connection negotiated none, so %s can advertise at most 64 KB: "+
+			"%s at %s (measured %s). Something between the hosts (a firewall's TCP normalisation, a load balancer, a proxy) removed the option from the SYNs",
+			orWord(e.Receiver, "the receiver"), units.FormatRate(ceiling), rtt, units.FormatRate(e.Bps))}
+	c.Fix = append(c.Fix, ActorNetwork+": let the TCP window scale option (RFC 7323) through the firewall, load balancer or proxy between the hosts; no buffer setting on either host can raise a 64 KB window")
+	if e.PathBps > ceiling {
+		n := int(math.Ceil(e.PathBps / ceiling))
+		nums["path_bps"], nums["streams"] = e.PathBps, float64(n)
+		c.Fix = append(c.Fix, fmt.Sprintf("%s: until then, move the data on %d parallel streams: each carries about %s", ActorSender, n, units.FormatRate(ceiling)))
+	}
+	return c, true
+}
+
+// ReorderEvidence is what the ends' tcp_info say of reordering over a
+// flow held by its congestion window.
+type ReorderEvidence struct {
+	// Events is how often the sender saw segments arrive out of order
+	// (tcpi_reord_seen), Degree its reordering degree at the end
+	// (tcpi_reordering, segments), Spurious the retransmissions the
+	// receiver reported as duplicates (D-SACK), Retrans all the
+	// segments retransmitted and Segments all the data segments sent.
+	Events, Degree, Spurious, Retrans, Segments int64
+	MinRTT                                      time.Duration
+	Bps                                         float64 // the flow's throughput
+	Sender                                      string  // how to name the sender ("the server")
+}
+
+// spuriousShare: at least this share of the retransmissions were
+// duplicates (D-SACK) for reordering, not loss, to be what cut the
+// congestion window.
+const spuriousShare = 0.25
+
+// ReorderCause names a path that reorders segments when the sender saw
+// reordering and a good part of its retransmissions were spurious: it
+// took late segments for lost ones, retransmitted them and cut its
+// window for losses that never happened.
+func ReorderCause(e ReorderEvidence) (Cause, bool) {
+	if e.Events <= 0 || e.Spurious <= 0 || float64(e.Spurious) < spuriousShare*float64(e.Retrans) {
+		return Cause{}, false
+	}
+	nums := map[string]float64{"reorder_events": float64(e.Events), "reordering_degree": float64(e.Degree),
+		"spurious_retransmissions": float64(e.Spurious), "retransmissions": float64(e.Retrans), "throughput_bps": e.Bps}
+	share := 0.0
+	if e.Segments > 0 {
+		share = float64(e.Retrans) / float64(e.Segments)
+	}
+	nums["retransmitted_share"] = share
+	sender := orWord(e.Sender, "the sender")
+	c := Cause{Name: CauseReordering, Numbers: nums,
+		Text: fmt.Sprintf("reordering: the path delivers segments out of order (%s saw it %d times and now waits for %d segments before calling one lost); "+
+			"%d of its %d retransmissions (%.2g%% of the segments) were reported duplicates: segments taken for lost were only late, and each time the congestion window was cut for nothing",
+			sender, e.Events, e.Degree, e.Spurious, e.Retrans, 100*share)}
+	c.Fix = append(c.Fix,
+		ActorNetwork+": keep each flow on one path: hash link aggregation (LAG, ECMP) on the 5-tuple, not per packet, and check for multipath or a load balancer spraying packets",
+		ActorSender+": "+sender+" tolerates more with RACK (net.ipv4.tcp_recovery=1, the default since Linux 4.18) and a higher starting degree (net.ipv4.tcp_reordering, 3 by default; e.g. 10)")
+	return c, true
+}

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,51 @@ func TestLossCause(t *testing.T) {
 	// The Mathis bound of 0.1% at 100 ms and 1448 bytes: 4.5 Mbit/s.
 	if m := c.Numbers["mathis_bps"]; m < 4.4e6 || m > 4.6e6 {
 		t.Errorf("Mathis bound %g: %v", m, c.Numbers)
+	}
+}
+
+func TestWindowScaleCause(t *testing.T) {
+	c, ok := WindowScaleCause(ScaleEvidence{MinRTT: 50 * time.Millisecond, Bps: 10e6, PathBps: 94e6, Receiver: "the client"})
+	if !ok || c.Name != CauseWindowScaleStripped {
+		t.Fatalf("%+v %v", c, ok)
+	}
+	// 65,535 bytes per 50 ms: 10.49 Mbit/s; 94 Mbit/s needs 9 such streams.
+	if got := c.Numbers["ceiling_bps"]; math.Abs(got-10.4856e6) > 1e3 {
+		t.Errorf("ceiling %v", got)
+	}
+	if c.Numbers["streams"] != 9 || len(c.Fix) != 2 || !strings.HasPrefix(c.Fix[0], ActorNetwork+": ") || !strings.Contains(c.Fix[1], "9 parallel streams") {
+		t.Errorf("fix %q, numbers %v", c.Fix, c.Numbers)
+	}
+	if !strings.Contains(c.Text, "the client can advertise at most 64 KB") {
+		t.Errorf("text %q", c.Text)
+	}
+	// A path no faster than the ceiling: no streams to suggest.
+	if c, _ := WindowScaleCause(ScaleEvidence{MinRTT: 50 * time.Millisecond, Bps: 9e6, PathBps: 9e6}); len(c.Fix) != 1 {
+		t.Errorf("fix %q", c.Fix)
+	}
+	if _, ok := WindowScaleCause(ScaleEvidence{}); ok {
+		t.Error("a cause without an RTT")
+	}
+}
+
+func TestReorderCause(t *testing.T) {
+	e := ReorderEvidence{Events: 12, Degree: 40, Spurious: 30, Retrans: 60, Segments: 60000, MinRTT: 50 * time.Millisecond, Bps: 30e6, Sender: "the server"}
+	c, ok := ReorderCause(e)
+	if !ok || c.Name != CauseReordering || c.Numbers["spurious_retransmissions"] != 30 || c.Numbers["retransmitted_share"] != 0.001 {
+		t.Fatalf("%+v %v", c, ok)
+	}
+	if len(c.Fix) != 2 || !strings.HasPrefix(c.Fix[0], "network: keep each flow on one path") || !strings.Contains(c.Fix[1], "the server tolerates more") {
+		t.Errorf("fix %q", c.Fix)
+	}
+	// Reordering seen, but the retransmissions were real losses: not the cause.
+	e.Spurious = 5
+	if _, ok := ReorderCause(e); ok {
+		t.Error("5 of 60 spurious named reordering")
+	}
+	// No reordering seen: spurious retransmissions alone (a timeout too
+	// early) are not reordering.
+	e.Spurious, e.Events = 30, 0
+	if _, ok := ReorderCause(e); ok {
+		t.Error("no reordering events named reordering")
 	}
 }

@@ -73,6 +73,14 @@ type Sock struct {
 	Sndbuf, WmemQueued int64
 	// CC is the socket's congestion control ("cubic", "bbr"); "" unknown.
 	CC string
+	// Reordering as the kernel saw it (0 on kernels before 4.19 and
+	// from dumps that lack it): ReordSeen counts the sender's reordering
+	// events (tcpi_reord_seen), Reordering is its reordering degree in
+	// segments (tcpi_reordering: net.ipv4.tcp_reordering, 3, until it
+	// sees more), DSACKDups the duplicates the receiver reported with
+	// D-SACK (spurious retransmissions, tcpi_dsack_dups) and RcvOOO the
+	// segments this end received out of order (tcpi_rcv_ooopack).
+	ReordSeen, Reordering, DSACKDups, RcvOOO int64
 }
 
 // Key identifies a socket across dumps.

@@ -52,6 +52,10 @@ func FromTCPInfo(local, remote netip.AddrPort, ti *netlink.TCPInfo) Sock {
 		CAState:       ti.Ca_state,
 		WindowScale:   ti.Options&optWindowScale != 0,
 		DeliveryBps:   float64(ti.Delivery_rate) * 8,
+		ReordSeen:     int64(ti.Reord_seen),
+		Reordering:    int64(ti.Reordering),
+		DSACKDups:     int64(ti.Dsack_dups),
+		RcvOOO:        int64(ti.Rcv_ooopack),
 	}
 	if ti.Snd_ssthresh < infiniteSsthresh {
 		s.Ssthresh = int64(ti.Snd_ssthresh) * mss

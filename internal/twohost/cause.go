@@ -7,11 +7,13 @@ import (
 
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/snapshot"
 )
 
 // phaseCause names what the path did to a single-stream phase held by
-// its congestion window that lost segments (diagnose.LossCause): random
-// loss, a shallow buffer or bufferbloat, from the phase's own evidence:
+// its congestion window that lost segments: reordering when many of its
+// retransmissions were spurious (diagnose.ReorderCause), else
+// (diagnose.LossCause) random loss, a shallow buffer or bufferbloat, from the phase's own evidence:
 // the RTT of the control pings while it ran against the idle minimum,
 // and how its sender lost segments over the whole phase (how many, in
 // how many events). A flow at the rate
@@ -59,6 +61,11 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64)
 			rtts = append(rtts, s.Sock.RTT)
 		}
 		e.LoadedRTT = median(rtts)
+	}
+	end := all[len(all)-1].Sock
+	if c, ok := diagnose.ReorderCause(diagnose.ReorderEvidence{Events: end.ReordSeen, Degree: end.Reordering,
+		Spurious: end.DSACKDups, Retrans: end.Retrans, Segments: end.DataSegsOut, MinRTT: minRTT, Bps: f.ThroughputBps, Sender: e.Sender}); ok {
+		return &c, true
 	}
 	c, ok := diagnose.LossCause(e)
 	if !ok || (v == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) {
@@ -153,4 +160,35 @@ func median(ds []time.Duration) time.Duration {
 func senderOf(phase string) string {
 	s, _ := ends(phase)
 	return s
+}
+
+// windowScaling is a host's net.ipv4.tcp_window_scaling: 1 on, 0 off, -1
+// unknown (no snapshot, or the key missing).
+func windowScaling(s *snapshot.Snapshot) int64 {
+	if s == nil {
+		return -1
+	}
+	if v, ok := s.Int("net.ipv4.tcp_window_scaling"); ok {
+		return v
+	}
+	return -1
+}
+
+// unscaled: the flow was held by its receiver's window on a connection
+// that negotiated no window scaling.
+func unscaled(f flows.Flow) bool {
+	return f.Verdict.Verdict == diagnose.RwndLimited && slices.Contains(f.Verdict.Flags, diagnose.FlagNoWindowScaling)
+}
+
+// scaleCause names a middlebox that stripped window scaling: the flow was
+// held by an unscaled window although both hosts allow scaling (so each
+// SYN left with the option). A host with scaling off is its own limit
+// (limitOf), not the path's.
+func (d *Doc) scaleCause(phase string, f flows.Flow, minRTT time.Duration, pathBps float64) (*diagnose.Cause, bool) {
+	if !unscaled(f) || windowScaling(d.Hosts.Client) != 1 || windowScaling(d.Hosts.Server) != 1 {
+		return nil, false
+	}
+	_, receiver := ends(phase)
+	c, ok := diagnose.WindowScaleCause(diagnose.ScaleEvidence{MinRTT: minRTT, Bps: f.ThroughputBps, PathBps: pathBps, Receiver: "the " + receiver})
+	return &c, ok
 }

@@ -22,8 +22,8 @@ func (d *Doc) setFixes() {
 }
 
 // directionFix is a direction's fix: for a host's buffer, that host's
-// plan item for the setting; for a window-bound flow at the path's rate,
-// none; otherwise the verdict's fix, which sizes nothing.
+// plan item for the setting; for a path cause, the cause's; for a
+// window-bound flow at the path's rate, none; otherwise the verdict's fix, which sizes nothing.
 func (d *Doc) directionFix(dir Direction) string {
 	l, v := dir.Limit, dir.Flow.Verdict.Verdict
 	switch {
@@ -42,6 +42,8 @@ func (d *Doc) directionFix(dir Direction) string {
 		}
 		return fmt.Sprintf("the %s's plan leaves %s as it is (%s): for %s at %s it is enough", l.Host, l.Setting, l.Value,
 			units.FormatRate(d.PathRateBps), secs(d.RTT.MinS))
+	case dir.Cause != nil && l.Host == HostPath && l.Setting == dir.Cause.Name:
+		return strings.Join(dir.Cause.Fix, "; ")
 	case l.Host == HostPath && (v == diagnose.RwndLimited || v == diagnose.SndbufLimited):
 		return "nothing to change on the hosts: the flow ran at the path's rate, and a larger window would only lengthen the bottleneck's queue"
 	case l.Host == HostTest:

@@ -208,6 +208,8 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 			if c, ok := phaseCause(p, fl[0], rtt, carried); ok {
 				withCCs(c, d.CCPhases)
 				causes[p.Grant.Name] = c
+			} else if c, ok := d.scaleCause(p.Grant.Name, fl[0], rtt, carried); ok {
+				causes[p.Grant.Name] = c
 			}
 		}
 	}

@@ -111,6 +111,9 @@ func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 			Text: fmt.Sprintf("the %s's send buffer: net.ipv4.tcp_wmem max %s holds %s in flight: %s at %s",
 				dir.Sender, maxIEC(val), units.FormatBytes(dir.Model.SenderInFlightBytes), units.FormatRate(dir.Model.SenderCeilingBps), at)}
 	case diagnose.RwndLimited, diagnose.ZeroWindow:
+		if l, ok := d.scalingOff(dir, rtt); ok {
+			return l
+		}
 		val := d.snap(dir.Receiver).Sysctls["net.ipv4.tcp_rmem"]
 		return Limit{Host: dir.Receiver, Setting: "net.ipv4.tcp_rmem", Value: val,
 			Text: fmt.Sprintf("the %s's receive buffer: net.ipv4.tcp_rmem max %s allows a %s window: %s at %s",
@@ -131,6 +134,23 @@ func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 		return Limit{Host: dir.Sender, Text: fmt.Sprintf("the %s's sending application: it had nothing to send most of the time (a rate cap, or CPU)", dir.Sender)}
 	}
 	return Limit{Host: "unknown", Text: "unknown: " + v.Summary}
+}
+
+// scalingOff: an unscaled window held the flow and a host has window
+// scaling off: that host's setting is the limit (its plan turns it on).
+func (d *Doc) scalingOff(dir Direction, rtt time.Duration) (Limit, bool) {
+	if !unscaled(dir.Flow) || rtt <= 0 {
+		return Limit{}, false
+	}
+	for _, h := range []string{dir.Receiver, dir.Sender} {
+		if windowScaling(d.snap(h)) == 0 {
+			ceiling := float64(diagnose.MaxUnscaledWindow) * 8 / rtt.Seconds()
+			return Limit{Host: h, Setting: "net.ipv4.tcp_window_scaling", Value: "0",
+				Text: fmt.Sprintf("the %s's net.ipv4.tcp_window_scaling is 0: no window on the connection can exceed 64 KB, %s at %s, whatever the buffers",
+					h, units.FormatRate(ceiling), units.FormatDuration(rtt.Round(100*time.Microsecond)))}, true
+		}
+	}
+	return Limit{}, false
 }
 
 // atPathRate: a window-bound flow that runs at the path's rate is

@@ -54,6 +54,12 @@ type WireSock struct {
 	Sndbuf        int64          `json:"Sndbuf"`
 	WmemQueued    int64          `json:"WmemQueued"`
 	CC            string         `json:"CC"`
+	// Added after v1 shipped (omitempty: a v1 peer's samples lack them
+	// and a v1 peer ignores them).
+	ReordSeen  int64 `json:"ReordSeen,omitempty"`
+	Reordering int64 `json:"Reordering,omitempty"`
+	DSACKDups  int64 `json:"DSACKDups,omitempty"`
+	RcvOOO     int64 `json:"RcvOOO,omitempty"`
 }
 
 // wireSamples converts a sampler's samples for the Samples frame.
@@ -85,6 +91,7 @@ func wireSock(k flows.Sock) WireSock {
 		BusyNs: int64(k.Busy), RwndLimitedNs: int64(k.RwndLimited), SndbufLimNs: int64(k.SndbufLimited),
 		CAState: k.CAState, WindowScale: k.WindowScale, DeliveryBps: k.DeliveryBps,
 		Sndbuf: k.Sndbuf, WmemQueued: k.WmemQueued, CC: k.CC,
+		ReordSeen: k.ReordSeen, Reordering: k.Reordering, DSACKDups: k.DSACKDups, RcvOOO: k.RcvOOO,
 	}
 }
 
@@ -100,5 +107,6 @@ func (w WireSock) Sock() flows.Sock {
 		Busy: time.Duration(w.BusyNs), RwndLimited: time.Duration(w.RwndLimitedNs), SndbufLimited: time.Duration(w.SndbufLimNs),
 		CAState: w.CAState, WindowScale: w.WindowScale, DeliveryBps: w.DeliveryBps,
 		Sndbuf: w.Sndbuf, WmemQueued: w.WmemQueued, CC: w.CC,
+		ReordSeen: w.ReordSeen, Reordering: w.Reordering, DSACKDups: w.DSACKDups, RcvOOO: w.RcvOOO,
 	}
 }

@@ -328,3 +328,44 @@ func TestIntegrationTestWindowScalingOff(t *testing.T) {
 		t.Errorf("the client's plan: net.ipv4.tcp_window_scaling %q -> %q; want 0 -> 1", cur, planned)
 	}
 }
+
+// A 50 Mbit/s policer on a 100 Mbit/s path: cubic loses in bursts with no
+// queue, which alone a shallow buffer could also make; --loss-probes
+// paces the download above what it carried and the paced run falls short
+// of its pace without a queue: a policer, at about what bbr carried.
+func TestIntegrationTestPolicer(t *testing.T) {
+	big := "4096 131072 33554432"
+	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0, 0, 1)
+	if err := link.Down.Policer.Set("50Mbit/s/64KB"); err != nil {
+		t.Fatal(err)
+	}
+	h := upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", big), sysctls("net.ipv4.tcp_wmem", big))
+	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "60", "--streams", "0", "--loss-probes")
+	down := direction(t, d, "download")
+	if len(d.PacedPhases) != 2 || len(d.CCPhases) != 1 {
+		t.Fatalf("paced %+v, cc %+v; want 2 paced phases and bbr", d.PacedPhases, d.CCPhases)
+	}
+	c := down.Cause
+	if c == nil || c.Name != diagnose.CausePolicer {
+		t.Fatalf("download: cause %+v; want a policer (paced %+v)", c, d.PacedPhases)
+	}
+	if r := c.Numbers["policer_bps"]; r < 35e6 || r > 52e6 || d.PathRateBps != r {
+		t.Errorf("policer at %.4g bit/s, path rate %.4g; want about 50 Mbit/s for both", r, d.PathRateBps)
+	}
+}
+
+// Segments held back 30 ms on 5% of the path: Linux's RACK tolerates it,
+// so it limits nothing, and test says it saw it.
+func TestIntegrationTestReorderSeen(t *testing.T) {
+	big := "4096 131072 33554432"
+	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0, 0, 1)
+	if err := link.Down.Reorder.Set("5%/30ms"); err != nil {
+		t.Fatal(err)
+	}
+	h := upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", big), sysctls("net.ipv4.tcp_wmem", big))
+	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "60", "--streams", "0")
+	down := direction(t, d, "download")
+	if len(down.Seen) != 1 || down.Seen[0].Name != diagnose.CauseReordering || down.Seen[0].Numbers["reorder_events"] < 10 {
+		t.Errorf("download: seen %+v, cause %+v; want reordering seen", down.Seen, down.Cause)
+	}
+}

@@ -31,6 +31,7 @@ type testArgs struct {
 	rate                     units.Rate
 	json, compare            bool
 	ccs                      ccListFlag
+	lossProbes               bool
 }
 
 func newTestCmd() *cobra.Command {
@@ -99,6 +100,7 @@ measured after applying the plans against the gain the model predicted.`,
 	f.BoolVar(&a.json, "json", false, "print the result as JSON (schema longhaul.test/v1)")
 	f.BoolVar(&a.compare, "compare", false, "compare two results: test --compare BEFORE.json AFTER.json")
 	f.StringVar(&a.netns, "netns", "", "run inside this network namespace (ip netns)")
+	f.BoolVar(&a.lossProbes, "loss-probes", false, "when the download loses segments, follow it with the phases that tell the path's causes apart: paced at 2x and 4x what it carried, and with bbr on the server when it has it")
 	f.Var(&a.ccs, "cc-phase", "also run a download with the server sending with this congestion control, e.g. bbr (repeatable; it must be available on the server): the same path under another control")
 	return c
 }
@@ -148,6 +150,7 @@ func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOption
 	}
 	o.Download, o.Upload = a.download || !a.upload, a.upload || !a.download
 	o.Streams, o.Rounds, o.Duration, o.Netns, o.CCs = a.streams, a.rounds, a.duration.D, a.netns, a.ccs.ccs
+	o.LossProbes = a.lossProbes
 	o.Progress = stderr
 	f, ok := stderr.(*os.File)
 	o.Tick = phaseTicker(stderr, ok && isTerminal(f))

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
@@ -59,6 +60,11 @@ type Cause struct {
 type LossEvidence struct {
 	MinRTT    time.Duration // the path's round trip, idle
 	LoadedRTT time.Duration // the round trip while the flow ran (median)
+	// IdleRTT is the least round trip of the same probe as LoadedRTT
+	// before any load (test's pings on its control connection, which
+	// add the applications' own latency): the queue delay is LoadedRTT
+	// minus it. MinRTT when 0.
+	IdleRTT time.Duration
 	// LossRate is the share of the flow's segments retransmitted;
 	// LossEvents how many times it lost (samples in which its
 	// retransmission count rose) and Lost how many segments in all.
@@ -76,6 +82,59 @@ type LossEvidence struct {
 	MSS     int
 	CC      string // the sender's congestion control ("" unknown)
 	Sender  string // how to name the sender in a fix ("the server")
+	// Paced are the same download paced at higher rates (test
+	// --loss-probes), BestOtherBps the most it carried under another
+	// congestion control (bbr); 0 when not measured.
+	Paced        []PacedRun
+	BestOtherBps float64
+}
+
+// PacedRun is a single-stream download the sender paced at a rate.
+type PacedRun struct {
+	RateBps   float64       // the pace
+	Bps       float64       // what it carried
+	LossRate  float64       // the share of its segments retransmitted
+	LoadedRTT time.Duration // the round trip while it ran (median; 0 unknown)
+}
+
+// Paced runs against the unpaced flow: a run carried its pace when it
+// reached paceHeld of it (and lost no more than a quarter of the unpaced
+// flow's share: pacing removed the bursts that were lost); a run fell
+// short when it carried under paceShort of its pace.
+const (
+	paceHeld  = 0.9
+	paceShort = 0.85
+)
+
+// pacedVerdict reads the paced runs of a flow that lost in bursts: cured
+// (every run carried its pace: the losses were bursts, which pacing
+// removes), or a ceiling, the most any run carried (a run fell short of
+// its pace, losing, with no queue: something drops what exceeds a rate
+// even when it comes evenly). Neither when there are no runs or they say
+// neither.
+func pacedVerdict(e LossEvidence) (cured bool, ceiling float64) {
+	if len(e.Paced) == 0 {
+		return false, 0
+	}
+	best := max(e.Bps, e.BestOtherBps)
+	for _, r := range e.Paced {
+		best = max(best, r.Bps)
+	}
+	cured, short := true, false
+	for _, r := range e.Paced {
+		if r.Bps < paceHeld*r.RateBps || r.LossRate > e.LossRate/4 {
+			cured = false
+		}
+		// Short of its pace, losing, and no queue: a queue would be a
+		// bottleneck's (its rate the best carried), not a policer's.
+		if r.Bps < paceShort*r.RateBps && r.LossRate > 0 && !queued(e, r.LoadedRTT) {
+			short = true
+		}
+	}
+	if short {
+		return false, best
+	}
+	return cured, 0
 }
 
 // Thresholds of the loss causes.
@@ -113,7 +172,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	if e.MinRTT <= 0 || e.LoadedRTT <= 0 {
 		return Cause{}, false
 	}
-	q := max(e.LoadedRTT-e.MinRTT, 0)
+	q := queueDelay(e, e.LoadedRTT)
 	rtt := units.FormatDuration(e.MinRTT.Round(100 * time.Microsecond))
 	qd := units.FormatDuration(q.Round(100 * time.Microsecond))
 	sender := orWord(e.Sender, "the sender")
@@ -150,7 +209,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		random = lambda / -math.Expm1(-lambda)
 	}
 	bursty := burst >= burstLoss && burst >= burstOverRandom*random
-	noQueue := q < queueMin || q.Seconds() < queueRise*e.MinRTT.Seconds()
+	noQueue := !queued(e, e.LoadedRTT)
 	if !noQueue && q.Seconds() >= shallowRise*e.MinRTT.Seconds() {
 		return Cause{}, false // an ordinary bottleneck's queue
 	}
@@ -167,7 +226,12 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		return c, true
 	}
 	// Losses in bursts with no more than a small queue: a shallow one
-	// overflowing.
+	// overflowing, or with no queue at all, a policer. The paced runs
+	// tell them apart when there are some.
+	cured, ceiling := pacedVerdict(e)
+	if ceiling > 0 && noQueue {
+		return PolicerCause(e, ceiling), true
+	}
 	peak := max(e.PeakBps, e.Bps)
 	nums["queue_bytes"] = q.Seconds() * peak / 8
 	c := Cause{Name: CauseShallowBuffer, Numbers: nums,
@@ -179,7 +243,67 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	if bbr != "" {
 		c.Fix = append(c.Fix, ActorSender+": "+sender+" can pace its bursts: "+bbr+" (or the fq qdisc's pacing with its present one)")
 	}
+	switch {
+	case cured:
+		c.Text += "; paced, the same download " + pacedWords(e.Paced) + ": pacing removes the bursts the queue cannot hold"
+	case noQueue && len(e.Paced) == 0:
+		c.Text += " (with no queue at all a policer looks the same: test --loss-probes tells them apart)"
+	}
 	return c, true
+}
+
+// queueDelay is what a loaded round trip adds to the idle one.
+func queueDelay(e LossEvidence, loaded time.Duration) time.Duration {
+	idle := e.IdleRTT
+	if idle <= 0 {
+		idle = e.MinRTT
+	}
+	return max(loaded-idle, 0)
+}
+
+// queued: a queue stood under load (a delay of at least queueMin and
+// queueRise of the RTT). An unknown loaded RTT (0) is no evidence of one.
+func queued(e LossEvidence, loaded time.Duration) bool {
+	if loaded <= 0 {
+		return false
+	}
+	q := queueDelay(e, loaded)
+	return q >= queueMin && q.Seconds() >= queueRise*e.MinRTT.Seconds()
+}
+
+// pacedWords says what the paced runs carried and lost.
+func pacedWords(rs []PacedRun) string {
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, fmt.Sprintf("at %s carried %s, losing %.2g%%", units.FormatRate(r.RateBps), units.FormatRate(r.Bps), 100*r.LossRate))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// PolicerCause names a policer at about ceiling: a token bucket that
+// drops what exceeds its rate instead of queuing it. The paced runs show
+// it: paced above the ceiling, the flow still carried no more and lost
+// what exceeded it, with no queue standing.
+func PolicerCause(e LossEvidence, ceiling float64) Cause {
+	sender := orWord(e.Sender, "the sender")
+	q := queueDelay(e, e.LoadedRTT)
+	nums := map[string]float64{"policer_bps": ceiling, "min_rtt_s": e.MinRTT.Seconds(), "loaded_rtt_s": e.LoadedRTT.Seconds(),
+		"queue_delay_s": q.Seconds(), "loss_rate": e.LossRate, "throughput_bps": e.Bps}
+	for i, r := range e.Paced {
+		nums[fmt.Sprintf("paced%d_bps", i+1)], nums[fmt.Sprintf("paced%d_carried_bps", i+1)], nums[fmt.Sprintf("paced%d_loss_rate", i+1)] = r.RateBps, r.Bps, r.LossRate
+	}
+	c := Cause{Name: CausePolicer, Numbers: nums,
+		Text: fmt.Sprintf("a policer: the path drops what exceeds about %s, with no queue (the round trip stayed within %s of its %s minimum): paced, the same download %s; "+
+			"a token bucket (a provider's rate limit, a cloud instance's bandwidth cap) drops the excess instead of queuing it, and a loss-based congestion control, cut at each burst of drops, carries less (%s)",
+			units.FormatRate(ceiling), units.FormatDuration(q.Round(100*time.Microsecond)), units.FormatDuration(e.MinRTT.Round(100*time.Microsecond)),
+			pacedWords(e.Paced), units.FormatRate(e.Bps))}
+	c.Fix = append(c.Fix,
+		ActorNetwork+fmt.Sprintf(": the policer at about %s: raise its rate (the contract), give it a larger burst, or shape (queue) instead of policing", units.FormatRate(ceiling)),
+		ActorSender+fmt.Sprintf(": %s can pace at or just below %s (SO_MAX_PACING_RATE, or tc ... fq maxrate) so that nothing exceeds it", sender, units.FormatRate(ceiling)))
+	if e.BestOtherBps > 0 {
+		c.Fix[1] += fmt.Sprintf("; BBR, which detects policers, carried %s", units.FormatRate(e.BestOtherBps))
+	}
+	return c
 }
 
 // MaxUnscaledWindow is the largest window a receiver can advertise
@@ -237,6 +361,31 @@ type ReorderEvidence struct {
 // duplicates (D-SACK) for reordering, not loss, to be what cut the
 // congestion window.
 const spuriousShare = 0.25
+
+// Reordering the sender tolerated, to be worth a note: this many events,
+// and a reordering degree raised above the kernel's default of 3.
+const (
+	reorderNoteEvents = 10
+	defaultReordering = 3
+)
+
+// ReorderNote describes a path that reorders segments without costing
+// the flow (ReorderCause is false): Linux's RACK waits a fraction of the
+// RTT before taking a late segment for lost, so only a stack without it
+// would pay.
+func ReorderNote(e ReorderEvidence) (Cause, bool) {
+	if e.Events < reorderNoteEvents || e.Degree <= defaultReordering {
+		return Cause{}, false
+	}
+	sender := orWord(e.Sender, "the sender")
+	c := Cause{Name: CauseReordering, Numbers: map[string]float64{"reorder_events": float64(e.Events), "reordering_degree": float64(e.Degree),
+		"spurious_retransmissions": float64(e.Spurious), "retransmissions": float64(e.Retrans)},
+		Text: fmt.Sprintf("the path reorders segments: %s saw it %d times and now waits for %d segments (3 by default) before calling one lost; "+
+			"it tolerated them (%d spurious retransmissions), at no cost to this flow: a stack without RACK (older kernels, other systems, appliances) would take the late segments for losses",
+			sender, e.Events, e.Degree, e.Spurious)}
+	c.Fix = append(c.Fix, ActorNetwork+": keep each flow on one path: hash link aggregation (LAG, ECMP) on the 5-tuple, not per packet")
+	return c, true
+}
 
 // ReorderCause names a path that reorders segments when the sender saw
 // reordering and a good part of its retransmissions were spurious: it

@@ -109,3 +109,62 @@ func TestReorderCause(t *testing.T) {
 		t.Error("no reordering events named reordering")
 	}
 }
+
+func TestReorderNote(t *testing.T) {
+	e := ReorderEvidence{Events: 270, Degree: 300, Spurious: 42, Retrans: 1171, Sender: "the server"}
+	if _, ok := ReorderCause(e); ok {
+		t.Error("42 spurious of 1171 retransmissions named the cause")
+	}
+	c, ok := ReorderNote(e)
+	if !ok || c.Name != CauseReordering || !strings.Contains(c.Text, "waits for 300 segments") || !strings.HasPrefix(c.Fix[0], "network: ") {
+		t.Fatalf("%+v %v", c, ok)
+	}
+	// A few events at the default degree: nothing worth a note.
+	if _, ok := ReorderNote(ReorderEvidence{Events: 4, Degree: 3}); ok {
+		t.Error("a note for 4 events at degree 3")
+	}
+}
+
+// The paced runs of test --loss-probes tell a policer from a shallow
+// buffer; the numbers are from emulated runs (50 ms x 100 Mbit/s with a
+// 50 Mbit/s/64 KB policer; 100 ms x 500 Mbit/s with a 0.05 BDP queue).
+func TestLossCausePaced(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	policer := LossEvidence{MinRTT: ms(49.9), IdleRTT: ms(49.9), LoadedRTT: ms(50.4), LossRate: 0.0068, LossEvents: 5, Lost: 60, Intervals: 40,
+		Bps: 14.3e6, MSS: 1448, CC: "cubic", Sender: "the server", BestOtherBps: 47.05e6,
+		Paced: []PacedRun{{RateBps: 28.6e6, Bps: 28.6e6, LoadedRTT: ms(50.3)}, {RateBps: 57.2e6, Bps: 39.88e6, LossRate: 0.0055, LoadedRTT: ms(50.4)}}}
+	c, ok := LossCause(policer)
+	if !ok || c.Name != CausePolicer || c.Numbers["policer_bps"] != 47.05e6 {
+		t.Fatalf("policer: %+v %v", c, ok)
+	}
+	if !strings.Contains(c.Text, "at 57.2 Mbit/s carried 39.88 Mbit/s, losing 0.55%") || !strings.HasPrefix(c.Fix[0], "network: the policer at about 47.05 Mbit/s") ||
+		!strings.Contains(c.Fix[1], "BBR, which detects policers, carried 47.05 Mbit/s") {
+		t.Errorf("policer text %q fix %q", c.Text, c.Fix)
+	}
+	// The short run with a queue standing is a bottleneck's queue, not
+	// a policer: without a ceiling the bursts are a shallow buffer's.
+	queuedRun := policer
+	queuedRun.Paced = []PacedRun{policer.Paced[0], {RateBps: 57.2e6, Bps: 39.88e6, LossRate: 0.0055, LoadedRTT: ms(55)}}
+	if c, _ := LossCause(queuedRun); c.Name != CauseShallowBuffer {
+		t.Errorf("a short paced run with a queue named %s", c.Name)
+	}
+	// Without probes: a shallow buffer, with the caveat.
+	noProbes := policer
+	noProbes.Paced, noProbes.BestOtherBps = nil, 0
+	if c, _ := LossCause(noProbes); c.Name != CauseShallowBuffer || !strings.Contains(c.Text, "test --loss-probes tells them apart") {
+		t.Errorf("no probes: %s %q", c.Name, c.Text)
+	}
+	shallow := LossEvidence{MinRTT: ms(99.9), IdleRTT: ms(99.9), LoadedRTT: ms(100.3), LossRate: 0.0212, LossEvents: 5, Lost: 586, Intervals: 50,
+		Bps: 56.9e6, MSS: 1448, CC: "cubic", BestOtherBps: 459.6e6,
+		Paced: []PacedRun{{RateBps: 113.8e6, Bps: 113.8e6, LoadedRTT: ms(100.2)}, {RateBps: 227.5e6, Bps: 227.5e6, LoadedRTT: ms(100.3)}}}
+	if c, _ := LossCause(shallow); c.Name != CauseShallowBuffer || !strings.Contains(c.Text, "pacing removes the bursts") {
+		t.Errorf("shallow: %s %q", c.Name, c.Text)
+	}
+	// Random loss stays random loss whatever the paced runs did (one
+	// segment at a time).
+	random := LossEvidence{MinRTT: ms(49.9), IdleRTT: ms(49.9), LoadedRTT: ms(50.3), LossRate: 0.0007, LossEvents: 7, Lost: 7, Intervals: 40, Bps: 15e6, MSS: 1448,
+		Paced: []PacedRun{{RateBps: 30e6, Bps: 24.7e6, LossRate: 0.0004}, {RateBps: 59.9e6, Bps: 16e6, LossRate: 0.0007}}}
+	if c, _ := LossCause(random); c.Name != CauseRandomLoss {
+		t.Errorf("random: %s", c.Name)
+	}
+}

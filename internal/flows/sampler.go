@@ -98,7 +98,7 @@ func (p *Sampler) sample() {
 // of the lab's and test's documents (what the report draws); end names
 // the host ("client", "server").
 func ResultSample(t float64, end string, k Sock) results.Sample {
-	return results.Sample{
+	s := results.Sample{
 		T: t, End: end, Sock: k.Key(), State: k.State,
 		CwndB:         k.Cwnd,
 		InFlight:      k.Inflight,
@@ -114,5 +114,12 @@ func ResultSample(t float64, end string, k Sock) results.Sample {
 		RwndLimitedS:  k.RwndLimited.Seconds(),
 		SndbufLimS:    k.SndbufLimited.Seconds(),
 		NotSent:       k.NotSent,
+		ReordSeen:     k.ReordSeen,
+		DSACKDups:     k.DSACKDups,
+		RcvOOO:        k.RcvOOO,
 	}
+	if k.ReordSeen > 0 {
+		s.Reordering = k.Reordering // 3 (the default) says nothing
+	}
+	return s
 }

@@ -56,6 +56,6 @@ func fromUnix(u *unix.TCPInfo) *netlink.TCPInfo {
 		Notsent_bytes: u.Notsent_bytes, Min_rtt: u.Min_rtt, Data_segs_out: u.Data_segs_out,
 		Delivery_rate: u.Delivery_rate, Busy_time: u.Busy_time, Rwnd_limited: u.Rwnd_limited,
 		Sndbuf_limited: u.Sndbuf_limited, Bytes_sent: u.Bytes_sent, Bytes_retrans: u.Bytes_retrans,
-		Snd_wnd: u.Snd_wnd,
+		Snd_wnd: u.Snd_wnd, Reordering: u.Reordering, Dsack_dups: u.Dsack_dups, Reord_seen: u.Reord_seen, Rcv_ooopack: u.Rcv_ooopack,
 	}
 }

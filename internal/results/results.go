@@ -185,6 +185,11 @@ type Sample struct {
 	RwndLimitedS  float64 `json:"rwnd_limited_s"`
 	SndbufLimS    float64 `json:"sndbuf_limited_s"`
 	NotSent       int64   `json:"notsent_bytes"`
+	// The kernel's reordering counters (flows.Sock), when it saw any.
+	ReordSeen  int64 `json:"reord_seen,omitempty"`
+	Reordering int64 `json:"reordering,omitempty"`
+	DSACKDups  int64 `json:"dsack_dups,omitempty"`
+	RcvOOO     int64 `json:"rcv_ooo_packets,omitempty"`
 }
 
 // File is a whole results file in memory.

@@ -19,12 +19,15 @@ import (
 // how many events). A flow at the rate
 // the path carried on several streams (or --rate) has none: the path's
 // capacity held it.
-func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64) (*diagnose.Cause, bool) {
+func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64, probes probes) (*diagnose.Cause, bool) {
 	v := f.Verdict.Verdict
 	if (v != diagnose.LossLimited && v != diagnose.Bottleneck) || minRTT <= 0 {
 		return nil, false
 	}
-	if pathBps > 0 && f.ThroughputBps >= 0.9*pathBps {
+	// At the path's rate only a policer is a cause (the path's rate is
+	// then its rate), and only the paced runs show one.
+	atPath := pathBps > 0 && f.ThroughputBps >= 0.9*pathBps
+	if atPath && len(probes.paced) == 0 {
 		return nil, false
 	}
 	all := sockSamples(senderSamples(p), f.Local+"-"+f.Remote)
@@ -33,8 +36,11 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64)
 		return nil, false
 	}
 	last := half[len(half)-1].Sock
-	e := diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), Bps: f.ThroughputBps,
+	e := diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
 		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name)}
+	if p.Grant.Name == PhaseDownload {
+		e.Paced, e.BestOtherBps = probes.paced, probes.otherBps
+	}
 	// Losses over the whole phase, slow start's included: how they came
 	// (one here and there, or in bursts) is what tells the causes apart.
 	var prev, acked int64
@@ -60,19 +66,44 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64)
 		for _, s := range half {
 			rtts = append(rtts, s.Sock.RTT)
 		}
-		e.LoadedRTT = median(rtts)
+		e.LoadedRTT, e.IdleRTT = median(rtts), 0 // tcp_info's, against its minimum
 	}
-	end := all[len(all)-1].Sock
-	if c, ok := diagnose.ReorderCause(diagnose.ReorderEvidence{Events: end.ReordSeen, Degree: end.Reordering,
-		Spurious: end.DSACKDups, Retrans: end.Retrans, Segments: end.DataSegsOut, MinRTT: minRTT, Bps: f.ThroughputBps, Sender: e.Sender}); ok {
+	if c, ok := diagnose.ReorderCause(reorderEvidence(all, f, e.Sender)); ok {
 		return &c, true
 	}
 	c, ok := diagnose.LossCause(e)
-	if !ok || (v == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) {
+	if !ok || (v == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) || (atPath && c.Name != diagnose.CausePolicer) {
 		// A bottleneck's bloat is a flag of its verdict already.
 		return nil, false
 	}
 	return &c, true
+}
+
+// probes are what the download's loss probes measured: the paced runs
+// and the most another congestion control carried.
+type probes struct {
+	paced    []diagnose.PacedRun
+	otherBps float64
+	idleRTT  time.Duration // the least idle ping, the loaded pings' reference
+}
+
+func probesOf(d *Doc) probes {
+	var pr probes
+	for _, x := range d.PacedPhases {
+		pr.paced = append(pr.paced, diagnose.PacedRun{RateBps: x.GrantedRateBps, Bps: x.ThroughputBps, LossRate: x.LossRate,
+			LoadedRTT: time.Duration(x.LoadedRTTS * float64(time.Second))})
+	}
+	for _, x := range d.RTT.IdleS {
+		if r := time.Duration(x * float64(time.Second)); r > 0 && (pr.idleRTT == 0 || r < pr.idleRTT) {
+			pr.idleRTT = r
+		}
+	}
+	for _, x := range d.CCPhases {
+		if x.Granted {
+			pr.otherBps = max(pr.otherBps, x.ThroughputBps)
+		}
+	}
+	return pr
 }
 
 // bySocket splits samples by socket, in the order the sockets first
@@ -191,4 +222,32 @@ func (d *Doc) scaleCause(phase string, f flows.Flow, minRTT time.Duration, pathB
 	_, receiver := ends(phase)
 	c, ok := diagnose.WindowScaleCause(diagnose.ScaleEvidence{MinRTT: minRTT, Bps: f.ThroughputBps, PathBps: pathBps, Receiver: "the " + receiver})
 	return &c, ok
+}
+
+// reorderEvidence is the reordering a sender's socket counted over its
+// samples (in time order).
+func reorderEvidence(ss []flows.Sample, f flows.Flow, sender string) diagnose.ReorderEvidence {
+	end := ss[len(ss)-1].Sock
+	return diagnose.ReorderEvidence{Events: end.ReordSeen, Degree: end.Reordering, Spurious: end.DSACKDups,
+		Retrans: end.Retrans, Segments: end.DataSegsOut, MinRTT: end.MinRTT, Bps: f.ThroughputBps, Sender: sender}
+}
+
+// reorderNote: the phase's sender saw the path reorder without paying
+// for it (diagnose.ReorderNote).
+func reorderNote(p PhaseRaw, f flows.Flow) (diagnose.Cause, bool) {
+	ss := sockSamples(senderSamples(p), f.Local+"-"+f.Remote)
+	if len(ss) == 0 {
+		return diagnose.Cause{}, false
+	}
+	return diagnose.ReorderNote(reorderEvidence(ss, f, "the "+senderOf(p.Grant.Name)))
+}
+
+// phaseNamed is the phase of that name.
+func phaseNamed(ps []PhaseRaw, name string) *PhaseRaw {
+	for i := range ps {
+		if ps[i].Grant.Name == name {
+			return &ps[i]
+		}
+	}
+	return nil
 }

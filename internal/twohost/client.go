@@ -10,6 +10,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,7 +50,14 @@ type ClientOptions struct {
 	RateBps  float64 // ask the server to pace at this rate; 0 none
 	// CCs adds a download phase per congestion control, the server
 	// sending with it (the same path under cubic and bbr, say).
-	CCs         []string
+	CCs []string
+	// LossProbes: when the single-stream download lost segments, follow
+	// it with the phases that tell the path's causes apart: the download
+	// paced at 2x and 4x what it carried (a shallow buffer loses only
+	// bursts, a policer everything above its rate, random loss the same
+	// share at any rate) and, when the server has it and CCs lacks it,
+	// sent with bbr.
+	LossProbes  bool
 	DialTimeout time.Duration
 	SampleEvery time.Duration
 	Progress    io.Writer // one line per step; nil none
@@ -99,7 +108,8 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 		return nil, err
 	}
 	raw.PhaseLength = d
-	for _, p := range plan {
+	for i := 0; i < len(plan); i++ {
+		p := plan[i]
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("test: interrupted before the %s phase: %w", p.Name, ctx.Err())
 		}
@@ -112,6 +122,9 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 			return nil, fmt.Errorf("test: %s phase: %w", p.Name, err)
 		}
 		raw.Phases = append(raw.Phases, pr)
+		if o.LossProbes && p.Name == PhaseDownload && p.CC == "" && p.RateBps == o.RateBps {
+			plan = append(plan, o.lossProbes(pr, raw, d, time.Since(cc.began))...)
+		}
 	}
 	_ = cc.send(TypeBye, nil)
 	return raw, nil
@@ -121,6 +134,35 @@ func (o ClientOptions) progress(format string, a ...any) {
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "longhaul: "+format+"\n", a...)
 	}
+}
+
+// lossProbes are the phases that follow a download that lost segments
+// (ClientOptions.LossProbes), as many as the server's time cap leaves
+// room for.
+func (o ClientOptions) lossProbes(down PhaseRaw, raw *Raw, d, used time.Duration) []PhaseReq {
+	var lost int64
+	for _, s := range down.Server {
+		lost = max(lost, s.Sock.Retrans)
+	}
+	carried := aggregateRate(down.Server)
+	if lost == 0 || carried <= 0 {
+		return nil
+	}
+	var out []PhaseReq
+	for _, x := range []float64{2, 4} {
+		out = append(out, PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), RateBps: x * carried})
+	}
+	if !slices.Contains(o.CCs, "bbr") && raw.ServerSnap != nil &&
+		slices.Contains(strings.Fields(raw.ServerSnap.Sysctls["net.ipv4.tcp_available_congestion_control"]), "bbr") {
+		out = append(out, PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), CC: "bbr"})
+	}
+	left := raw.Caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
+	fit := int(left / (d.Seconds() + phaseOverheadS))
+	if fit < len(out) {
+		o.progress("the server's time cap leaves room for %d of the %d phases that tell the path's loss causes apart", max(fit, 0), len(out))
+		out = out[:max(fit, 0)]
+	}
+	return out
 }
 
 // phases are the phases to run and their length: rounds x RTT (at least

@@ -19,6 +19,9 @@ import (
 // samples.
 func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRaw, error) {
 	pr := PhaseRaw{AskedCC: r.CC}
+	if r.RateBps != o.RateBps {
+		pr.AskedPace = r.RateBps
+	}
 	var socks sockets
 	smp := flows.NewSampler(socks.read, o.SampleEvery)
 	if err := cc.send(TypePhase, r); err != nil {

@@ -46,6 +46,9 @@ type Doc struct {
 	// CCPhases are the downloads run with a congestion control asked of
 	// the server (test --cc-phase): the same path under another control.
 	CCPhases []CCPhase `json:"cc_phases,omitempty"`
+	// PacedPhases are the downloads the server paced at a rate (test
+	// --loss-probes): how the path's losses depend on the rate.
+	PacedPhases []PacedPhase `json:"paced_phases,omitempty"`
 	// Fix is what to change, line by line as test prints it and the
 	// report shows it: each direction's fix, then each host's plan.
 	Fix   []string `json:"fix,omitempty"`
@@ -62,6 +65,18 @@ type CCPhase struct {
 	ThroughputBps float64 `json:"throughput_bps"`
 	Verdict       string  `json:"verdict"`
 	RetransSegs   int64   `json:"retrans_segments"`
+}
+
+// PacedPhase is a single-stream download the server paced at a rate.
+type PacedPhase struct {
+	RateBps        float64 `json:"rate_bps"`         // the pace asked
+	GrantedRateBps float64 `json:"granted_rate_bps"` // the pace the server granted (its cap may lower it)
+	ThroughputBps  float64 `json:"throughput_bps"`
+	Verdict        string  `json:"verdict"`
+	RetransSegs    int64   `json:"retrans_segments"`
+	// LossRate is the share of the phase's data segments retransmitted.
+	LossRate   float64 `json:"loss_rate"`
+	LoadedRTTS float64 `json:"loaded_rtt_s,omitempty"`
 }
 
 // RTT is the path's round trip: the least seen, and under load.
@@ -98,8 +113,11 @@ type Direction struct {
 	// Cause is what the path did to the flow, when it was held by losses
 	// the path made (random loss, a shallow buffer, bufferbloat).
 	Cause *diagnose.Cause `json:"cause,omitempty"`
-	Limit Limit           `json:"limit"`
-	Model Model           `json:"model"`
+	// Seen is what else the path was seen doing that did not limit the
+	// flow (a reordering the sender tolerated).
+	Seen  []diagnose.Cause `json:"seen,omitempty"`
+	Limit Limit            `json:"limit"`
+	Model Model            `json:"model"`
 	// Headline is the one-line answer.
 	Headline string `json:"headline"`
 }
@@ -188,6 +206,10 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 			d.CCPhases = append(d.CCPhases, ccPhase(p, fl))
 			continue
 		}
+		if p.AskedPace > 0 {
+			d.PacedPhases = append(d.PacedPhases, pacedPhase(p, fl))
+			continue
+		}
 		judged[p.Grant.Name] = fl
 		plain = append(plain, p)
 	}
@@ -199,13 +221,14 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 	}
 	rtt := time.Duration(d.RTT.MinS * float64(time.Second))
 	causes := map[string]*diagnose.Cause{}
+	pr := probesOf(d)
 	for _, p := range plain {
 		if fl := judged[p.Grant.Name]; len(fl) > 0 && p.Grant.Name != PhaseCapacity {
 			carried := pathmodel.Goodput(opt.RateBps)
 			if d.Capacity != nil {
 				carried = max(carried, d.Capacity.Bps)
 			}
-			if c, ok := phaseCause(p, fl[0], rtt, carried); ok {
+			if c, ok := phaseCause(p, fl[0], rtt, carried, pr); ok {
 				withCCs(c, d.CCPhases)
 				causes[p.Grant.Name] = c
 			} else if c, ok := d.scaleCause(p.Grant.Name, fl[0], rtt, carried); ok {
@@ -222,6 +245,11 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		dir, err := d.direction(name, fl[0], rtt, causes[name])
 		if err != nil {
 			return nil, err
+		}
+		if p := phaseNamed(plain, name); p != nil && (dir.Cause == nil || dir.Cause.Name != diagnose.CauseReordering) {
+			if c, ok := reorderNote(*p, fl[0]); ok {
+				dir.Seen = append(dir.Seen, c)
+			}
 		}
 		d.Directions = append(d.Directions, dir)
 	}
@@ -316,6 +344,12 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 	if opt.RateBps > 0 {
 		return pathmodel.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)"
 	}
+	for _, name := range []string{PhaseDownload, PhaseUpload} {
+		if x := causes[name]; x != nil && x.Name == diagnose.CausePolicer {
+			r := x.Numbers["policer_bps"]
+			return r, fmt.Sprintf("the policer's rate: paced above %s, the %s carried no more", units.FormatRate(r), name)
+		}
+	}
 	if r, basis, ok := lossBoundRate(c, causes); ok {
 		for _, x := range ccs {
 			if x.Granted && x.ThroughputBps > r {
@@ -360,6 +394,25 @@ func ccPhase(p PhaseRaw, fl []flows.Flow) CCPhase {
 	x := CCPhase{CC: p.AskedCC, Granted: p.Grant.CC == p.AskedCC, ThroughputBps: aggregateRate(senderSamples(p)), Verdict: diagnose.Unknown}
 	if len(fl) > 0 {
 		x.Verdict, x.RetransSegs = fl[0].Verdict.Verdict, fl[0].Retrans
+	}
+	return x
+}
+
+// pacedPhase is the result of a download the server paced: what it
+// carried and lost over the whole phase.
+func pacedPhase(p PhaseRaw, fl []flows.Flow) PacedPhase {
+	x := PacedPhase{RateBps: p.AskedPace, GrantedRateBps: p.Grant.RateBps, ThroughputBps: aggregateRate(senderSamples(p)),
+		Verdict: diagnose.Unknown, LoadedRTTS: median(p.LoadedRTTs).Seconds()}
+	if len(fl) == 0 {
+		return x
+	}
+	x.Verdict = fl[0].Verdict.Verdict
+	if ss := sockSamples(senderSamples(p), fl[0].Local+"-"+fl[0].Remote); len(ss) > 0 {
+		last := ss[len(ss)-1].Sock
+		x.RetransSegs = last.Retrans
+		if last.DataSegsOut > 0 {
+			x.LossRate = float64(last.Retrans) / float64(last.DataSegsOut)
+		}
 	}
 	return x
 }

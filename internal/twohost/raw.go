@@ -23,7 +23,11 @@ type Raw struct {
 type PhaseRaw struct {
 	// AskedCC is the congestion control this host asked the server to
 	// send with ("" none); Grant.CC says whether it did.
-	AskedCC     string
+	AskedCC string
+	// AskedPace is the rate this host asked the server to pace a loss
+	// probe at (ClientOptions.LossProbes; 0 none); Grant.RateBps is what
+	// the server granted.
+	AskedPace   float64
 	Grant       Grant
 	Client      []flows.Sample  // this host's data sockets
 	Server      []flows.Sample  // streamed by the server

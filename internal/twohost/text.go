@@ -38,6 +38,8 @@ func WriteText(w io.Writer, d *Doc) {
 		name, verdicts := p.Name, phaseVerdicts(d, p.Name)
 		if p.CC != "" {
 			name, verdicts = ccPhaseText(d, p)
+		} else if x, ok := pacedOf(d, p); ok {
+			name, verdicts = fmt.Sprintf("%s (paced %s)", p.Name, units.FormatRate(x.GrantedRateBps)), fmt.Sprintf("%s, lost %.2g%%", x.Verdict, 100*x.LossRate)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", name, p.Streams, units.FormatRate(p.ThroughputBps), verdicts, p.EndReason)
 	}
@@ -46,6 +48,9 @@ func WriteText(w io.Writer, d *Doc) {
 		fmt.Fprintf(w, "\n%s (%s sends, %s receives): %s\n", dir.Name, dir.Sender, dir.Receiver, units.FormatRate(dir.ThroughputBps))
 		fmt.Fprintf(w, "  limited by %s\n", dir.Limit.Text)
 		fmt.Fprintf(w, "  verdict %s (%.0f%% of the steady half): %s\n", dir.Flow.Verdict.Verdict, 100*dir.Flow.Share, strings.TrimSpace(dir.Flow.Summary))
+		for _, c := range dir.Seen {
+			fmt.Fprintf(w, "  also seen: %s\n", c.Text)
+		}
 		if dir.Model.ExpectedBps > 0 {
 			fmt.Fprintf(w, "  model %s from the %s's %s and the %s's %s: %s (measured %.0f%% of it)\n", units.FormatRate(dir.Model.ExpectedBps),
 				dir.Receiver, dir.Model.ReceiverSettings, dir.Sender, dir.Model.SenderSettings, dir.Model.Note, 100*dir.Model.MeasuredVsModel)
@@ -67,6 +72,16 @@ func WriteText(w io.Writer, d *Doc) {
 	for _, n := range d.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
+}
+
+// pacedOf is the paced download (a loss probe) a phase record is.
+func pacedOf(d *Doc, p Phase) (PacedPhase, bool) {
+	for _, x := range d.PacedPhases {
+		if p.Name == PhaseDownload && p.RateBps > 0 && p.RateBps == x.GrantedRateBps {
+			return x, true
+		}
+	}
+	return PacedPhase{}, false
 }
 
 // ccPhaseText names a download run with a congestion control asked of

@@ -8,7 +8,9 @@
 #   RUNS=3 SHAPE="100ms 500Mbit/s" IPV6=1 scripts/bench-causes.sh [CASE...]
 # (IPV6=1: the ends get 2001:2::/48 addresses too and test dials the
 # server's IPv6 address)
-# Cases: clean, random-loss, shallow-buffer, bufferbloat (all by default).
+# Cases: clean, random-loss, shallow-buffer, bufferbloat, policer (at half
+# the rate, 64 KB burst), reordering (5% held 30 ms), window-scale-stripped
+# (all by default). test runs with --loss-probes (PROBES=0: without).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 L=${LONGHAUL:-$here/bin/longhaul}
@@ -24,15 +26,21 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$out"' EXIT
 head -c 32 /dev/urandom | base64 >"$out/token"
 chmod 600 "$out/token"
 big="4096 131072 134217728"
+half=$(awk -v r="$rate" 'BEGIN { n = r + 0; sub(/^[0-9.]+/, "", r); print n / 2 r }')
 declare -A flags=(
 	[clean]=""
 	[random-loss]="--down-loss 0.01%"
 	[shallow-buffer]="--down-queue 0.05bdp"
 	[bufferbloat]="--down-queue 8bdp"
+	[policer]="--down-policer $half/64KB"
+	[reordering]="--down-reorder 5%/30ms"
+	[window-scale-stripped]="--up-middlebox wscale=strip"
 )
+probes=--loss-probes
+[ "${PROBES:-1}" != 0 ] || probes=
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(clean random-loss shallow-buffer bufferbloat)
-printf '%-15s %-4s %-14s %-15s %-14s %-14s %s\n' case run single verdict cause path-rate basis
+[ ${#cases[@]} -gt 0 ] || cases=(clean random-loss shallow-buffer bufferbloat policer reordering window-scale-stripped)
+printf '%-22s %-4s %-14s %-15s %-22s %-14s %s\n' case run single verdict cause path-rate basis
 for c in "${cases[@]}"; do
 	extra=${flags[$c]-}
 	for i in $(seq "$RUNS"); do
@@ -42,9 +50,9 @@ for c in "${cases[@]}"; do
 			--client-sysctl "net.ipv4.tcp_rmem=$big" --client-sysctl "net.ipv4.tcp_wmem=$big" \
 			--server-sysctl "net.ipv4.tcp_rmem=$big" --server-sysctl "net.ipv4.tcp_wmem=$big" \
 			--server "$L serve --auth $out/token --netns \$LONGHAUL_SERVER_NETNS 2>$out/serve.log" -- \
-			sh -c "$L test $server --auth $out/token --netns \$LONGHAUL_CLIENT_NETNS --download --duration $dur --json >$doc" \
+			sh -c "$L test $server --auth $out/token --netns \$LONGHAUL_CLIENT_NETNS --download --duration $dur $probes --json >$doc" \
 			2>"$out/emulate.log"; then
-			printf '%-15s %-4s %s\n' "$c" "$i" "not valid: $(tail -1 "$out/emulate.log")"
+			printf '%-22s %-4s %s\n' "$c" "$i" "not valid: $(tail -1 "$out/emulate.log")"
 			continue
 		fi
 		python3 - "$c" "$i" "$doc" <<'PY'
@@ -56,7 +64,10 @@ cause = (dl.get("cause") or {}).get("name", "-")
 flags = dl["flow"].get("flags") or []
 if "bufferbloat" in flags and cause == "-":
     cause = "(bloat flag)"
-print(f'{c:15s} {i:4s} {dl["throughput_bps"]/1e6:9.1f} Mb/s {dl["flow"]["verdict"]:15s} {cause:14s} {d["path_rate_bps"]/1e6:9.1f} Mb/s {d["path_rate_basis"]}')
+seen = [x["name"] for x in dl.get("seen") or []]
+if seen and cause == "-":
+    cause = "(seen " + ",".join(seen) + ")"
+print(f'{c:22s} {i:4s} {dl["throughput_bps"]/1e6:9.1f} Mb/s {dl["flow"]["verdict"]:15s} {cause:22s} {d["path_rate_bps"]/1e6:9.1f} Mb/s {d["path_rate_basis"]}')
 PY
 	done
 done

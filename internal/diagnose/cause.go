@@ -87,6 +87,10 @@ type LossEvidence struct {
 	// congestion control (bbr); 0 when not measured.
 	Paced        []PacedRun
 	BestOtherBps float64
+	// Reordered: the sender saw the path reorder (ReorderNote). Late
+	// segments and their repairs confound the paced runs, which then
+	// name no policer.
+	Reordered bool
 }
 
 // PacedRun is a single-stream download the sender paced at a rate.
@@ -114,6 +118,9 @@ const (
 // neither.
 func pacedVerdict(e LossEvidence) (cured bool, ceiling float64) {
 	if len(e.Paced) == 0 {
+		return false, 0
+	}
+	if e.Reordered {
 		return false, 0
 	}
 	best := max(e.Bps, e.BestOtherBps)

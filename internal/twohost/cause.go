@@ -68,9 +68,11 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64,
 		}
 		e.LoadedRTT, e.IdleRTT = median(rtts), 0 // tcp_info's, against its minimum
 	}
-	if c, ok := diagnose.ReorderCause(reorderEvidence(all, f, e.Sender)); ok {
+	re := reorderEvidence(all, f, e.Sender)
+	if c, ok := diagnose.ReorderCause(re); ok && !atPath {
 		return &c, true
 	}
+	_, e.Reordered = diagnose.ReorderNote(re)
 	c, ok := diagnose.LossCause(e)
 	if !ok || (v == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) || (atPath && c.Name != diagnose.CausePolicer) {
 		// A bottleneck's bloat is a flag of its verdict already.

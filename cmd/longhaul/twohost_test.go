@@ -294,12 +294,7 @@ func TestIntegrationTestLoss(t *testing.T) {
 // network), not a buffer; with scaling off on the client it is the
 // client's setting.
 func TestIntegrationTestWindowScaleStripped(t *testing.T) {
-	big := "4096 131072 33554432"
-	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0, 0, 1)
-	if err := link.Up.Middlebox.Set("wscale=strip"); err != nil {
-		t.Fatal(err)
-	}
-	h := upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", big), sysctls("net.ipv4.tcp_wmem", big))
+	h := upKnobPath(t, func(l *emupath.Link) error { return l.Up.Middlebox.Set("wscale=strip") })
 	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "40", "--streams", "0", "--rate", "100Mbit/s")
 	down := direction(t, d, "download")
 	c := down.Cause
@@ -334,12 +329,7 @@ func TestIntegrationTestWindowScalingOff(t *testing.T) {
 // paces the download above what it carried and the paced run falls short
 // of its pace without a queue: a policer, at about what bbr carried.
 func TestIntegrationTestPolicer(t *testing.T) {
-	big := "4096 131072 33554432"
-	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0, 0, 1)
-	if err := link.Down.Policer.Set("50Mbit/s/64KB"); err != nil {
-		t.Fatal(err)
-	}
-	h := upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", big), sysctls("net.ipv4.tcp_wmem", big))
+	h := upKnobPath(t, func(l *emupath.Link) error { return l.Down.Policer.Set("50Mbit/s/64KB") })
 	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "60", "--streams", "0", "--loss-probes")
 	down := direction(t, d, "download")
 	if len(d.PacedPhases) != 2 || len(d.CCPhases) != 1 {
@@ -354,18 +344,49 @@ func TestIntegrationTestPolicer(t *testing.T) {
 	}
 }
 
-// Segments held back 30 ms on 5% of the path: Linux's RACK tolerates it,
-// so it limits nothing, and test says it saw it.
+// Segments held back 30 ms on 5% of the path: Linux's RACK mostly
+// tolerates it; test names it, as seen when the flow was not held far
+// below the path's rate (unknown here: no --rate, no capacity phase),
+// else as the cause.
 func TestIntegrationTestReorderSeen(t *testing.T) {
-	big := "4096 131072 33554432"
-	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0, 0, 1)
-	if err := link.Down.Reorder.Set("5%/30ms"); err != nil {
-		t.Fatal(err)
-	}
-	h := upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", big), sysctls("net.ipv4.tcp_wmem", big))
+	h := upKnobPath(t, func(l *emupath.Link) error { return l.Down.Reorder.Set("5%/30ms") })
 	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "60", "--streams", "0")
 	down := direction(t, d, "download")
-	if len(down.Seen) != 1 || down.Seen[0].Name != diagnose.CauseReordering || down.Seen[0].Numbers["reorder_events"] < 10 {
-		t.Errorf("download: seen %+v, cause %+v; want reordering seen", down.Seen, down.Cause)
+	named := down.Cause
+	if len(down.Seen) == 1 {
+		named = &down.Seen[0]
 	}
+	if named == nil || named.Name != diagnose.CauseReordering || named.Numbers["reorder_events"] < 10 {
+		t.Errorf("download: seen %+v, cause %+v; want reordering named", down.Seen, down.Cause)
+	}
+}
+
+// The path from the server drops packets above 1400 bytes without a word
+// (a PMTU black hole): the session answer never arrives, test tries again
+// with small segments, names the black hole for the path and measures
+// the download with them.
+func TestIntegrationTestBlackHole(t *testing.T) {
+	h := upKnobPath(t, func(l *emupath.Link) error { return l.Down.MTU.Set("1400/blackhole") })
+	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "40", "--streams", "0")
+	if len(d.Causes) != 1 || d.Causes[0].Name != diagnose.CausePMTUBlackHole {
+		t.Fatalf("causes %+v; want a PMTU black hole", d.Causes)
+	}
+	if down := direction(t, d, "download"); down.ThroughputBps < 50e6 {
+		t.Errorf("download with small segments: %.4g bit/s", down.ThroughputBps)
+	}
+	if len(d.Fix) == 0 || !strings.HasPrefix(d.Fix[0], "fix for the path (pmtu-black-hole)") {
+		t.Errorf("fix %q", d.Fix)
+	}
+}
+
+// upKnobPath is serve on 50 ms x 100 Mbit/s with 32 MiB buffers at both
+// ends and one path failure set on the link.
+func upKnobPath(t *testing.T, set func(*emupath.Link) error) *twoHosts {
+	t.Helper()
+	big := "4096 131072 33554432"
+	link := emupath.Symmetric(50*time.Millisecond, 100e6, 0, 0, 1)
+	if err := set(&link); err != nil {
+		t.Fatal(err)
+	}
+	return upTwoHosts(t, link, sysctls("net.ipv4.tcp_rmem", big), sysctls("net.ipv4.tcp_wmem", big))
 }

@@ -209,7 +209,13 @@ func printFlows(w io.Writer, doc flowsDoc, explain int) {
 			continue
 		}
 		shown++
-		fmt.Fprintf(w, "\n%s -> %s: %s\n  %s\n  fix: %s\n", f.Local, f.Remote, f.Verdict.Verdict,
-			strings.TrimSpace(f.Summary), strings.TrimSpace(f.Fix))
+		fmt.Fprintf(w, "\n%s -> %s: %s\n  %s\n", f.Local, f.Remote, f.Verdict.Verdict, strings.TrimSpace(f.Summary))
+		if f.Cause != nil {
+			fmt.Fprintf(w, "  the path: %s\n", f.Cause.Text)
+		}
+		for _, c := range f.Seen {
+			fmt.Fprintf(w, "  also seen: %s\n", c.Text)
+		}
+		fmt.Fprintf(w, "  fix: %s\n", strings.TrimSpace(f.Fix))
 	}
 }

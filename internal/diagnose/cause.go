@@ -95,10 +95,13 @@ type LossEvidence struct {
 
 // PacedRun is a single-stream download the sender paced at a rate.
 type PacedRun struct {
-	RateBps   float64       // the pace
-	Bps       float64       // what it carried
-	LossRate  float64       // the share of its segments retransmitted
-	LoadedRTT time.Duration // the round trip while it ran (median; 0 unknown)
+	RateBps  float64 // the pace
+	Bps      float64 // what it carried
+	LossRate float64 // the share of its segments retransmitted
+	// LoadedRTT is the round trip while it ran, near its top (test uses
+	// the 90th percentile: a drop-tail queue overrun by a pace above the
+	// link fills before each loss); 0 unknown.
+	LoadedRTT time.Duration
 }
 
 // Paced runs against the unpaced flow: a run carried its pace when it
@@ -362,6 +365,11 @@ type ReorderEvidence struct {
 	MinRTT                                      time.Duration
 	Bps                                         float64 // the flow's throughput
 	Sender                                      string  // how to name the sender ("the server")
+	// Held: the flow was held by its losses far below the path's rate
+	// (a clean path of the same shape carries it), so reordering the
+	// sender kept seeing is named even when its repairs were real
+	// retransmissions.
+	Held bool
 }
 
 // spuriousShare: at least this share of the retransmissions were
@@ -399,7 +407,8 @@ func ReorderNote(e ReorderEvidence) (Cause, bool) {
 // took late segments for lost ones, retransmitted them and cut its
 // window for losses that never happened.
 func ReorderCause(e ReorderEvidence) (Cause, bool) {
-	if e.Events <= 0 || e.Spurious <= 0 || float64(e.Spurious) < spuriousShare*float64(e.Retrans) {
+	spurious := e.Events > 0 && e.Spurious > 0 && float64(e.Spurious) >= spuriousShare*float64(e.Retrans)
+	if !spurious && !(e.Held && e.Events >= reorderNoteEvents && e.Degree > defaultReordering) {
 		return Cause{}, false
 	}
 	nums := map[string]float64{"reorder_events": float64(e.Events), "reordering_degree": float64(e.Degree),
@@ -414,8 +423,31 @@ func ReorderCause(e ReorderEvidence) (Cause, bool) {
 		Text: fmt.Sprintf("reordering: the path delivers segments out of order (%s saw it %d times and now waits for %d segments before calling one lost); "+
 			"%d of its %d retransmissions (%.2g%% of the segments) were reported duplicates: segments taken for lost were only late, and each time the congestion window was cut for nothing",
 			sender, e.Events, e.Degree, e.Spurious, e.Retrans, 100*share)}
+	if !spurious {
+		c.Text = fmt.Sprintf("reordering: the path delivers segments out of order (%s saw it %d times and now waits for %d segments before calling one lost), "+
+			"and the flow, held far below the path's rate by its losses (%d retransmissions, %.2g%% of the segments, %d reported duplicates), never grew back: "+
+			"while segments arrive late, each loss takes longer to tell and repair",
+			sender, e.Events, e.Degree, e.Retrans, 100*share, e.Spurious)
+	}
 	c.Fix = append(c.Fix,
 		ActorNetwork+": keep each flow on one path: hash link aggregation (LAG, ECMP) on the 5-tuple, not per packet, and check for multipath or a load balancer spraying packets",
 		ActorSender+": "+sender+" tolerates more with RACK (net.ipv4.tcp_recovery=1, the default since Linux 4.18) and a higher starting degree (net.ipv4.tcp_reordering, 3 by default; e.g. 10)")
 	return c, true
+}
+
+// BlackHoleCause names a PMTU black hole: full-size segments from the
+// sender never arrived while small ones did, and segments of mss bytes
+// got through. Linux finds the path's MTU itself only with
+// net.ipv4.tcp_mtu_probing (RFC 4821); without it the connection stalls
+// at its first full-size segment, retransmitting it until it times out.
+func BlackHoleCause(mss int, sender string) Cause {
+	sender = orWord(sender, "the sender")
+	c := Cause{Name: CausePMTUBlackHole, Numbers: map[string]float64{"mss_that_passed": float64(mss)},
+		Text: fmt.Sprintf("a PMTU black hole: full-size segments from %s never arrived while small ones did, and %d-byte segments got through: "+
+			"a link on the path has a smaller MTU than the hosts, and the ICMP 'fragmentation needed' (ICMPv6 'packet too big') that should tell %s is lost or filtered; "+
+			"every connection that sends a full-size segment stalls (this test ran with %d-byte segments)", sender, mss, sender, mss)}
+	c.Fix = append(c.Fix,
+		ActorNetwork+": let ICMP 'fragmentation needed' (type 3 code 4) and ICMPv6 'packet too big' through the firewalls on the path, or clamp the MSS where the MTU shrinks (iptables -t mangle ... -j TCPMSS --clamp-mss-to-pmtu)",
+		ActorSender+": "+sender+" can find the path's MTU itself: net.ipv4.tcp_mtu_probing=1 (probes after a black hole; 2 always)")
+	return c
 }

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/diagnose"
@@ -115,6 +116,13 @@ type Flow struct {
 	// congestion control, when the dump had them (0, "" otherwise).
 	SndbufBytes int64  `json:"sndbuf_bytes,omitempty"`
 	CC          string `json:"cc,omitempty"`
+	// Cause is what the path did to a sending flow held by its losses,
+	// when tcp_info shows it (reordering: the interval's retransmissions
+	// were mostly spurious); its fix is the flow's. Seen is what else the
+	// path was seen doing since the socket opened that did not limit it
+	// (a reordering the sender tolerated).
+	Cause *diagnose.Cause  `json:"cause,omitempty"`
+	Seen  []diagnose.Cause `json:"seen,omitempty"`
 	// The verdict (package diagnose's vocabulary), its share of the
 	// interval, the shares of every state, a summary and the fix. For a
 	// receiving or idle socket Verdict is "unknown" and Summary says why.
@@ -168,7 +176,29 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	if f.Verdict.Verdict == diagnose.SlowStart {
 		f.Summary, f.Fix = slowStartText(cur, dt, f.Share, in.Sender)
 	}
+	pathCauses(&f, prev, cur)
 	return f
+}
+
+// pathCauses names reordering for a sending flow: the cause of a flow
+// held by its losses when most of the interval's retransmissions were
+// spurious, else seen when the socket tolerated it.
+func pathCauses(f *Flow, prev, cur Sock) {
+	sender := "this host"
+	v := f.Verdict.Verdict
+	held := v == diagnose.LossLimited || v == diagnose.Bottleneck
+	interval := diagnose.ReorderEvidence{Events: max(cur.ReordSeen-prev.ReordSeen, 0), Degree: cur.Reordering,
+		Spurious: max(cur.DSACKDups-prev.DSACKDups, 0), Retrans: max(cur.Retrans-prev.Retrans, 0),
+		Segments: max(cur.DataSegsOut-prev.DataSegsOut, 0), MinRTT: cur.MinRTT, Bps: f.ThroughputBps, Sender: sender}
+	if c, ok := diagnose.ReorderCause(interval); ok && held {
+		f.Cause = &c
+		f.Fix = strings.Join(c.Fix, "; ")
+		return
+	}
+	life := diagnose.ReorderEvidence{Events: cur.ReordSeen, Degree: cur.Reordering, Spurious: cur.DSACKDups, Retrans: cur.Retrans, Sender: sender}
+	if c, ok := diagnose.ReorderNote(life); ok {
+		f.Seen = append(f.Seen, c)
+	}
 }
 
 // senderTimeline turns an interval's split (SplitInterval: the kernel's

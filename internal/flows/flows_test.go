@@ -227,6 +227,7 @@ func TestFromTCPInfo(t *testing.T) {
 		State: 1, Ca_state: 0, Options: 4 | 2, Snd_mss: 1448, Snd_cwnd: 10, Snd_ssthresh: infiniteSsthresh,
 		Unacked: 8, Sacked: 2, Lost: 1, Retrans: 1, Rtt: 200123, Min_rtt: 200001,
 		Bytes_acked: 1000, Bytes_received: 20, Busy_time: 1500, Rwnd_limited: 700, Sndbuf_limited: 300, Snd_wnd: 65536,
+		Reordering: 40, Reord_seen: 7, Dsack_dups: 3, Rcv_ooopack: 11,
 	}
 	s := FromTCPInfo(local, remote, ti)
 	want := Sock{
@@ -234,6 +235,7 @@ func TestFromTCPInfo(t *testing.T) {
 		Inflight: 6 * 1448, SackedBytes: 2 * 1448, RTT: 200123 * time.Microsecond, MinRTT: 200001 * time.Microsecond,
 		BytesAcked: 1000, BytesReceived: 20, Busy: 1500 * time.Microsecond, RwndLimited: 700 * time.Microsecond,
 		SndbufLimited: 300 * time.Microsecond, WindowScale: true,
+		ReordSeen: 7, Reordering: 40, DSACKDups: 3, RcvOOO: 11,
 	}
 	if s != want {
 		t.Errorf("got  %+v\nwant %+v", s, want)
@@ -251,5 +253,29 @@ func TestAddrPortUnmapsIPv4(t *testing.T) {
 	v6 := netip.MustParseAddr("::ffff:198.18.0.1").AsSlice()
 	if got := AddrPort(v6, 80); got.String() != "198.18.0.1:80" {
 		t.Errorf("IPv4-mapped: %v", got)
+	}
+}
+
+// Reordering the sender tolerated is seen; when most of an interval's
+// retransmissions were spurious, it is the cause of a loss-held flow.
+func TestJudgeReordering(t *testing.T) {
+	p, c := lossy(200 * time.Millisecond)
+	p.ReordSeen, p.Reordering = 20, 3
+	c.ReordSeen, c.Reordering, c.DSACKDups = 60, 50, 40
+	f := Judge(p, c, time.Second, Options{})
+	if f.Cause == nil || f.Cause.Name != diagnose.CauseReordering || !strings.HasPrefix(f.Fix, "network: keep each flow on one path") {
+		t.Fatalf("verdict %s cause %+v fix %q", f.Verdict.Verdict, f.Cause, f.Fix)
+	}
+	// The same socket whose retransmissions were real losses: reordering
+	// only seen.
+	c.DSACKDups = 2
+	f = Judge(p, c, time.Second, Options{})
+	if f.Cause != nil || len(f.Seen) != 1 || f.Seen[0].Name != diagnose.CauseReordering {
+		t.Errorf("cause %+v seen %+v", f.Cause, f.Seen)
+	}
+	// No reordering: neither.
+	p, c = lossy(200 * time.Millisecond)
+	if f := Judge(p, c, time.Second, Options{}); f.Cause != nil || len(f.Seen) != 0 {
+		t.Errorf("cause %+v seen %+v", f.Cause, f.Seen)
 	}
 }

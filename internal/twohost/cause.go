@@ -69,6 +69,7 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64,
 		e.LoadedRTT, e.IdleRTT = median(rtts), 0 // tcp_info's, against its minimum
 	}
 	re := reorderEvidence(all, f, e.Sender)
+	re.Held = pathBps > 0 && !atPath // held below a known rate
 	if c, ok := diagnose.ReorderCause(re); ok && !atPath {
 		return &c, true
 	}
@@ -93,7 +94,7 @@ func probesOf(d *Doc) probes {
 	var pr probes
 	for _, x := range d.PacedPhases {
 		pr.paced = append(pr.paced, diagnose.PacedRun{RateBps: x.GrantedRateBps, Bps: x.ThroughputBps, LossRate: x.LossRate,
-			LoadedRTT: time.Duration(x.LoadedRTTS * float64(time.Second))})
+			LoadedRTT: time.Duration(x.LoadedRTTP90S * float64(time.Second))})
 	}
 	for _, x := range d.RTT.IdleS {
 		if r := time.Duration(x * float64(time.Second)); r > 0 && (pr.idleRTT == 0 || r < pr.idleRTT) {
@@ -181,13 +182,16 @@ func capacityPeak(samples []flows.Sample) float64 {
 	return peak
 }
 
-func median(ds []time.Duration) time.Duration {
+func median(ds []time.Duration) time.Duration { return quantile(ds, 0.5) }
+
+// quantile is the q-quantile of ds (the element at rank q x n); 0 for none.
+func quantile(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	return s[len(s)/2]
+	return s[min(int(q*float64(len(s))), len(s)-1)]
 }
 
 func senderOf(phase string) string {

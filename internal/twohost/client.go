@@ -23,11 +23,17 @@ import (
 
 // Client defaults.
 const (
-	DefaultRounds   = 60
-	DefaultStreams  = 8
-	MinPhase        = 2 * time.Second
-	rttProbes       = 10
-	helloTimeout    = 10 * time.Second
+	DefaultRounds  = 60
+	DefaultStreams = 8
+	MinPhase       = 2 * time.Second
+	rttProbes      = 10
+	helloTimeout   = 10 * time.Second
+	// acceptWait is how long the server's Accepted may take (it gathers
+	// its snapshot first), and blackHoleMSS the segment size of the
+	// second try when it never came: 1200 bytes fit IPv6's 1280-byte
+	// minimum MTU with its headers and options, and any tunnel's.
+	acceptWait      = 10 * time.Second
+	blackHoleMSS    = 1200
 	clientIdle      = 30 * time.Second
 	phaseOverheadS  = 1.5 // seconds a phase takes beyond its transfer
 	loadedPingEvery = 200 * time.Millisecond
@@ -57,7 +63,12 @@ type ClientOptions struct {
 	// bursts, a policer everything above its rate, random loss the same
 	// share at any rate) and, when the server has it and CCs lacks it,
 	// sent with bbr.
-	LossProbes  bool
+	LossProbes bool
+	// MSS clamps the segments of every connection (TCP_MAXSEG before
+	// connect: this host's SYN asks the server for segments no larger);
+	// 0 none. Run sets it itself when the server's first large message
+	// never arrives (a PMTU black hole).
+	MSS         int
 	DialTimeout time.Duration
 	SampleEvery time.Duration
 	Progress    io.Writer // one line per step; nil none
@@ -93,12 +104,20 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 		return nil, fmt.Errorf("test: this host's settings: %w", err)
 	}
 	cc, err := dialControl(ctx, o)
+	blackHole := 0
+	if errors.Is(err, errNoLargeMessage) && o.MSS == 0 {
+		o.progress("the server's first large message did not arrive within %s: trying again with %d-byte segments (a path that drops full-size packets, a PMTU black hole?)", acceptWait, blackHoleMSS)
+		o.MSS = blackHoleMSS
+		if cc, err = dialControl(ctx, o); err == nil {
+			blackHole = blackHoleMSS
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer cc.close()
 	cc.wchunk = writeChunk(mine)
-	raw := &Raw{Server: o.Addr, Started: time.Now().UTC(), Client: mine, ServerSnap: cc.acc.Snapshot, Caps: cc.acc.Caps}
+	raw := &Raw{Server: o.Addr, Started: time.Now().UTC(), Client: mine, ServerSnap: cc.acc.Snapshot, Caps: cc.acc.Caps, BlackHoleMSS: blackHole}
 	o.progress("connected to %s: session %s, the server allows %gs and %d bytes per test", o.Addr, cc.acc.Session[:8], cc.acc.Caps.MaxDurationS, cc.acc.Caps.MaxBytes)
 	if raw.IdleRTTs, err = cc.pings(ctx, rttProbes, 50*time.Millisecond); err != nil {
 		return nil, err
@@ -210,13 +229,20 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 	return out, d, nil
 }
 
+// errNoLargeMessage: the server's Accepted did not arrive in time, while
+// its hello and welcome, single small segments, did.
+var errNoLargeMessage = errors.New("the server's session answer (its snapshot, several full-size segments) did not arrive in time, its small messages did: a path that drops full-size packets (a PMTU black hole), or a server too busy to answer")
+
 // dialIn connects from namespace ns: a socket stays in the namespace it
 // was created in.
-func dialIn(ctx context.Context, ns, addr string, timeout time.Duration) (net.Conn, error) {
+func dialIn(ctx context.Context, ns, addr string, timeout time.Duration, mss int) (net.Conn, error) {
 	var c net.Conn
 	dial := func() error {
 		var err error
 		d := net.Dialer{Timeout: timeout}
+		if mss > 0 {
+			d.Control = clampMSS(mss)
+		}
 		c, err = d.DialContext(ctx, "tcp", addr)
 		return err
 	}
@@ -232,7 +258,7 @@ func dialIn(ctx context.Context, ns, addr string, timeout time.Duration) (net.Co
 // clientHandshake reads hello, authenticates and checks the server's
 // proof.
 func clientHandshake(ctx context.Context, o ClientOptions, a Auth) (net.Conn, error) {
-	raw, err := dialIn(ctx, o.Netns, o.Addr, o.DialTimeout)
+	raw, err := dialIn(ctx, o.Netns, o.Addr, o.DialTimeout, o.MSS)
 	if err != nil {
 		return nil, fmt.Errorf("test: cannot reach %s: %w: is longhaul serve running there, and is the port (default %d) open?", o.Addr, unwrapOp(err), DefaultPort)
 	}
@@ -334,7 +360,10 @@ func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
 		c.Close()
 		return nil, err
 	}
-	_ = c.SetReadDeadline(time.Now().Add(clientIdle))
+	// Accepted carries the server's snapshot: several full-size segments,
+	// the first this connection needs. Silence while the small ones
+	// before it came through is a path that drops large packets.
+	_ = c.SetReadDeadline(time.Now().Add(acceptWait))
 	f, err := ReadFrame(c, MaxServerFrame)
 	if err == nil {
 		if re := AsError(f); re != nil {
@@ -342,6 +371,9 @@ func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
 		} else {
 			err = Decode(f, TypeAccepted, &cc.acc)
 		}
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		err = errNoLargeMessage
 	}
 	if err != nil {
 		c.Close()

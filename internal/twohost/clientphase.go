@@ -173,6 +173,7 @@ func download(c net.Conn, moved *atomic.Int64) error {
 func upload(c net.Conn, d time.Duration, wchunk int, moved *atomic.Int64) error {
 	buf := make([]byte, wchunk)
 	until := time.Now().Add(d)
+	limitUnsent(c)
 	var dl deadline
 	for time.Now().Before(until) {
 		dl.refresh(c.SetWriteDeadline, clientIdle, time.Time{})

@@ -48,6 +48,8 @@ func (d *Doc) directionFix(dir Direction) string {
 		return "nothing to change on the hosts: the flow ran at the path's rate, and a larger window would only lengthen the bottleneck's queue"
 	case l.Host == HostTest:
 		return "test longer (--rounds or --duration): the flow had not left slow start"
+	case l.Host == HostPath && v == diagnose.Bottleneck && dir.Cause == nil:
+		return fmt.Sprintf("nothing to change on the hosts for this direction: the flow filled the path (%s)", units.FormatRate(dir.ThroughputBps))
 	case dir.Cause != nil:
 		return strings.Join(dir.Cause.Fix, "; ")
 	}
@@ -58,6 +60,9 @@ func (d *Doc) directionFix(dir Direction) string {
 // direction, then each host's plan.
 func (d *Doc) fixLines() []string {
 	var out []string
+	for _, c := range d.Causes {
+		out = append(out, fmt.Sprintf("fix for the path (%s): %s", c.Name, strings.Join(c.Fix, "; ")))
+	}
 	for _, dir := range d.Directions {
 		out = append(out, fmt.Sprintf("fix for the %s: %s", dir.Name, dir.Flow.Fix))
 	}

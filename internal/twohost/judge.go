@@ -49,6 +49,10 @@ type Doc struct {
 	// PacedPhases are the downloads the server paced at a rate (test
 	// --loss-probes): how the path's losses depend on the rate.
 	PacedPhases []PacedPhase `json:"paced_phases,omitempty"`
+	// Causes are what the path does wrong beyond one direction's flow:
+	// a PMTU black hole found before the phases (which then ran with
+	// small segments).
+	Causes []diagnose.Cause `json:"causes,omitempty"`
 	// Fix is what to change, line by line as test prints it and the
 	// report shows it: each direction's fix, then each host's plan.
 	Fix   []string `json:"fix,omitempty"`
@@ -77,6 +81,10 @@ type PacedPhase struct {
 	// LossRate is the share of the phase's data segments retransmitted.
 	LossRate   float64 `json:"loss_rate"`
 	LoadedRTTS float64 `json:"loaded_rtt_s,omitempty"`
+	// LoadedRTTP90S is the 90th percentile of the pings while it ran: a
+	// drop-tail queue fills before each loss, and its peaks show there
+	// when the median, between them, shows none.
+	LoadedRTTP90S float64 `json:"loaded_rtt_p90_s,omitempty"`
 }
 
 // RTT is the path's round trip: the least seen, and under load.
@@ -220,6 +228,9 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		}
 	}
 	rtt := time.Duration(d.RTT.MinS * float64(time.Second))
+	if raw.BlackHoleMSS > 0 {
+		d.Causes = append(d.Causes, diagnose.BlackHoleCause(raw.BlackHoleMSS, "the server"))
+	}
 	causes := map[string]*diagnose.Cause{}
 	pr := probesOf(d)
 	for _, p := range plain {
@@ -402,7 +413,7 @@ func ccPhase(p PhaseRaw, fl []flows.Flow) CCPhase {
 // carried and lost over the whole phase.
 func pacedPhase(p PhaseRaw, fl []flows.Flow) PacedPhase {
 	x := PacedPhase{RateBps: p.AskedPace, GrantedRateBps: p.Grant.RateBps, ThroughputBps: aggregateRate(senderSamples(p)),
-		Verdict: diagnose.Unknown, LoadedRTTS: median(p.LoadedRTTs).Seconds()}
+		Verdict: diagnose.Unknown, LoadedRTTS: median(p.LoadedRTTs).Seconds(), LoadedRTTP90S: quantile(p.LoadedRTTs, 0.9).Seconds()}
 	if len(fl) == 0 {
 		return x
 	}

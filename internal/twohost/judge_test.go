@@ -57,11 +57,12 @@ type stream struct {
 	rwndShare, sndShare float64
 	ssthresh            int64
 	lossEvery           int
+	unscaled            bool // the handshake negotiated no window scaling
 }
 
 func (st stream) samples(secs float64) []flows.Sample {
 	k := flows.Sock{Local: netip.MustParseAddrPort("198.18.0.2:9978"), Remote: netip.AddrPortFrom(netip.MustParseAddr("198.18.0.1"), st.port),
-		State: "ESTABLISHED", MSS: 1448, Cwnd: 2 * st.flight, Ssthresh: st.ssthresh, SndWnd: 8 << 20, WindowScale: true,
+		State: "ESTABLISHED", MSS: 1448, Cwnd: 2 * st.flight, Ssthresh: st.ssthresh, SndWnd: 8 << 20, WindowScale: !st.unscaled,
 		RTT: st.rtt, MinRTT: st.rtt}
 	var out []flows.Sample
 	dt := 100 * time.Millisecond
@@ -339,5 +340,93 @@ func TestJudgeCCPhase(t *testing.T) {
 		if !strings.Contains(txt.String(), want) {
 			t.Errorf("granted %v: text lacks %q:\n%s", granted, want, txt.String())
 		}
+	}
+}
+
+// A test that ran with clamped segments after the server's first large
+// message never arrived names a PMTU black hole for the whole path, with
+// its fix line first.
+func TestJudgeBlackHole(t *testing.T) {
+	big := "4096 131072 33554432"
+	raw := rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, stream{port: 40000, rate: 90e6, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20}))
+	raw.BlackHoleMSS = 1200
+	d, err := Judge(raw, JudgeOptions{RateBps: 100e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Causes) != 1 || d.Causes[0].Name != diagnose.CausePMTUBlackHole || d.Causes[0].Numbers["mss_that_passed"] != 1200 {
+		t.Fatalf("causes %+v", d.Causes)
+	}
+	if len(d.Fix) == 0 || !strings.HasPrefix(d.Fix[0], "fix for the path (pmtu-black-hole): network: let ICMP") || !strings.Contains(d.Fix[0], "net.ipv4.tcp_mtu_probing=1") {
+		t.Errorf("fix %q", d.Fix)
+	}
+	var txt bytes.Buffer
+	WriteText(&txt, d)
+	if !strings.Contains(txt.String(), "path: a PMTU black hole") {
+		t.Errorf("text:\n%s", txt.String())
+	}
+	// Without the clamp, nothing.
+	raw.BlackHoleMSS = 0
+	if d, _ := Judge(raw, JudgeOptions{RateBps: 100e6}); len(d.Causes) != 0 {
+		t.Errorf("causes %+v", d.Causes)
+	}
+}
+
+// Paced loss probes are kept apart from the download, print in the
+// table, and a run that fell short of its pace without a queue names a
+// policer at the most any run carried, which is then the path's rate.
+func TestJudgePacedPolicer(t *testing.T) {
+	big := "4096 131072 33554432"
+	rtt := 50 * time.Millisecond
+	// Bursty losses: 10 segments at a time, every second.
+	down := phaseOf(PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 94_000, ssthresh: 90_000, lossEvery: 10})
+	held := phaseOf(PhaseDownload, stream{port: 40001, rate: 30e6, rtt: rtt, flight: 190_000, ssthresh: 1 << 20})
+	held.Grant.Phase, held.Grant.RateBps, held.AskedPace = 2, 30e6, 30e6
+	short := phaseOf(PhaseDownload, stream{port: 40002, rate: 42e6, rtt: rtt, flight: 260_000, ssthresh: 250_000, lossEvery: 4})
+	short.Grant.Phase, short.Grant.RateBps, short.AskedPace = 3, 60e6, 60e6
+	d, err := Judge(rawWith(host(big, big), host(big, big), down, held, short), JudgeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Directions) != 1 || len(d.PacedPhases) != 2 || d.PacedPhases[1].GrantedRateBps != 60e6 || d.PacedPhases[1].LossRate <= 0 {
+		t.Fatalf("directions %d, paced %+v", len(d.Directions), d.PacedPhases)
+	}
+	c := d.Directions[0].Cause
+	if c == nil || c.Name != diagnose.CausePolicer {
+		t.Fatalf("cause %+v (verdict %s)", c, d.Directions[0].Flow.Verdict.Verdict)
+	}
+	if r := c.Numbers["policer_bps"]; r < 40e6 || r > 44e6 || d.PathRateBps != r {
+		t.Errorf("policer %.4g, path rate %.4g (%s)", r, d.PathRateBps, d.PathRateBasis)
+	}
+	var txt bytes.Buffer
+	WriteText(&txt, d)
+	if !strings.Contains(txt.String(), "download (paced 60 Mbit/s)") {
+		t.Errorf("text:\n%s", txt.String())
+	}
+}
+
+// A download pinned at 64 KB without window scaling: both hosts allow
+// scaling, so a middlebox stripped it (the path's cause, the network's
+// fix); with scaling off on the client, the client's setting.
+func TestJudgeWindowScaling(t *testing.T) {
+	big := "4096 131072 33554432"
+	st := stream{port: 40000, rate: 10.4e6, rtt: 50 * time.Millisecond, flight: 65_535, rwndShare: 0.95, ssthresh: 1 << 20, unscaled: true}
+	d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := d.Directions[0]
+	if dir.Cause == nil || dir.Cause.Name != diagnose.CauseWindowScaleStripped || dir.Limit.Host != HostPath || !strings.HasPrefix(dir.Flow.Fix, "network: let the TCP window scale option") {
+		t.Fatalf("verdict %s cause %+v limit %+v fix %q", dir.Flow.Verdict.Verdict, dir.Cause, dir.Limit, dir.Flow.Fix)
+	}
+	off := host(big, big)
+	off.Sysctls["net.ipv4.tcp_window_scaling"] = "0"
+	d, err = Judge(rawWith(off, host(big, big), phaseOf(PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = d.Directions[0]
+	if dir.Cause != nil || dir.Limit.Host != HostClient || dir.Limit.Setting != "net.ipv4.tcp_window_scaling" || !strings.Contains(dir.Flow.Fix, "net.ipv4.tcp_window_scaling: 0 -> 1") {
+		t.Errorf("cause %+v limit %+v fix %q", dir.Cause, dir.Limit, dir.Flow.Fix)
 	}
 }

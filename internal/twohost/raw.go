@@ -17,6 +17,10 @@ type Raw struct {
 	IdleRTTs    []time.Duration
 	PhaseLength time.Duration
 	Phases      []PhaseRaw
+	// BlackHoleMSS is the segment size the test ran with after the
+	// server's first large message never arrived at full size; 0 when
+	// it did.
+	BlackHoleMSS int
 }
 
 // PhaseRaw is one phase's measurement from both ends.

@@ -44,6 +44,9 @@ func WriteText(w io.Writer, d *Doc) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", name, p.Streams, units.FormatRate(p.ThroughputBps), verdicts, p.EndReason)
 	}
 	tw.Flush()
+	for _, c := range d.Causes {
+		fmt.Fprintf(w, "\npath: %s\n", c.Text)
+	}
 	for _, dir := range d.Directions {
 		fmt.Fprintf(w, "\n%s (%s sends, %s receives): %s\n", dir.Name, dir.Sender, dir.Receiver, units.FormatRate(dir.ThroughputBps))
 		fmt.Fprintf(w, "  limited by %s\n", dir.Limit.Text)

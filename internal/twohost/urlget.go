@@ -74,7 +74,7 @@ func RunURL(ctx context.Context, o URLOptions) (*URLRaw, error) {
 		Proxy: nil, // the path measured is the one to the URL's host
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			start := time.Now()
-			c, err := dialIn(ctx, o.Netns, addr, o.DialTimeout)
+			c, err := dialIn(ctx, o.Netns, addr, o.DialTimeout, 0)
 			if err != nil {
 				return nil, err
 			}

@@ -10,7 +10,9 @@
 # server's IPv6 address)
 # Cases: clean, random-loss, shallow-buffer, bufferbloat, policer (at half
 # the rate, 64 KB burst), reordering (5% held 30 ms), window-scale-stripped
-# (all by default). test runs with --loss-probes (PROBES=0: without).
+# and cpu-bound (the server held to 0.01 of a core on its own 20 ms x
+# 1 Gbit/s path: less does not bind at 100 Mbit/s) (all by default). test
+# runs with --loss-probes (PROBES=0: without).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 L=${LONGHAUL:-$here/bin/longhaul}
@@ -35,11 +37,12 @@ declare -A flags=(
 	[policer]="--down-policer $half/64KB"
 	[reordering]="--down-reorder 5%/30ms"
 	[window-scale-stripped]="--up-middlebox wscale=strip"
+	[cpu-bound]="--server-cpu 0.01 --rtt 20ms --rate 1Gbit/s"
 )
 probes=--loss-probes
 [ "${PROBES:-1}" != 0 ] || probes=
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(clean random-loss shallow-buffer bufferbloat policer reordering window-scale-stripped)
+[ ${#cases[@]} -gt 0 ] || cases=(clean random-loss shallow-buffer bufferbloat policer reordering window-scale-stripped cpu-bound)
 printf '%-22s %-4s %-14s %-15s %-22s %-14s %s\n' case run single verdict cause path-rate basis
 for c in "${cases[@]}"; do
 	extra=${flags[$c]-}

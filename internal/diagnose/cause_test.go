@@ -200,3 +200,23 @@ func TestReorderCauseHeld(t *testing.T) {
 		t.Fatalf("%+v %v", c, ok)
 	}
 }
+
+func TestCPUCause(t *testing.T) {
+	// Held to a fifth of a core by its cgroup: ran 0.84 s and waited
+	// 3.1 s over 4.2 s.
+	c, ok := CPUCause(CPUEvidence{Host: "the server", Role: ActorSender, RunS: 0.84, WaitS: 3.1, Seconds: 4.2, Bps: 20e6})
+	if !ok || c.Name != CauseCPUBound || math.Abs(c.Numbers["run_cores"]-0.2) > 1e-9 || !strings.HasPrefix(c.Fix[0], "sender: give the server's process more CPU") {
+		t.Fatalf("%+v %v", c, ok)
+	}
+	if !strings.Contains(c.Text, "no faster than the server can write") {
+		t.Errorf("text %q", c.Text)
+	}
+	// A whole core, no wait: CPU-bound too; the receiver reads.
+	if c, ok := CPUCause(CPUEvidence{Role: ActorReceiver, RunS: 3.9, Seconds: 4}); !ok || !strings.Contains(c.Text, "can read") {
+		t.Errorf("%+v %v", c, ok)
+	}
+	// An idle end is not.
+	if _, ok := CPUCause(CPUEvidence{Role: ActorSender, RunS: 0.3, WaitS: 0.1, Seconds: 4}); ok {
+		t.Error("an idle end named CPU-bound")
+	}
+}

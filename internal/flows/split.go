@@ -148,14 +148,16 @@ func sndbufBound(prev, cur Sock) bool {
 // appBound: at both views (the earlier one if known) what the sender had
 // in flight and unsent fitted its congestion window and the peer's
 // window with two segments to spare, its buffer (known: without it a
-// full small buffer looks the same) was less than half full and it was
-// not recovering a loss.
+// full small buffer looks the same) was less than half full, it had
+// less than two segments written and unsent (a writer that keeps more
+// queued, as one capped by TCP_NOTSENT_LOWAT does, is not short of data)
+// and it was not recovering a loss.
 func appBound(prev, cur Sock) bool {
 	little := func(s Sock) bool {
 		mss := max(s.MSS, 1)
 		have := s.Inflight + s.NotSent
 		return s.CAState < 3 && s.Cwnd > 0 && have < s.Cwnd-2*mss && (s.SndWnd <= 0 || have < s.SndWnd-2*mss) &&
-			s.Sndbuf > 0 && 2*s.WmemQueued < s.Sndbuf
+			s.Sndbuf > 0 && 2*s.WmemQueued < s.Sndbuf && s.NotSent < 2*mss
 	}
 	return little(cur) && (prev.BytesAcked <= 0 || little(prev))
 }

@@ -257,3 +257,40 @@ func phaseNamed(ps []PhaseRaw, name string) *PhaseRaw {
 	}
 	return nil
 }
+
+// cpuCause names a CPU-bound end (diagnose.CPUCause: its process waited
+// for a CPU or ran a whole core over the phase) of a flow below the
+// path's rate (pathBps, 0 unknown), whatever the verdict: a sender held
+// back by a CPU limit still has data queued and its bursts when it runs
+// again fill the bottleneck's queue, and a receiver that reads late
+// keeps its window from growing, so the socket can look bound by its
+// congestion window (measured on 1 Gbit/s with one end held to 0.01 of
+// a core: 262 and 340 Mbit/s called a bottleneck). The receiver is
+// looked at first for a flow held by its window, the sender first
+// otherwise.
+func cpuCause(p PhaseRaw, f flows.Flow, pathBps float64) (*diagnose.Cause, bool) {
+	if pathBps > 0 && f.ThroughputBps >= 0.9*pathBps {
+		return nil, false
+	}
+	sender, receiver := ends(p.Grant.Name)
+	order := []string{sender, receiver}
+	if v := f.Verdict.Verdict; v == diagnose.RwndLimited || v == diagnose.ZeroWindow {
+		order = []string{receiver, sender}
+	}
+	for _, end := range order {
+		use, role := p.ClientCPU, diagnose.ActorReceiver
+		if end == HostServer {
+			use = p.Done.CPU
+		}
+		if end == sender {
+			role = diagnose.ActorSender
+		}
+		if use == nil {
+			continue
+		}
+		if c, ok := diagnose.CPUCause(diagnose.CPUEvidence{Host: "the " + end, Role: role, RunS: use.RunS, WaitS: use.WaitS, Seconds: p.Done.Seconds, Bps: f.ThroughputBps}); ok {
+			return &c, true
+		}
+	}
+	return nil, false
+}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/flows"
 )
 
@@ -47,6 +48,7 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 	})
 	defer unwatch()
 	smp.Start(time.Now())
+	cpu0, cpuOK := cpuuse.Now()
 	var moved atomic.Int64
 	errs := make(chan error, pr.Grant.Streams)
 	stop := make(chan struct{})
@@ -81,6 +83,7 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 	pr.Server, cc.samples = cc.samples, nil
 	cc.mu.Unlock()
 	pr.LoadedRTTs, pr.ClientBytes = cc.takePongs(), moved.Load()
+	pr.ClientCPU = cpuOver(cpu0, cpuOK)
 	return pr, err
 }
 

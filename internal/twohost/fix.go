@@ -27,6 +27,8 @@ func (d *Doc) setFixes() {
 func (d *Doc) directionFix(dir Direction) string {
 	l, v := dir.Limit, dir.Flow.Verdict.Verdict
 	switch {
+	case dir.Cause != nil && l.Setting == dir.Cause.Name:
+		return strings.Join(dir.Cause.Fix, "; ")
 	case l.Setting != "" && (l.Host == HostClient || l.Host == HostServer):
 		if d.Plans == nil {
 			return fmt.Sprintf("raise %s's maximum on the %s; no plan sizes it, the path's rate is %s", l.Setting, l.Host, d.PathRateBasis)
@@ -42,8 +44,6 @@ func (d *Doc) directionFix(dir Direction) string {
 		}
 		return fmt.Sprintf("the %s's plan leaves %s as it is (%s): for %s at %s it is enough", l.Host, l.Setting, l.Value,
 			units.FormatRate(d.PathRateBps), secs(d.RTT.MinS))
-	case dir.Cause != nil && l.Host == HostPath && l.Setting == dir.Cause.Name:
-		return strings.Join(dir.Cause.Fix, "; ")
 	case l.Host == HostPath && (v == diagnose.RwndLimited || v == diagnose.SndbufLimited):
 		return "nothing to change on the hosts: the flow ran at the path's rate, and a larger window would only lengthen the bottleneck's queue"
 	case l.Host == HostTest:

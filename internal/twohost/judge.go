@@ -163,17 +163,21 @@ type Phase struct {
 	Name string `json:"name"`
 	// CC is the congestion control the client asked the server to send
 	// with (cc_phases says whether it did).
-	CC            string           `json:"cc,omitempty"`
-	Streams       int              `json:"streams"`
-	DurationS     float64          `json:"duration_s"`
-	RateBps       float64          `json:"rate_bps,omitempty"`
-	ServerBytes   int64            `json:"server_bytes"`
-	ClientBytes   int64            `json:"client_bytes"`
-	Seconds       float64          `json:"seconds"`
-	EndReason     string           `json:"end_reason"`
-	ThroughputBps float64          `json:"throughput_bps"`
-	LoadedRTTS    []float64        `json:"loaded_rtt_s"`
-	Samples       []results.Sample `json:"samples"`
+	CC            string    `json:"cc,omitempty"`
+	Streams       int       `json:"streams"`
+	DurationS     float64   `json:"duration_s"`
+	RateBps       float64   `json:"rate_bps,omitempty"`
+	ServerBytes   int64     `json:"server_bytes"`
+	ClientBytes   int64     `json:"client_bytes"`
+	Seconds       float64   `json:"seconds"`
+	EndReason     string    `json:"end_reason"`
+	ThroughputBps float64   `json:"throughput_bps"`
+	LoadedRTTS    []float64 `json:"loaded_rtt_s"`
+	// ServerCPU and ClientCPU are each end's process CPU over the phase,
+	// when measured.
+	ServerCPU *CPUUse          `json:"server_cpu,omitempty"`
+	ClientCPU *CPUUse          `json:"client_cpu,omitempty"`
+	Samples   []results.Sample `json:"samples"`
 }
 
 // Hosts are both ends' snapshots.
@@ -239,7 +243,9 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 			if d.Capacity != nil {
 				carried = max(carried, d.Capacity.Bps)
 			}
-			if c, ok := phaseCause(p, fl[0], rtt, carried, pr); ok {
+			if c, ok := cpuCause(p, fl[0], carried); ok {
+				causes[p.Grant.Name] = c
+			} else if c, ok := phaseCause(p, fl[0], rtt, carried, pr); ok {
 				withCCs(c, d.CCPhases)
 				causes[p.Grant.Name] = c
 			} else if c, ok := d.scaleCause(p.Grant.Name, fl[0], rtt, carried); ok {
@@ -306,7 +312,7 @@ func senderSamples(p PhaseRaw) []flows.Sample {
 func phaseRecord(p PhaseRaw) Phase {
 	ph := Phase{Name: p.Grant.Name, CC: p.AskedCC, Streams: p.Grant.Streams, DurationS: p.Grant.DurationS, RateBps: p.Grant.RateBps,
 		ServerBytes: p.Done.Bytes, ClientBytes: p.ClientBytes, Seconds: p.Done.Seconds, EndReason: p.Done.Reason,
-		LoadedRTTS: []float64{}, Samples: []results.Sample{}}
+		LoadedRTTS: []float64{}, Samples: []results.Sample{}, ServerCPU: p.Done.CPU, ClientCPU: p.ClientCPU}
 	for _, x := range p.LoadedRTTs {
 		ph.LoadedRTTS = append(ph.LoadedRTTS, x.Seconds())
 	}
@@ -372,7 +378,7 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 	best, basis := 0.0, ""
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
 		for _, f := range judged[name] {
-			if f.Verdict.Verdict == diagnose.Bottleneck && f.ThroughputBps > best {
+			if f.Verdict.Verdict == diagnose.Bottleneck && f.ThroughputBps > best && !cpuBound(causes[name]) {
 				best, basis = f.ThroughputBps, "the "+name+" filled the path on one stream"
 			}
 		}
@@ -398,6 +404,10 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 	}
 	return 0, "unknown: no phase filled the path; run with --streams N or give --rate"
 }
+
+// cpuBound: the cause is a CPU-bound end (the flow did not fill the path
+// however it looked).
+func cpuBound(c *diagnose.Cause) bool { return c != nil && c.Name == diagnose.CauseCPUBound }
 
 // ccPhase is the result of a download with a congestion control asked
 // of the server.

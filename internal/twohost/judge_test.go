@@ -430,3 +430,34 @@ func TestJudgeWindowScaling(t *testing.T) {
 		t.Errorf("cause %+v limit %+v fix %q", dir.Cause, dir.Limit, dir.Flow.Fix)
 	}
 }
+
+// A download held by the server's application while the server's process
+// waited for a CPU most of the phase: the server's CPU, its fix first; a
+// server that did not measure its CPU leaves the verdict as it was.
+func TestJudgeCPUBound(t *testing.T) {
+	big := "4096 131072 33554432"
+	app := stream{port: 40000, rate: 20e6, rtt: 50 * time.Millisecond, flight: 20_000, ssthresh: 1 << 20}
+	p := phaseOf(PhaseDownload, app)
+	// Busy a fifth of each interval: the rest the application left idle.
+	for i := range p.Server {
+		p.Server[i].Sock.Busy = p.Server[i].Sock.Busy / 5
+	}
+	p.Done.Seconds, p.Done.CPU = 4, &CPUUse{RunS: 0.8, WaitS: 3}
+	d, err := Judge(rawWith(host(big, big), host(big, big), p), JudgeOptions{RateBps: 100e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := d.Directions[0]
+	if dir.Flow.Verdict.Verdict != diagnose.AppLimited || dir.Cause == nil || dir.Cause.Name != diagnose.CauseCPUBound ||
+		dir.Limit.Host != HostServer || !strings.HasPrefix(dir.Flow.Fix, "sender: give the server's process more CPU") {
+		t.Fatalf("verdict %s cause %+v limit %+v fix %q", dir.Flow.Verdict.Verdict, dir.Cause, dir.Limit, dir.Flow.Fix)
+	}
+	if d.Phases[0].ServerCPU == nil || d.Phases[0].ServerCPU.WaitS != 3 {
+		t.Errorf("phase record cpu %+v", d.Phases[0].ServerCPU)
+	}
+	p.Done.CPU = nil
+	d, _ = Judge(rawWith(host(big, big), host(big, big), p), JudgeOptions{RateBps: 100e6})
+	if dir := d.Directions[0]; dir.Cause != nil || dir.Limit.Host != HostServer {
+		t.Errorf("without cpu: cause %+v limit %+v", dir.Cause, dir.Limit)
+	}
+}

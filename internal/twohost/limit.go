@@ -98,6 +98,13 @@ func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 	if l, ok := d.atPathRate(dir); ok {
 		return l
 	}
+	if c := dir.Cause; c != nil && c.Name == diagnose.CauseCPUBound {
+		end := dir.Sender
+		if c.Numbers["receiver"] == 1 {
+			end = dir.Receiver
+		}
+		return Limit{Host: end, Setting: c.Name, Text: "the " + end + "'s CPU: " + c.Text}
+	}
 	if c := dir.Cause; c != nil {
 		return Limit{Host: HostPath, Setting: c.Name, Text: "the path: " + c.Text}
 	}

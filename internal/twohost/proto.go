@@ -10,6 +10,7 @@ import (
 	"math"
 	"regexp"
 
+	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
 
@@ -181,6 +182,27 @@ type PhaseDone struct {
 	Seconds float64 `json:"seconds"`
 	// Reason: "duration", "bytes-cap", "peer-closed", "error".
 	Reason string `json:"reason"`
+	// CPU is what the server process ran and waited for a CPU over the
+	// phase (added after v1: omitted by servers that predate it, or that
+	// cannot measure it).
+	CPU *CPUUse `json:"cpu,omitempty"`
+}
+
+// CPUUse is a process's CPU over a phase: seconds its threads ran and
+// seconds they waited, runnable, for a CPU (cpuuse).
+type CPUUse struct {
+	RunS  float64 `json:"run_s"`
+	WaitS float64 `json:"wait_s"`
+}
+
+// cpuOver is the process's CPU use since start, nil when not measured.
+func cpuOver(start cpuuse.Use, ok bool) *CPUUse {
+	end, ok2 := cpuuse.Now()
+	if !ok || !ok2 {
+		return nil
+	}
+	d := end.Sub(start)
+	return &CPUUse{RunS: d.Run.Seconds(), WaitS: d.Wait.Seconds()}
 }
 
 var sessionRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -285,6 +307,9 @@ func (s Samples) Validate() error {
 func (d PhaseDone) Validate() error {
 	if d.Phase < 1 || d.Bytes < 0 || d.Seconds < 0 || math.IsNaN(d.Seconds) {
 		return fmt.Errorf("%w: phase-done", ErrFrame)
+	}
+	if c := d.CPU; c != nil && (!(c.RunS >= 0) || !(c.WaitS >= 0) || math.IsInf(c.RunS, 0) || math.IsInf(c.WaitS, 0)) {
+		return fmt.Errorf("%w: phase-done: cpu", ErrFrame)
 	}
 	return nil
 }

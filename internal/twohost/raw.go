@@ -38,4 +38,7 @@ type PhaseRaw struct {
 	LoadedRTTs  []time.Duration // pings over the control connection during the phase
 	ClientBytes int64
 	Done        PhaseDone
+	// ClientCPU is this process's CPU over the phase (nil not measured);
+	// Done.CPU the server's.
+	ClientCPU *CPUUse
 }

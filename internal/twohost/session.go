@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
@@ -273,6 +274,7 @@ func (ph *phase) attach(stream int, c net.Conn) error {
 // client and ends the phase when its streams are done.
 func (ss *session) runPhase(ctx context.Context, ph *phase, smp *flows.Sampler, log *slog.Logger) {
 	defer ss.endPhase(ph)
+	cpu0, cpuOK := cpuuse.Now()
 	t0 := time.Now()
 	smp.Start(t0)
 	done := make(chan struct{})
@@ -307,7 +309,7 @@ func (ss *session) runPhase(ctx context.Context, ph *phase, smp *flows.Sampler, 
 	}
 	secs := time.Since(t0).Seconds()
 	ss.endPhase(ph) // before phase-done: the client may ask for the next phase at once
-	_ = ss.send(TypePhaseDone, PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Seconds: secs, Reason: reason})
+	_ = ss.send(TypePhaseDone, PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Seconds: secs, Reason: reason, CPU: cpuOver(cpu0, cpuOK)})
 	log.Info("phase ended", "phase", ph.grant.Phase, "name", ph.grant.Name, "bytes", ph.bytes.Load(), "seconds", secs, "reason", reason)
 }
 

@@ -3,6 +3,7 @@ package twohost
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/netip"
 	"path/filepath"
 	"reflect"
@@ -184,6 +185,39 @@ func TestPhaseCCValidated(t *testing.T) {
 		}
 		if err := (Grant{Name: PhaseDownload, Streams: 1, DurationS: 5, CC: cc}).Validate(); err == nil {
 			t.Errorf("grant with %q accepted", cc)
+		}
+	}
+}
+
+// A phase-done's CPU (added after v1) is optional and checked: a v1
+// frame without it decodes, one with it round-trips, a negative or NaN
+// one is refused.
+func TestPhaseDoneCPU(t *testing.T) {
+	for _, c := range []struct {
+		cpu *CPUUse
+		ok  bool
+	}{{nil, true}, {&CPUUse{RunS: 0.8, WaitS: 3}, true}, {&CPUUse{RunS: -1}, false}, {&CPUUse{WaitS: math.NaN()}, false}, {&CPUUse{RunS: math.Inf(1)}, false}} {
+		d := PhaseDone{Phase: 1, Seconds: 4, Reason: "duration", CPU: c.cpu}
+		if err := d.Validate(); (err == nil) != c.ok {
+			t.Errorf("cpu %+v: Validate %v", c.cpu, err)
+		}
+		if !c.ok {
+			continue
+		}
+		var buf bytes.Buffer
+		if err := WriteMsg(&buf, TypePhaseDone, d); err != nil {
+			t.Fatal(err)
+		}
+		if c.cpu == nil && strings.Contains(buf.String(), "cpu") {
+			t.Errorf("an unmeasured cpu is on the wire: %s", buf.String())
+		}
+		f, err := ReadFrame(&buf, MaxServerFrame)
+		var got PhaseDone
+		if err == nil {
+			err = Decode(f, TypePhaseDone, &got)
+		}
+		if err != nil || (c.cpu != nil && (got.CPU == nil || *got.CPU != *c.cpu)) {
+			t.Errorf("cpu %+v: decoded %+v, %v", c.cpu, got.CPU, err)
 		}
 	}
 }

@@ -42,6 +42,7 @@ var rules = map[string]rule{
 	"net.ipv4.tcp_no_metrics_save":       {kind: kindBool},
 	"net.ipv4.tcp_window_scaling":        {kind: kindBool},
 	"net.ipv4.tcp_moderate_rcvbuf":       {kind: kindBool},
+	"net.ipv4.tcp_mtu_probing":           {kind: kindInt, min: 0, max: 2},
 }
 
 // hostScoped keys are global (tcp_mem) or read-only in a child namespace

@@ -232,6 +232,22 @@ func (b *builder) after() {
 	}
 }
 
+// mtuProbing turns on Packetization Layer PMTU Discovery (RFC 4821) on
+// a sender of a path with a measured black hole: without it a connection
+// stalls at its first full-size segment.
+func (b *builder) mtuProbing() {
+	if !b.req.MTUProbing || !b.req.Role.sends() {
+		return
+	}
+	if v, ok := b.s.Int("net.ipv4.tcp_mtu_probing"); ok && v == 0 {
+		b.add(Item{
+			Key: "net.ipv4.tcp_mtu_probing", Kind: KindSysctl, Scope: ScopeNetns,
+			Current: "0", New: "1",
+			Why: "a PMTU black hole was measured on this path (full-size segments never arrived, ICMP 'fragmentation needed' lost): with probing on, the kernel lowers a connection's segment size after a black hole instead of stalling (RFC 4821)",
+		})
+	}
+}
+
 // prerequisites switches on what every buffer change depends on: window
 // scaling (without it no window exceeds 64 KB) and, on a receiver,
 // receive autotuning (without it buffers stay at tcp_rmem[1]).

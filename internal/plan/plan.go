@@ -86,6 +86,9 @@ type Request struct {
 	// AppBuffers says applications set SO_RCVBUF/SO_SNDBUF themselves and
 	// cannot be changed: plan net.core.rmem_max/wmem_max for them.
 	AppBuffers bool
+	// MTUProbing: a PMTU black hole was measured on the path (test): a
+	// sender with net.ipv4.tcp_mtu_probing=0 gets it set to 1.
+	MTUProbing bool
 }
 
 // Kind is what an item changes.
@@ -296,6 +299,7 @@ func Make(s *snapshot.Snapshot, req Request) (Plan, error) {
 		return Plan{}, err
 	}
 	b.prerequisites()
+	b.mtuProbing()
 	if req.Role.receives() {
 		b.buffer(true)
 	}

@@ -430,3 +430,24 @@ func fromSysctls(req Request, kernelRelease string, sysctls map[string]string) (
 	s.Kernel = k
 	return Make(s, req)
 }
+
+// A measured PMTU black hole turns MTU probing on for a sender that has it
+// off, and only then.
+func TestMTUProbing(t *testing.T) {
+	for _, c := range []struct {
+		asked   bool
+		role    Role
+		current string
+		want    bool
+	}{{true, Server, "0", true}, {true, Both, "0", true}, {true, Client, "0", false}, {true, Server, "1", false}, {false, Server, "0", false}} {
+		base := ubuntuOld()
+		base["net.ipv4.tcp_mtu_probing"] = c.current
+		p, err := fromSysctls(Request{RTT: 100 * time.Millisecond, RateBps: 1e8, Role: c.role, MTUProbing: c.asked}, "6.12.0", base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it, ok := item(p, "net.ipv4.tcp_mtu_probing"); ok != c.want || (ok && (it.Current != "0" || it.New != "1")) {
+			t.Errorf("%+v: item %+v %v", c, it, ok)
+		}
+	}
+}

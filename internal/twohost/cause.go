@@ -258,6 +258,33 @@ func phaseNamed(ps []PhaseRaw, name string) *PhaseRaw {
 	return nil
 }
 
+// blackHole: the test found a PMTU black hole.
+func (d *Doc) blackHole() bool {
+	for _, c := range d.Causes {
+		if c.Name == diagnose.CausePMTUBlackHole {
+			return true
+		}
+	}
+	return false
+}
+
+// cpuBoundEnd is the end ("server", "client") whose process was
+// CPU-bound over a phase, "" none or not measured.
+func cpuBoundEnd(p PhaseRaw) string {
+	for _, x := range []struct {
+		end string
+		use *CPUUse
+	}{{HostServer, p.Done.CPU}, {HostClient, p.ClientCPU}} {
+		if x.use == nil {
+			continue
+		}
+		if _, ok := diagnose.CPUCause(diagnose.CPUEvidence{Role: diagnose.ActorSender, RunS: x.use.RunS, WaitS: x.use.WaitS, Seconds: p.Done.Seconds}); ok {
+			return x.end
+		}
+	}
+	return ""
+}
+
 // cpuCause names a CPU-bound end (diagnose.CPUCause: its process waited
 // for a CPU or ran a whole core over the phase) of a flow below the
 // path's rate (pathBps, 0 unknown), whatever the verdict: a sender held

@@ -107,6 +107,10 @@ type Capacity struct {
 	// PeakBps is the most the streams were seen delivering together (the
 	// kernel's delivery-rate estimates of one sample, summed).
 	PeakBps float64 `json:"peak_bps,omitempty"`
+	// CPUBound: an end's process was CPU-bound over the phase (its
+	// threads waited for a CPU half of it, or it ran a whole core), so
+	// the path may carry more (AtLeast is set too).
+	CPUBound string `json:"cpu_bound,omitempty"` // "client", "server" or ""
 }
 
 // Direction is the result for one direction of data.
@@ -229,6 +233,9 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		if fl := judged[PhaseCapacity]; p.Grant.Name == PhaseCapacity && len(fl) > 0 {
 			d.Capacity = capacityOf(fl, senderSamples(p))
 			d.Capacity.PeakBps = capacityPeak(senderSamples(p))
+			if end := cpuBoundEnd(p); end != "" {
+				d.Capacity.CPUBound, d.Capacity.AtLeast = end, true
+			}
 		}
 	}
 	rtt := time.Duration(d.RTT.MinS * float64(time.Second))
@@ -385,7 +392,10 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 	}
 	if c != nil && c.Bps > best {
 		best, basis = c.Bps, fmt.Sprintf("measured with %d streams", c.Streams)
-		if c.AtLeast {
+		switch {
+		case c.CPUBound != "":
+			basis += fmt.Sprintf(" (at least: the %s's CPU held them)", c.CPUBound)
+		case c.AtLeast:
 			basis += " (at least: most streams were limited by a buffer)"
 		}
 	}

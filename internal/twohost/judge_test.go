@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
 
@@ -40,7 +42,7 @@ func host(rmem, wmem string) *snapshot.Snapshot {
 	s := &snapshot.Snapshot{Source: "test", Sysctls: map[string]string{
 		"net.ipv4.tcp_rmem": rmem, "net.ipv4.tcp_wmem": wmem, "net.core.rmem_max": "212992", "net.core.wmem_max": "212992",
 		"net.ipv4.tcp_slow_start_after_idle": "0", "net.ipv4.tcp_no_metrics_save": "1", "net.ipv4.tcp_mem": "94000 125000 190000",
-		"net.ipv4.tcp_window_scaling": "1", "net.ipv4.tcp_congestion_control": "cubic"}, PageSize: 4096}
+		"net.ipv4.tcp_window_scaling": "1", "net.ipv4.tcp_congestion_control": "cubic", "net.ipv4.tcp_mtu_probing": "0"}, PageSize: 4096}
 	s.Kernel.Release, s.Kernel.Major, s.Kernel.Minor = "6.8.0", 6, 8
 	return s
 }
@@ -365,6 +367,14 @@ func TestJudgeBlackHole(t *testing.T) {
 	if !strings.Contains(txt.String(), "path: a PMTU black hole") {
 		t.Errorf("text:\n%s", txt.String())
 	}
+	// The server (the sender) is planned tcp_mtu_probing=1; the client,
+	// whose direction was not found at fault, is not.
+	has := func(items []plan.Item) bool {
+		return slices.ContainsFunc(items, func(it plan.Item) bool { return it.Key == "net.ipv4.tcp_mtu_probing" && it.New == "1" })
+	}
+	if d.Plans == nil || !has(d.Plans.Server.Items) || has(d.Plans.Client.Items) {
+		t.Errorf("plans %+v", d.Plans)
+	}
 	// Without the clamp, nothing.
 	raw.BlackHoleMSS = 0
 	if d, _ := Judge(raw, JudgeOptions{RateBps: 100e6}); len(d.Causes) != 0 {
@@ -459,5 +469,22 @@ func TestJudgeCPUBound(t *testing.T) {
 	d, _ = Judge(rawWith(host(big, big), host(big, big), p), JudgeOptions{RateBps: 100e6})
 	if dir := d.Directions[0]; dir.Cause != nil || dir.Limit.Host != HostServer {
 		t.Errorf("without cpu: cause %+v limit %+v", dir.Cause, dir.Limit)
+	}
+}
+
+// A capacity phase whose server was CPU-bound measured a lower bound.
+func TestJudgeCapacityCPUBound(t *testing.T) {
+	big := "4096 131072 33554432"
+	s := func(port uint16) stream {
+		return stream{port: port, rate: 40e6, rtt: 20 * time.Millisecond, flight: 300_000, ssthresh: 200_000}
+	}
+	p := phaseOf(PhaseCapacity, s(40001), s(40002), s(40003), s(40004))
+	p.Done.Seconds, p.Done.CPU = 4, &CPUUse{RunS: 0.04, WaitS: 6.8}
+	d, err := Judge(rawWith(host(big, big), host(big, big), p), JudgeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := d.Capacity; c == nil || c.CPUBound != HostServer || !c.AtLeast || !strings.Contains(d.PathRateBasis, "the server's CPU held them") {
+		t.Errorf("capacity %+v, basis %q", d.Capacity, d.PathRateBasis)
 	}
 }

@@ -273,6 +273,7 @@ func (d *Doc) makePlans(rtt time.Duration, judged map[string][]flows.Flow) error
 		return fmt.Errorf("client plan: %w", err)
 	}
 	req.Role = roles(down, up)
+	req.MTUProbing = d.blackHole() // found on the path from the server
 	if ps.Server, err = plan.Make(d.Hosts.Server, req); err != nil {
 		return fmt.Errorf("server plan: %w", err)
 	}

@@ -35,7 +35,7 @@ func TestExporterBadInput(t *testing.T) {
 		{"group bad cidr", []string{"exporter", "--peer-group", "eu=10.0.0.0/33"}, 2, "neither an address nor a prefix"},
 		{"group twice", []string{"exporter", "--peer-group", "eu=10.0.0.0/8", "--peer-group", "eu=10.1.0.0/16"}, 2, "given twice"},
 		{"bad port", []string{"exporter", "--ports", "443,http"}, 2, "--ports"},
-		{"max series too small", []string{"exporter", "--max-series", "50"}, 2, "give 111..10000000"},
+		{"max series too small", []string{"exporter", "--max-series", "50"}, 2, "give 113..10000000"},
 		{"stray argument", []string{"exporter", "now"}, 2, "takes no arguments"},
 		{"cert without key", []string{"exporter", "--tls-cert-file", "cert.pem"}, 2, "go together"},
 		{"missing token file", []string{"exporter", "--listen", "127.0.0.1:0", "--auth-token-file", "/nonexistent/token"}, 1, "no such file"},

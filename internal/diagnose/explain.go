@@ -98,7 +98,10 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 		summary, fix = lossText(v, in, rtt, snd, rcv)
 	case Bottleneck:
 		summary = fmt.Sprintf("%s the sender was bound by its congestion window, not by either host: the path is the limit (achieved %s)", share, achieved)
-		fix = "the flow runs at what the path gives; host tuning will not make it faster."
+		// Not "host tuning will not help": a host's congestion control or
+		// pacing can (a loss-held flow called a bottleneck here carries
+		// more with BBR; bloat shrinks with it), and only test measures that.
+		fix = "the flow runs at what the path gives: neither host's buffers limit it."
 		switch {
 		case in.Retrans > 0 && queueLosses(in):
 			fix += fmt.Sprintf(" Its %d retransmissions came while the RTT stood well above its minimum: the bottleneck's queue overflowing, not random loss.", in.Retrans)

@@ -37,6 +37,10 @@ var (
 		"Bytes received (tcpi_bytes_received).", "peer")
 	descRetrans = desc("longhaul_tcp_retransmitted_segments_total",
 		"Segments retransmitted (tcpi_total_retrans).", "peer")
+	descReorders = desc("longhaul_tcp_reorder_events_total",
+		"Times sending sockets saw segments arrive out of order (tcpi_reord_seen): a path that reorders (link aggregation or multipath spraying packets).", "peer")
+	descSpurious = desc("longhaul_tcp_spurious_retransmissions_total",
+		"Retransmissions the peer reported as duplicates with D-SACK (tcpi_dsack_dups): segments taken for lost that were only late (reordering) or retransmitted too early.", "peer")
 	descClosed = desc("longhaul_tcp_closed_sockets_total",
 		"Sockets closed whose final counters were folded from the kernel's destroy notification.", "peer")
 	descOpen = desc("longhaul_tcp_sockets",
@@ -117,7 +121,7 @@ func buildInfo() [3]string {
 
 // Describe sends every description Collect may use.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descBusy, descLimited, descSent, descReceived, descRetrans, descClosed,
+	for _, d := range []*prometheus.Desc{descBusy, descLimited, descSent, descReceived, descRetrans, descReorders, descSpurious, descClosed,
 		descOpen, descMinRTT, descFlows, descFlowLimited, descFlowSent, descWindow, descFinding, descBuild,
 		descScrape, descSample, descSamples, descFullDumps, descTracked, descNotified, descMissed, descOverruns, descDropped, descMaxSeries} {
 		ch <- d
@@ -199,6 +203,8 @@ func emitGroup(e *emitter, g GroupView) {
 	e.emit(descSent, prometheus.CounterValue, g.Sent, g.Name)
 	e.emit(descReceived, prometheus.CounterValue, g.Received, g.Name)
 	e.emit(descRetrans, prometheus.CounterValue, g.Retrans, g.Name)
+	e.emit(descReorders, prometheus.CounterValue, g.Reorders, g.Name)
+	e.emit(descSpurious, prometheus.CounterValue, g.Spurious, g.Name)
 	e.emit(descClosed, prometheus.CounterValue, g.Closed, g.Name)
 	e.emit(descOpen, prometheus.GaugeValue, float64(g.Open), g.Name)
 	if g.MinRTT > 0 {

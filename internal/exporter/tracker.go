@@ -29,6 +29,10 @@ type Counters struct {
 	Received float64              // bytes received
 	Retrans  float64              // retransmitted segments
 	Closed   float64              // sockets closed
+	// Reorders counts a sender's reordering events (tcpi_reord_seen) and
+	// Spurious the retransmissions its peer reported as duplicates
+	// (D-SACK, tcpi_dsack_dups): the evidence of a path that reorders.
+	Reorders, Spurious float64
 }
 
 func (c *Counters) add(d Counters) {
@@ -40,6 +44,8 @@ func (c *Counters) add(d Counters) {
 	c.Received += d.Received
 	c.Retrans += d.Retrans
 	c.Closed += d.Closed
+	c.Reorders += d.Reorders
+	c.Spurious += d.Spurious
 }
 
 // Delta is what one socket did between two views of it dt apart; prev is
@@ -53,6 +59,8 @@ func Delta(prev, cur flows.Sock, dt time.Duration) Counters {
 	d.Sent = float64(sent)
 	d.Received = float64(max(cur.BytesReceived-prev.BytesReceived, 0))
 	d.Retrans = float64(max(cur.Retrans-prev.Retrans, 0))
+	d.Reorders = float64(max(cur.ReordSeen-prev.ReordSeen, 0))
+	d.Spurious = float64(max(cur.DSACKDups-prev.DSACKDups, 0))
 	// The busy time is the kernel's, even past dt (a socket first seen
 	// brings its whole history); only the split is judged.
 	busy := max(cur.Busy-prev.Busy, 0)
@@ -136,8 +144,9 @@ type SelfStats struct {
 }
 
 // Series every group exports: busy, four limits, sent, received,
-// retransmits, closed, open sockets, min RTT.
-const SeriesPerGroup = 11
+// retransmits, reorder events, spurious retransmissions, closed, open
+// sockets, min RTT.
+const SeriesPerGroup = 13
 
 // reservedSeries is kept under --max-series for the host, verdict and
 // self series.

@@ -320,3 +320,19 @@ func TestTrackerTrickleIsApp(t *testing.T) {
 		t.Errorf("limits %v (rwnd, sndbuf, cwnd, app); want the whole second the application's", g.Limited)
 	}
 }
+
+// The reordering counters add up per group like the others.
+func TestTrackerReordering(t *testing.T) {
+	far := Group{Name: "far", Prefix: netip.MustParsePrefix("198.18.0.0/24")}
+	tr := NewTracker(cfg(far))
+	a := sk(1, "198.18.0.2:5201", 1e6, 1, 0, 0)
+	a.ReordSeen, a.DSACKDups = 4, 1
+	tr.Sample(at(0), []flows.Sock{a})
+	b := sk(1, "198.18.0.2:5201", 2e6, 2, 0, 0)
+	b.ReordSeen, b.DSACKDups = 10, 3
+	tr.Sample(at(1), []flows.Sock{b})
+	got := group(t, tr, "far").Counters
+	if got.Reorders != 6 || got.Spurious != 2 {
+		t.Errorf("reorders %v, spurious %v; want 6 and 2 (the growth after the first view, as for the other counters)", got.Reorders, got.Spurious)
+	}
+}

@@ -75,7 +75,7 @@ bench-emulator: deps build
 # flows, test and the exporter's tracker (root; REPEAT runs per case,
 # default 10: ~1 h; SHAPE=50ms or 200ms for one shape): table and JSON in
 # $(BENCH_CC_OUT) (bench/cc-matrix.txt, bench/cc-matrix.json). CI runs one
-# run per case on the first shape (TestIntegrationCCMatrix).
+# run per cubic and bbr case on the first shape (TestIntegrationCCMatrix).
 BENCH_CC_OUT ?= bench
 REPEAT_CC := $(or $(REPEAT),10)
 bench-cc: build

@@ -52,6 +52,12 @@ verdict, which names the host and the setting ("the server's send
 buffer: net.ipv4.tcp_wmem max 4 MiB ..."). Beside it: the path model's
 prediction from both hosts' settings, and a plan per host (-o DIR writes
 client-plan.json and server-plan.json for longhaul apply on each host).
+When the path itself holds a direction back, its cause is named with the
+fix for whoever can act: random loss, a shallow buffer, bufferbloat, a
+policer (told apart with --loss-probes, which re-runs the download paced
+and with bbr), reordering, window scaling stripped by a middlebox, a
+CPU-bound end; a PMTU black hole (the server's large messages never
+arrive) is retried with small segments and named for the whole path.
 
 test URL (http:// or https://) judges a plain download from any web
 server, when no longhaul runs at the far end (the seeds' curl case): one
@@ -69,6 +75,7 @@ measured after applying the plans against the gain the model predicted.`,
 		Example: `  longhaul test server.example.net --auth token -o run1
   longhaul test 203.0.113.7:9978 --auth token --download --streams 16 --rounds 100
   longhaul test server.example.net --auth token --download --cc-phase bbr
+  longhaul test server.example.net --auth token --download --loss-probes
   longhaul test server.example.net --auth token --tls-pin sha256:3f5a... --json > run.json
   longhaul test --compare run1/test.json run2/test.json
   longhaul test https://mirror.example.net/big.iso --duration 20s --rate 1Gbit/s -o url1`,

@@ -120,10 +120,7 @@ const (
 // even when it comes evenly). Neither when there are no runs or they say
 // neither.
 func pacedVerdict(e LossEvidence) (cured bool, ceiling float64) {
-	if len(e.Paced) == 0 {
-		return false, 0
-	}
-	if e.Reordered {
+	if len(e.Paced) == 0 || e.Reordered {
 		return false, 0
 	}
 	best := max(e.Bps, e.BestOtherBps)
@@ -316,10 +313,6 @@ func PolicerCause(e LossEvidence, ceiling float64) Cause {
 	return c
 }
 
-// MaxUnscaledWindow is the largest window a receiver can advertise
-// without the window scale option (RFC 7323): 16 bits.
-const MaxUnscaledWindow = 65535
-
 // ScaleEvidence is a flow held by its receiver's window whose handshake
 // negotiated no window scaling although both hosts allow it (their
 // net.ipv4.tcp_window_scaling is 1, so each SYN left with the option).
@@ -337,9 +330,9 @@ func WindowScaleCause(e ScaleEvidence) (Cause, bool) {
 	if e.MinRTT <= 0 {
 		return Cause{}, false
 	}
-	ceiling := float64(MaxUnscaledWindow) * 8 / e.MinRTT.Seconds()
+	ceiling := pathmodel.WindowCeiling(pathmodel.MaxUnscaledWindow, e.MinRTT)
 	rtt := units.FormatDuration(e.MinRTT.Round(100 * time.Microsecond))
-	nums := map[string]float64{"window_bytes": MaxUnscaledWindow, "ceiling_bps": ceiling, "throughput_bps": e.Bps, "min_rtt_s": e.MinRTT.Seconds()}
+	nums := map[string]float64{"window_bytes": pathmodel.MaxUnscaledWindow, "ceiling_bps": ceiling, "throughput_bps": e.Bps, "min_rtt_s": e.MinRTT.Seconds()}
 	c := Cause{Name: CauseWindowScaleStripped, Numbers: nums,
 		Text: fmt.Sprintf("window scaling stripped: both hosts allow window scaling, yet this connection negotiated none, so %s can advertise at most 64 KB: "+
 			"%s at %s (measured %s). Something between the hosts (a firewall's TCP normalisation, a load balancer, a proxy) removed the option from the SYNs",
@@ -393,13 +386,21 @@ func ReorderNote(e ReorderEvidence) (Cause, bool) {
 		return Cause{}, false
 	}
 	sender := orWord(e.Sender, "the sender")
-	c := Cause{Name: CauseReordering, Numbers: map[string]float64{"reorder_events": float64(e.Events), "reordering_degree": float64(e.Degree),
-		"spurious_retransmissions": float64(e.Spurious), "retransmissions": float64(e.Retrans)},
+	c := Cause{Name: CauseReordering, Numbers: e.numbers(),
 		Text: fmt.Sprintf("the path reorders segments: %s saw it %d times and now waits for %d segments (3 by default) before calling one lost; "+
 			"it tolerated them (%d spurious retransmissions), at no cost to this flow: a stack without RACK (older kernels, other systems, appliances) would take the late segments for losses",
 			sender, e.Events, e.Degree, e.Spurious)}
-	c.Fix = append(c.Fix, ActorNetwork+": keep each flow on one path: hash link aggregation (LAG, ECMP) on the 5-tuple, not per packet")
+	c.Fix = append(c.Fix, reorderNetworkFix)
 	return c, true
+}
+
+// reorderNetworkFix is what the path's operator does about reordering.
+const reorderNetworkFix = ActorNetwork + ": keep each flow on one path: hash link aggregation (LAG, ECMP) on the 5-tuple, not per packet, and check for multipath or a load balancer spraying packets"
+
+// numbers are the evidence's counts as a cause's numbers.
+func (e ReorderEvidence) numbers() map[string]float64 {
+	return map[string]float64{"reorder_events": float64(e.Events), "reordering_degree": float64(e.Degree),
+		"spurious_retransmissions": float64(e.Spurious), "retransmissions": float64(e.Retrans)}
 }
 
 // ReorderCause names a path that reorders segments when the sender saw
@@ -411,8 +412,8 @@ func ReorderCause(e ReorderEvidence) (Cause, bool) {
 	if !spurious && !(e.Held && e.Events >= reorderNoteEvents && e.Degree > defaultReordering) {
 		return Cause{}, false
 	}
-	nums := map[string]float64{"reorder_events": float64(e.Events), "reordering_degree": float64(e.Degree),
-		"spurious_retransmissions": float64(e.Spurious), "retransmissions": float64(e.Retrans), "throughput_bps": e.Bps}
+	nums := e.numbers()
+	nums["throughput_bps"] = e.Bps
 	share := 0.0
 	if e.Segments > 0 {
 		share = float64(e.Retrans) / float64(e.Segments)
@@ -429,8 +430,7 @@ func ReorderCause(e ReorderEvidence) (Cause, bool) {
 			"while segments arrive late, each loss takes longer to tell and repair",
 			sender, e.Events, e.Degree, e.Retrans, 100*share, e.Spurious)
 	}
-	c.Fix = append(c.Fix,
-		ActorNetwork+": keep each flow on one path: hash link aggregation (LAG, ECMP) on the 5-tuple, not per packet, and check for multipath or a load balancer spraying packets",
+	c.Fix = append(c.Fix, reorderNetworkFix,
 		ActorSender+": "+sender+" tolerates more with RACK (net.ipv4.tcp_recovery=1, the default since Linux 4.18) and a higher starting degree (net.ipv4.tcp_reordering, 3 by default; e.g. 10)")
 	return c, true
 }
@@ -473,25 +473,24 @@ const (
 	cpuRunCores  = 0.9
 )
 
-// CPUCause names a CPU-bound end of a flow held by its application (the
-// sender could not write faster) or its receiver's window (the receiver
-// could not read faster).
+// CPUBound: a process that ran runS and waited waitS seconds for a CPU
+// over seconds was held by its CPU.
+func CPUBound(runS, waitS, seconds float64) bool {
+	return seconds > 0 && (waitS/seconds >= cpuWaitShare || runS/seconds >= cpuRunCores)
+}
+
+// CPUCause names a CPU-bound end (CPUBound) of a flow: the sender could
+// not write faster, or the receiver read faster. Numbers["receiver"] is
+// 1 when the end is the receiver.
 func CPUCause(e CPUEvidence) (Cause, bool) {
-	if e.Seconds <= 0 {
+	if !CPUBound(e.RunS, e.WaitS, e.Seconds) {
 		return Cause{}, false
 	}
 	cores, wait := e.RunS/e.Seconds, e.WaitS/e.Seconds
-	if wait < cpuWaitShare && cores < cpuRunCores {
-		return Cause{}, false
-	}
 	host := orWord(e.Host, "the "+e.Role)
-	verb := "write"
+	verb, recv := "write", 0.0
 	if e.Role == ActorReceiver {
-		verb = "read"
-	}
-	recv := 0.0
-	if e.Role == ActorReceiver {
-		recv = 1
+		verb, recv = "read", 1
 	}
 	c := Cause{Name: CauseCPUBound, Numbers: map[string]float64{"run_cores": cores, "wait_share": wait, "throughput_bps": e.Bps, "receiver": recv},
 		Text: fmt.Sprintf("a CPU-bound %s: %s's process ran %.2f of a core and its threads waited for a CPU %.0f%% of the phase: "+

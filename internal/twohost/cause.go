@@ -248,16 +248,6 @@ func reorderNote(p PhaseRaw, f flows.Flow) (diagnose.Cause, bool) {
 	return diagnose.ReorderNote(reorderEvidence(ss, f, "the "+senderOf(p.Grant.Name)))
 }
 
-// phaseNamed is the phase of that name.
-func phaseNamed(ps []PhaseRaw, name string) *PhaseRaw {
-	for i := range ps {
-		if ps[i].Grant.Name == name {
-			return &ps[i]
-		}
-	}
-	return nil
-}
-
 // blackHole: the test found a PMTU black hole.
 func (d *Doc) blackHole() bool {
 	for _, c := range d.Causes {
@@ -278,7 +268,7 @@ func cpuBoundEnd(p PhaseRaw) string {
 		if x.use == nil {
 			continue
 		}
-		if _, ok := diagnose.CPUCause(diagnose.CPUEvidence{Role: diagnose.ActorSender, RunS: x.use.RunS, WaitS: x.use.WaitS, Seconds: p.Done.Seconds}); ok {
+		if diagnose.CPUBound(x.use.RunS, x.use.WaitS, p.Done.Seconds) {
 			return x.end
 		}
 	}

@@ -243,6 +243,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		d.Causes = append(d.Causes, diagnose.BlackHoleCause(raw.BlackHoleMSS, "the server"))
 	}
 	causes := map[string]*diagnose.Cause{}
+	seen := map[string]diagnose.Cause{} // reordering tolerated, by phase
 	pr := probesOf(d)
 	for _, p := range plain {
 		if fl := judged[p.Grant.Name]; len(fl) > 0 && p.Grant.Name != PhaseCapacity {
@@ -258,6 +259,11 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 			} else if c, ok := d.scaleCause(p.Grant.Name, fl[0], rtt, carried); ok {
 				causes[p.Grant.Name] = c
 			}
+			if c := causes[p.Grant.Name]; c == nil || c.Name != diagnose.CauseReordering {
+				if n, ok := reorderNote(p, fl[0]); ok {
+					seen[p.Grant.Name] = n
+				}
+			}
 		}
 	}
 	d.PathRateBps, d.PathRateBasis = pathRate(opt, d.Capacity, judged, causes, d.CCPhases)
@@ -270,10 +276,8 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p := phaseNamed(plain, name); p != nil && (dir.Cause == nil || dir.Cause.Name != diagnose.CauseReordering) {
-			if c, ok := reorderNote(*p, fl[0]); ok {
-				dir.Seen = append(dir.Seen, c)
-			}
+		if n, ok := seen[name]; ok {
+			dir.Seen = append(dir.Seen, n)
 		}
 		d.Directions = append(d.Directions, dir)
 	}

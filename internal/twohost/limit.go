@@ -151,7 +151,7 @@ func (d *Doc) scalingOff(dir Direction, rtt time.Duration) (Limit, bool) {
 	}
 	for _, h := range []string{dir.Receiver, dir.Sender} {
 		if windowScaling(d.snap(h)) == 0 {
-			ceiling := float64(diagnose.MaxUnscaledWindow) * 8 / rtt.Seconds()
+			ceiling := pathmodel.WindowCeiling(pathmodel.MaxUnscaledWindow, rtt)
 			return Limit{Host: h, Setting: "net.ipv4.tcp_window_scaling", Value: "0",
 				Text: fmt.Sprintf("the %s's net.ipv4.tcp_window_scaling is 0: no window on the connection can exceed 64 KB, %s at %s, whatever the buffers",
 					h, units.FormatRate(ceiling), units.FormatDuration(rtt.Round(100*time.Microsecond)))}, true

@@ -24,6 +24,11 @@ func withFD(c net.Conn, set func(fd int) error) error {
 	if err != nil {
 		return err
 	}
+	return onRaw(rc, set)
+}
+
+// onRaw runs set on a raw connection's descriptor.
+func onRaw(rc syscall.RawConn, set func(fd int) error) error {
 	var serr error
 	if err := rc.Control(func(fd uintptr) { serr = set(int(fd)) }); err != nil {
 		return err
@@ -49,11 +54,7 @@ func setCC(c net.Conn, cc string) error {
 // SYN then offers that MSS, and neither end sends larger segments.
 func clampMSS(mss int) func(network, address string, rc syscall.RawConn) error {
 	return func(_, _ string, rc syscall.RawConn) error {
-		var serr error
-		if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_MAXSEG, mss) }); err != nil {
-			return err
-		}
-		return serr
+		return onRaw(rc, func(fd int) error { return unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_MAXSEG, mss) })
 	}
 }
 

@@ -79,8 +79,11 @@ func WriteText(w io.Writer, d *Doc) {
 
 // pacedOf is the paced download (a loss probe) a phase record is.
 func pacedOf(d *Doc, p Phase) (PacedPhase, bool) {
+	if p.Name != PhaseDownload || p.RateBps <= 0 {
+		return PacedPhase{}, false
+	}
 	for _, x := range d.PacedPhases {
-		if p.Name == PhaseDownload && p.RateBps > 0 && p.RateBps == x.GrantedRateBps {
+		if p.RateBps == x.GrantedRateBps {
 			return x, true
 		}
 	}

@@ -188,15 +188,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	bbr := bbrAdvice(e.CC, "use BBR (net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq)")
 	switch {
 	case q >= bloatMin && q.Seconds() >= bloatRise*e.MinRTT.Seconds():
-		nums["queue_bytes"] = q.Seconds() * e.Bps / 8
-		c := Cause{Name: CauseBufferbloat, Numbers: nums,
-			Text: fmt.Sprintf("bufferbloat: the round trip rose from %s to %s under load: a queue of about %s fills on the path",
-				rtt, units.FormatDuration(e.LoadedRTT.Round(100*time.Microsecond)), units.FormatBytes(nums["queue_bytes"]))}
-		c.Fix = append(c.Fix, ActorNetwork+": manage the bottleneck's queue (fq_codel or cake, or a queue of about one BDP, not more)")
-		if bbr != "" {
-			c.Fix = append(c.Fix, ActorSender+": "+sender+" can "+bbr+": it keeps the queue short")
-		}
-		return c, true
+		return bloatCause(e, q, nums, sender, bbr), true
 	case e.LossRate <= 0:
 		return Cause{}, false
 	}
@@ -259,6 +251,19 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	return c, true
 }
 
+// bloatCause names bufferbloat: a queue delay of q under load.
+func bloatCause(e LossEvidence, q time.Duration, nums map[string]float64, sender, bbr string) Cause {
+	nums["queue_bytes"] = q.Seconds() * e.Bps / 8
+	c := Cause{Name: CauseBufferbloat, Numbers: nums,
+		Text: fmt.Sprintf("bufferbloat: the round trip rose from %s to %s under load: a queue of about %s fills on the path",
+			units.FormatDuration(e.MinRTT.Round(100*time.Microsecond)), units.FormatDuration(e.LoadedRTT.Round(100*time.Microsecond)), units.FormatBytes(nums["queue_bytes"]))}
+	c.Fix = append(c.Fix, ActorNetwork+": manage the bottleneck's queue (fq_codel or cake, or a queue of about one BDP, not more)")
+	if bbr != "" {
+		c.Fix = append(c.Fix, ActorSender+": "+sender+" can "+bbr+": it keeps the queue short")
+	}
+	return c
+}
+
 // queueDelay is what a loaded round trip adds to the idle one.
 func queueDelay(e LossEvidence, loaded time.Duration) time.Duration {
 	idle := e.IdleRTT
@@ -311,191 +316,4 @@ func PolicerCause(e LossEvidence, ceiling float64) Cause {
 		c.Fix[1] += fmt.Sprintf("; BBR, which detects policers, carried %s", units.FormatRate(e.BestOtherBps))
 	}
 	return c
-}
-
-// ScaleEvidence is a flow held by its receiver's window whose handshake
-// negotiated no window scaling although both hosts allow it (their
-// net.ipv4.tcp_window_scaling is 1, so each SYN left with the option).
-type ScaleEvidence struct {
-	MinRTT   time.Duration
-	Bps      float64 // the flow's throughput
-	PathBps  float64 // the path's rate (0 unknown)
-	Receiver string  // how to name the receiver ("the client")
-}
-
-// WindowScaleCause names a middlebox that stripped the window scale
-// option: without it no window exceeds 64 KB, whatever the hosts'
-// buffers, so the flow is capped at 64 KB per round trip.
-func WindowScaleCause(e ScaleEvidence) (Cause, bool) {
-	if e.MinRTT <= 0 {
-		return Cause{}, false
-	}
-	ceiling := pathmodel.WindowCeiling(pathmodel.MaxUnscaledWindow, e.MinRTT)
-	rtt := units.FormatDuration(e.MinRTT.Round(100 * time.Microsecond))
-	nums := map[string]float64{"window_bytes": pathmodel.MaxUnscaledWindow, "ceiling_bps": ceiling, "throughput_bps": e.Bps, "min_rtt_s": e.MinRTT.Seconds()}
-	c := Cause{Name: CauseWindowScaleStripped, Numbers: nums,
-		Text: fmt.Sprintf("window scaling stripped: both hosts allow window scaling, yet this connection negotiated none, so %s can advertise at most 64 KB: "+
-			"%s at %s (measured %s). Something between the hosts (a firewall's TCP normalisation, a load balancer, a proxy) removed the option from the SYNs",
-			orWord(e.Receiver, "the receiver"), units.FormatRate(ceiling), rtt, units.FormatRate(e.Bps))}
-	c.Fix = append(c.Fix, ActorNetwork+": let the TCP window scale option (RFC 7323) through the firewall, load balancer or proxy between the hosts; no buffer setting on either host can raise a 64 KB window")
-	if e.PathBps > ceiling {
-		n := int(math.Ceil(e.PathBps / ceiling))
-		nums["path_bps"], nums["streams"] = e.PathBps, float64(n)
-		c.Fix = append(c.Fix, fmt.Sprintf("%s: until then, move the data on %d parallel streams: each carries about %s", ActorSender, n, units.FormatRate(ceiling)))
-	}
-	return c, true
-}
-
-// ReorderEvidence is what the ends' tcp_info say of reordering over a
-// flow held by its congestion window.
-type ReorderEvidence struct {
-	// Events is how often the sender saw segments arrive out of order
-	// (tcpi_reord_seen), Degree its reordering degree at the end
-	// (tcpi_reordering, segments), Spurious the retransmissions the
-	// receiver reported as duplicates (D-SACK), Retrans all the
-	// segments retransmitted and Segments all the data segments sent.
-	Events, Degree, Spurious, Retrans, Segments int64
-	MinRTT                                      time.Duration
-	Bps                                         float64 // the flow's throughput
-	Sender                                      string  // how to name the sender ("the server")
-	// Held: the flow was held by its losses far below the path's rate
-	// (a clean path of the same shape carries it), so reordering the
-	// sender kept seeing is named even when its repairs were real
-	// retransmissions.
-	Held bool
-}
-
-// spuriousShare: at least this share of the retransmissions were
-// duplicates (D-SACK) for reordering, not loss, to be what cut the
-// congestion window.
-const spuriousShare = 0.25
-
-// Reordering the sender tolerated, to be worth a note: this many events,
-// and a reordering degree raised above the kernel's default of 3.
-const (
-	reorderNoteEvents = 10
-	defaultReordering = 3
-)
-
-// ReorderNote describes a path that reorders segments without costing
-// the flow (ReorderCause is false): Linux's RACK waits a fraction of the
-// RTT before taking a late segment for lost, so only a stack without it
-// would pay.
-func ReorderNote(e ReorderEvidence) (Cause, bool) {
-	if e.Events < reorderNoteEvents || e.Degree <= defaultReordering {
-		return Cause{}, false
-	}
-	sender := orWord(e.Sender, "the sender")
-	c := Cause{Name: CauseReordering, Numbers: e.numbers(),
-		Text: fmt.Sprintf("the path reorders segments: %s saw it %d times and now waits for %d segments (3 by default) before calling one lost; "+
-			"it tolerated them (%d spurious retransmissions), at no cost to this flow: a stack without RACK (older kernels, other systems, appliances) would take the late segments for losses",
-			sender, e.Events, e.Degree, e.Spurious)}
-	c.Fix = append(c.Fix, reorderNetworkFix)
-	return c, true
-}
-
-// reorderNetworkFix is what the path's operator does about reordering.
-const reorderNetworkFix = ActorNetwork + ": keep each flow on one path: hash link aggregation (LAG, ECMP) on the 5-tuple, not per packet, and check for multipath or a load balancer spraying packets"
-
-// numbers are the evidence's counts as a cause's numbers.
-func (e ReorderEvidence) numbers() map[string]float64 {
-	return map[string]float64{"reorder_events": float64(e.Events), "reordering_degree": float64(e.Degree),
-		"spurious_retransmissions": float64(e.Spurious), "retransmissions": float64(e.Retrans)}
-}
-
-// ReorderCause names a path that reorders segments when the sender saw
-// reordering and a good part of its retransmissions were spurious: it
-// took late segments for lost ones, retransmitted them and cut its
-// window for losses that never happened.
-func ReorderCause(e ReorderEvidence) (Cause, bool) {
-	spurious := e.Events > 0 && e.Spurious > 0 && float64(e.Spurious) >= spuriousShare*float64(e.Retrans)
-	if !spurious && !(e.Held && e.Events >= reorderNoteEvents && e.Degree > defaultReordering) {
-		return Cause{}, false
-	}
-	nums := e.numbers()
-	nums["throughput_bps"] = e.Bps
-	share := 0.0
-	if e.Segments > 0 {
-		share = float64(e.Retrans) / float64(e.Segments)
-	}
-	nums["retransmitted_share"] = share
-	sender := orWord(e.Sender, "the sender")
-	c := Cause{Name: CauseReordering, Numbers: nums,
-		Text: fmt.Sprintf("reordering: the path delivers segments out of order (%s saw it %d times and now waits for %d segments before calling one lost); "+
-			"%d of its %d retransmissions (%.2g%% of the segments) were reported duplicates: segments taken for lost were only late, and each time the congestion window was cut for nothing",
-			sender, e.Events, e.Degree, e.Spurious, e.Retrans, 100*share)}
-	if !spurious {
-		c.Text = fmt.Sprintf("reordering: the path delivers segments out of order (%s saw it %d times and now waits for %d segments before calling one lost), "+
-			"and the flow, held far below the path's rate by its losses (%d retransmissions, %.2g%% of the segments, %d reported duplicates), never grew back: "+
-			"while segments arrive late, each loss takes longer to tell and repair",
-			sender, e.Events, e.Degree, e.Retrans, 100*share, e.Spurious)
-	}
-	c.Fix = append(c.Fix, reorderNetworkFix,
-		ActorSender+": "+sender+" tolerates more with RACK (net.ipv4.tcp_recovery=1, the default since Linux 4.18) and a higher starting degree (net.ipv4.tcp_reordering, 3 by default; e.g. 10)")
-	return c, true
-}
-
-// BlackHoleCause names a PMTU black hole: full-size segments from the
-// sender never arrived while small ones did, and segments of mss bytes
-// got through. Linux finds the path's MTU itself only with
-// net.ipv4.tcp_mtu_probing (RFC 4821); without it the connection stalls
-// at its first full-size segment, retransmitting it until it times out.
-func BlackHoleCause(mss int, sender string) Cause {
-	sender = orWord(sender, "the sender")
-	c := Cause{Name: CausePMTUBlackHole, Numbers: map[string]float64{"mss_that_passed": float64(mss)},
-		Text: fmt.Sprintf("a PMTU black hole: full-size segments from %s never arrived while small ones did, and %d-byte segments got through: "+
-			"a link on the path has a smaller MTU than the hosts, and the ICMP 'fragmentation needed' (ICMPv6 'packet too big') that should tell %s is lost or filtered; "+
-			"every connection that sends a full-size segment stalls (this test ran with %d-byte segments)", sender, mss, sender, mss)}
-	c.Fix = append(c.Fix,
-		ActorNetwork+": let ICMP 'fragmentation needed' (type 3 code 4) and ICMPv6 'packet too big' through the firewalls on the path, or clamp the MSS where the MTU shrinks (iptables -t mangle ... -j TCPMSS --clamp-mss-to-pmtu)",
-		ActorSender+": "+sender+" can find the path's MTU itself: net.ipv4.tcp_mtu_probing=1 (probes after a black hole; 2 always)")
-	return c
-}
-
-// CPUEvidence is one end's process over a phase: the seconds its threads
-// ran and waited, runnable, for a CPU.
-type CPUEvidence struct {
-	Host    string // how to name it ("the server")
-	Role    string // ActorSender or ActorReceiver
-	RunS    float64
-	WaitS   float64
-	Seconds float64 // the phase's length
-	Bps     float64 // what the flow carried
-}
-
-// An end is CPU-bound when its threads waited for a CPU cpuWaitShare of
-// the phase or more, summed over its threads (a CPU limit throttles a
-// process by keeping it waiting; a host too busy does the same: a
-// process held to 0.01 of a core at 1 Gbit/s waited 1.67 s a second, one
-// running free at 100 Mbit/s 0.003), or ran cpuRunCores of a core.
-const (
-	cpuWaitShare = 0.5
-	cpuRunCores  = 0.9
-)
-
-// CPUBound: a process that ran runS and waited waitS seconds for a CPU
-// over seconds was held by its CPU.
-func CPUBound(runS, waitS, seconds float64) bool {
-	return seconds > 0 && (waitS/seconds >= cpuWaitShare || runS/seconds >= cpuRunCores)
-}
-
-// CPUCause names a CPU-bound end (CPUBound) of a flow: the sender could
-// not write faster, or the receiver read faster. Numbers["receiver"] is
-// 1 when the end is the receiver.
-func CPUCause(e CPUEvidence) (Cause, bool) {
-	if !CPUBound(e.RunS, e.WaitS, e.Seconds) {
-		return Cause{}, false
-	}
-	cores, wait := e.RunS/e.Seconds, e.WaitS/e.Seconds
-	host := orWord(e.Host, "the "+e.Role)
-	verb, recv := "write", 0.0
-	if e.Role == ActorReceiver {
-		verb, recv = "read", 1
-	}
-	c := Cause{Name: CauseCPUBound, Numbers: map[string]float64{"run_cores": cores, "wait_share": wait, "throughput_bps": e.Bps, "receiver": recv},
-		Text: fmt.Sprintf("a CPU-bound %s: %s's process ran %.2f of a core and its threads waited for a CPU %.0f%% of the phase: "+
-			"a CPU limit (a cgroup's cpu.max, a container's CPU quota) or a host too busy to run it; the flow (%s) goes no faster than %s can %s",
-			e.Role, host, cores, 100*wait, units.FormatRate(e.Bps), host, verb)}
-	c.Fix = append(c.Fix, fmt.Sprintf("%s: give %s's process more CPU: raise its cgroup's cpu.max (the container's CPU limit), or move other work off the host", e.Role, host))
-	return c, true
 }

@@ -1,0 +1,63 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// Causes a middlebox makes: window scaling stripped from the handshake, a
+// PMTU black hole.
+
+// ScaleEvidence is a flow held by its receiver's window whose handshake
+// negotiated no window scaling although both hosts allow it (their
+// net.ipv4.tcp_window_scaling is 1, so each SYN left with the option).
+type ScaleEvidence struct {
+	MinRTT   time.Duration
+	Bps      float64 // the flow's throughput
+	PathBps  float64 // the path's rate (0 unknown)
+	Receiver string  // how to name the receiver ("the client")
+}
+
+// WindowScaleCause names a middlebox that stripped the window scale
+// option: without it no window exceeds 64 KB, whatever the hosts'
+// buffers, so the flow is capped at 64 KB per round trip.
+func WindowScaleCause(e ScaleEvidence) (Cause, bool) {
+	if e.MinRTT <= 0 {
+		return Cause{}, false
+	}
+	ceiling := pathmodel.WindowCeiling(pathmodel.MaxUnscaledWindow, e.MinRTT)
+	rtt := units.FormatDuration(e.MinRTT.Round(100 * time.Microsecond))
+	nums := map[string]float64{"window_bytes": pathmodel.MaxUnscaledWindow, "ceiling_bps": ceiling, "throughput_bps": e.Bps, "min_rtt_s": e.MinRTT.Seconds()}
+	c := Cause{Name: CauseWindowScaleStripped, Numbers: nums,
+		Text: fmt.Sprintf("window scaling stripped: both hosts allow window scaling, yet this connection negotiated none, so %s can advertise at most 64 KB: "+
+			"%s at %s (measured %s). Something between the hosts (a firewall's TCP normalisation, a load balancer, a proxy) removed the option from the SYNs",
+			orWord(e.Receiver, "the receiver"), units.FormatRate(ceiling), rtt, units.FormatRate(e.Bps))}
+	c.Fix = append(c.Fix, ActorNetwork+": let the TCP window scale option (RFC 7323) through the firewall, load balancer or proxy between the hosts; no buffer setting on either host can raise a 64 KB window")
+	if e.PathBps > ceiling {
+		n := int(math.Ceil(e.PathBps / ceiling))
+		nums["path_bps"], nums["streams"] = e.PathBps, float64(n)
+		c.Fix = append(c.Fix, fmt.Sprintf("%s: until then, move the data on %d parallel streams: each carries about %s", ActorSender, n, units.FormatRate(ceiling)))
+	}
+	return c, true
+}
+
+// BlackHoleCause names a PMTU black hole: full-size segments from the
+// sender never arrived while small ones did, and segments of mss bytes
+// got through. Linux finds the path's MTU itself only with
+// net.ipv4.tcp_mtu_probing (RFC 4821); without it the connection stalls
+// at its first full-size segment, retransmitting it until it times out.
+func BlackHoleCause(mss int, sender string) Cause {
+	sender = orWord(sender, "the sender")
+	c := Cause{Name: CausePMTUBlackHole, Numbers: map[string]float64{"mss_that_passed": float64(mss)},
+		Text: fmt.Sprintf("a PMTU black hole: full-size segments from %s never arrived while small ones did, and %d-byte segments got through: "+
+			"a link on the path has a smaller MTU than the hosts, and the ICMP 'fragmentation needed' (ICMPv6 'packet too big') that should tell %s is lost or filtered; "+
+			"every connection that sends a full-size segment stalls (this test ran with %d-byte segments)", sender, mss, sender, mss)}
+	c.Fix = append(c.Fix,
+		ActorNetwork+": let ICMP 'fragmentation needed' (type 3 code 4) and ICMPv6 'packet too big' through the firewalls on the path, or clamp the MSS where the MTU shrinks (iptables -t mangle ... -j TCPMSS --clamp-mss-to-pmtu)",
+		ActorSender+": "+sender+" can find the path's MTU itself: net.ipv4.tcp_mtu_probing=1 (probes after a black hole; 2 always)")
+	return c
+}

@@ -1,9 +1,11 @@
 package badinput
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +48,40 @@ func TestIs(t *testing.T) {
 	}
 	if !errors.Is(fmt.Errorf("x: %w", sentinel), sentinel) || errors.Is(New("no host state"), sentinel) {
 		t.Error("a sentinel is matched by identity")
+	}
+}
+
+// JSON errors read in the document's words, marked, with no Go type or
+// package name in them.
+func TestJSON(t *testing.T) {
+	type sample struct {
+		T float64 `json:"t"`
+	}
+	type doc struct {
+		Phases []struct {
+			Samples []sample `json:"samples"`
+		} `json:"phases"`
+		N uint `json:"n"`
+	}
+	cases := []struct{ in, want string }{
+		{`{"phases":[{"samples":"x"}]}`, "field phases.samples holds a string where a list was expected"},
+		{`{"phases":[{"samples":[{"t":"x"}]}]}`, "field phases.samples.t holds a string where a number was expected"},
+		{`{"n":-1}`, "field n holds a number (-1) where a whole number of 0 or more was expected"},
+		{`[1]`, "the document holds a list where an object was expected"},
+		{`{"phases":`, "the JSON ends early (cut short, or empty)"},
+		{`{"phases":x}`, "not valid JSON at byte 11: invalid character 'x' looking for beginning of value"},
+	}
+	for _, c := range cases {
+		var d doc
+		err := JSON(json.NewDecoder(strings.NewReader(c.in)).Decode(&d))
+		if err == nil || err.Error() != c.want || !Is(err) {
+			t.Errorf("%s: %v (bad input %v), want %q", c.in, err, Is(err), c.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "badinput.")) {
+			t.Errorf("%s: Go's words in %q", c.in, err)
+		}
+	}
+	if JSON(nil) != nil {
+		t.Error("JSON(nil) is not nil")
 	}
 }

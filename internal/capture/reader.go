@@ -78,7 +78,7 @@ type CorruptError struct {
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("capture: %s at byte %d (after %d packets): %s", e.Kind, e.Offset, e.Packets, e.Msg)
+	return fmt.Sprintf("%s at byte %d (after %d packets): %s", e.Kind, e.Offset, e.Packets, e.Msg)
 }
 
 func (e *CorruptError) Unwrap() error { return e.Kind }
@@ -91,7 +91,7 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
-	return fmt.Sprintf("capture: %s, not pcap or pcapng: %s", e.Format, e.Hint)
+	return fmt.Sprintf("%s, not pcap or pcapng: %s", e.Format, e.Hint)
 }
 
 // ErrFormat matches every *FormatError with errors.Is.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/badinput"
 	"io"
 	"strings"
 
@@ -86,7 +87,7 @@ func readPlan(ctx context.Context, name string) (plan.Plan, error) {
 	dec.DisallowUnknownFields()
 	var p plan.Plan
 	if err := dec.Decode(&p); err != nil {
-		return p, usagef("apply: %s is not a plan file (write one with longhaul plan -o %s): %v", name, name, err)
+		return p, usagef("%s is not a plan file (write one with longhaul plan -o %s): %v", name, name, badinput.JSON(err))
 	}
 	return p, nil
 }

@@ -279,13 +279,20 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	if werr := stats.write(st); werr != nil && err == nil {
 		err = werr
 	}
+	return emulateOutcome(code, err, st.Overloaded)
+}
+
+// emulateOutcome is emulate's result: the run's error, else the command's
+// own exit status, else, for a command that succeeded on a run the
+// emulator overloaded, exit 5 (its numbers are not the path's).
+func emulateOutcome(code int, err error, overloaded bool) error {
 	if err != nil {
 		return err
 	}
 	if code != 0 {
 		return exitStatus(code)
 	}
-	if st.Overloaded {
+	if overloaded {
 		return invalidError{"emulate: the command succeeded but its results are not valid: the emulator was overloaded (exit status 5); run it on a less busy machine or at a lower --rate"}
 	}
 	return nil

@@ -61,9 +61,24 @@ func TestWatchOverload(t *testing.T) {
 // An overloaded run whose command succeeded exits 5, documented in the
 // man pages' EXIT STATUS, with one line saying why.
 func TestExitInvalid(t *testing.T) {
-	var stderr bytes.Buffer
-	err := invalidError{"emulate: the command succeeded but its results are not valid"}
-	if code := ExitCode(err, &stderr); code != 5 || !strings.Contains(stderr.String(), "not valid") {
-		t.Errorf("exit %d, stderr %q; want 5", code, stderr.String())
+	cases := []struct {
+		name       string
+		code       int
+		err        error
+		overloaded bool
+		want       int
+		says       string
+	}{
+		{"overloaded, command succeeded", 0, nil, true, 5, "not valid"},
+		{"overloaded, command failed", 3, nil, true, 3, ""},
+		{"not overloaded", 0, nil, false, 0, ""},
+		{"command failed", 7, nil, false, 7, ""},
+	}
+	for _, c := range cases {
+		var stderr bytes.Buffer
+		code := ExitCode(emulateOutcome(c.code, c.err, c.overloaded), &stderr)
+		if code != c.want || !strings.Contains(stderr.String(), c.says) {
+			t.Errorf("%s: exit %d, stderr %q; want %d saying %q", c.name, code, stderr.String(), c.want, c.says)
+		}
 	}
 }

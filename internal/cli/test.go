@@ -60,7 +60,7 @@ CPU-bound end; a PMTU black hole (the server's large messages never
 arrive) is retried with small segments and named for the whole path.
 
 test URL (http:// or https://) judges a plain download from any web
-server, when no longhaul runs at the far end (the seeds' curl case): one
+server, when no longhaul runs at the far end (what curl would fetch): one
 fresh TCP connection, no proxy, no compression, until the body ends or
 --duration (default 30 s). This host's tcp_info every 100 ms (its
 advertised window, its RTT estimate under load, out-of-order arrivals)

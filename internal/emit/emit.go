@@ -69,7 +69,7 @@ func Names() string {
 // Render returns the plan in the named format.
 func Render(p plan.Plan, name string) ([]byte, error) {
 	if p.Schema != plan.Schema {
-		return nil, badinput.Errorf("emit: not a longhaul plan: schema %q, want %s", p.Schema, plan.Schema)
+		return nil, badinput.Errorf("not a longhaul plan: schema %q, want %s", p.Schema, plan.Schema)
 	}
 	for _, f := range formats {
 		if f.Name == name {
@@ -80,7 +80,7 @@ func Render(p plan.Plan, name string) ([]byte, error) {
 			return []byte(s), err
 		}
 	}
-	return nil, badinput.Errorf("emit: unknown format %q: want one of %s", name, Names())
+	return nil, badinput.Errorf("unknown format %q: want one of %s", name, Names())
 }
 
 // Setting is one planned sysctl, its value normalized.

@@ -38,7 +38,7 @@ func networkd(p plan.Plan) (string, error) {
 	b.WriteString(header(p, "networkd", "Install as /etc/systemd/network/NAME.network.d/90-longhaul.conf, NAME.network being the file\n# that configures the interface below (networkctl status IFACE shows it), then: networkctl reload"))
 	rs := routes(p)
 	if len(rs) == 0 {
-		return "", noRoutes("networkd")
+		return "", noRoutes()
 	}
 	for _, r := range rs {
 		fmt.Fprintf(&b, "\n# %s, interface %s\n%s", r.Dst, orDash(r.Dev), apply.NetworkdRoute(r.Route, r.DHCP))
@@ -58,11 +58,11 @@ func nm(p plan.Plan) (string, error) {
 	b.WriteString("set -e\n")
 	rs := routes(p)
 	if len(rs) == 0 {
-		return "", noRoutes("nm")
+		return "", noRoutes()
 	}
 	for _, r := range rs {
 		if r.Dev == "" {
-			return "", badinput.Errorf("emit: route %s: the plan does not name its interface (made from --root or --snapshot without routes): make the plan on the host", r.Dst)
+			return "", badinput.Errorf("route %s: the plan does not name its interface (made from --root or --snapshot without routes): make the plan on the host", r.Dst)
 		}
 		fmt.Fprintf(&b, "\n# %s via %s\n%s\n", r.Dst, r.Dev, apply.NMCommand(r.Route))
 	}
@@ -95,6 +95,6 @@ func tuned(p plan.Plan) (string, error) {
 
 // noRoutes refuses a route-only format for a plan without routes: its
 // file would carry nothing.
-func noRoutes(format string) error {
-	return badinput.Errorf("emit: --emit %s writes routes and this plan changes none: plan with --dst HOST (the far end) to plan its initial windows, or use --emit sysctl.d for the sysctls", format)
+func noRoutes() error {
+	return badinput.Errorf("it writes routes and this plan changes none: plan with --dst HOST (the far end) to plan its initial windows, or use --emit sysctl.d for the sysctls")
 }

@@ -130,12 +130,12 @@ func nmstate(p plan.Plan) (string, error) {
 	}
 	rs := routes(p)
 	if len(rs) == 0 {
-		return "", noRoutes("nmstate")
+		return "", noRoutes()
 	}
 	b.WriteString("routes:\n  config:\n")
 	for _, r := range rs {
 		if r.Dev == "" {
-			return "", badinput.Errorf("emit: route %s: nmstate needs the route's interface and the plan does not name it (made from --root or --snapshot without routes): make the plan on the host", r.Dst)
+			return "", badinput.Errorf("route %s: nmstate needs the route's interface and the plan does not name it (made from --root or --snapshot without routes): make the plan on the host", r.Dst)
 		}
 		entry := fmt.Sprintf("    - destination: %s\n      next-hop-interface: %s\n", dstPrefix(r.Route), r.Dev)
 		if r.Gateway != "" {

@@ -68,7 +68,7 @@ func (c charset) allows(s string) bool {
 // as data. The error quotes the field (escaped, cut to 60 bytes).
 func checkFields(p plan.Plan) error {
 	bad := func(field, v, what string) error {
-		return badinput.Errorf("emit: the plan's %s %s is not %s: refusing to write it into a file another tool reads (was the plan or the snapshot it came from edited?)", field, sysctl.Quote(v), what)
+		return badinput.Errorf("the plan's %s %s is not %s: refusing to write it into a file another tool reads (was the plan or the snapshot it came from edited?)", field, sysctl.Quote(v), what)
 	}
 	check := func(field, v string, c charset, max int, what string) error {
 		if len(v) > max || !c.allows(v) {

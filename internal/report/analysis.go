@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/badinput"
 	"io"
 	"sort"
 	"strings"
@@ -78,7 +79,7 @@ const maxFlowCharts = 4
 func BuildAnalysis(r io.Reader) (*Page, error) {
 	var a analysis
 	if err := json.NewDecoder(r).Decode(&a); err != nil {
-		return nil, fmt.Errorf("report: analysis: %w", err)
+		return nil, fmt.Errorf("report: analysis: %w", badinput.JSON(err))
 	}
 	if a.Schema != AnalysisSchema {
 		return nil, fmt.Errorf("report: schema %q is not %s", a.Schema, AnalysisSchema)

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/badinput"
 	"io"
 	"slices"
 	"sort"
@@ -76,7 +77,7 @@ func IsTest(head []byte) bool {
 func BuildTest(r io.Reader) (*Page, error) {
 	var d testDoc
 	if err := json.NewDecoder(r).Decode(&d); err != nil {
-		return nil, fmt.Errorf("report: test result: %w", err)
+		return nil, fmt.Errorf("report: test result: %w", badinput.JSON(err))
 	}
 	if d.Schema != TestSchema {
 		return nil, fmt.Errorf("report: schema %q is not %s", d.Schema, TestSchema)

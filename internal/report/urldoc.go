@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/badinput"
 	"io"
 	"strings"
 	"time"
@@ -55,7 +56,7 @@ func IsTestURL(head []byte) bool {
 func BuildTestURL(r io.Reader) (*Page, error) {
 	var d urlDoc
 	if err := json.NewDecoder(r).Decode(&d); err != nil {
-		return nil, fmt.Errorf("report: URL test result: %w", err)
+		return nil, fmt.Errorf("report: URL test result: %w", badinput.JSON(err))
 	}
 	if d.Schema != TestURLSchema {
 		return nil, fmt.Errorf("report: schema %q is not %s", d.Schema, TestURLSchema)

@@ -303,7 +303,7 @@ func Decode(b []byte) (*Snapshot, error) {
 		Host *Snapshot `json:"host"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, badinput.Errorf("not an audit --json document: %v", err)
+		return nil, badinput.Errorf("not an audit --json document: %v", badinput.JSON(err))
 	}
 	s := doc.Host
 	if s == nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/badinput"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -198,7 +199,7 @@ func ReadDoc(r io.Reader) (*Doc, error) {
 	var d Doc
 	dec := json.NewDecoder(r)
 	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("not a longhaul test result: %w", err)
+		return nil, fmt.Errorf("not a longhaul test result: %w", badinput.JSON(err))
 	}
 	if d.Schema != Schema {
 		return nil, fmt.Errorf("schema %q, want %s (write one with longhaul test --json)", d.Schema, Schema)

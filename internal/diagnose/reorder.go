@@ -30,10 +30,13 @@ type ReorderEvidence struct {
 const spuriousShare = 0.25
 
 // Reordering the sender tolerated, to be worth a note: this many events,
-// and a reordering degree raised above the kernel's default of 3.
+// at least one per reorderNoteSegments data segments (a fast loopback or
+// LAN flow sees a few in millions of segments, from its own CPUs, not a
+// path), and a reordering degree raised above the kernel's default of 3.
 const (
-	reorderNoteEvents = 10
-	defaultReordering = 3
+	reorderNoteEvents   = 10
+	reorderNoteSegments = 5000
+	defaultReordering   = 3
 )
 
 // ReorderNote describes a path that reorders segments without costing
@@ -41,7 +44,7 @@ const (
 // RTT before taking a late segment for lost, so only a stack without it
 // would pay.
 func ReorderNote(e ReorderEvidence) (Cause, bool) {
-	if e.Events < reorderNoteEvents || e.Degree <= defaultReordering {
+	if e.Events < reorderNoteEvents || e.Degree <= defaultReordering || e.Events*reorderNoteSegments < e.Segments {
 		return Cause{}, false
 	}
 	sender := orWord(e.Sender, "the sender")

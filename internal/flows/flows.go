@@ -195,7 +195,8 @@ func pathCauses(f *Flow, prev, cur Sock) {
 		f.Fix = strings.Join(c.Fix, "; ")
 		return
 	}
-	life := diagnose.ReorderEvidence{Events: cur.ReordSeen, Degree: cur.Reordering, Spurious: cur.DSACKDups, Retrans: cur.Retrans, Sender: sender}
+	life := diagnose.ReorderEvidence{Events: cur.ReordSeen, Degree: cur.Reordering, Spurious: cur.DSACKDups, Retrans: cur.Retrans,
+		Segments: cur.DataSegsOut, Sender: sender}
 	if c, ok := diagnose.ReorderNote(life); ok {
 		f.Seen = append(f.Seen, c)
 	}

@@ -260,6 +260,7 @@ func TestJudgeSubMillisecondPath(t *testing.T) {
 		{"slow start at 18 Gbit/s", stream{port: 40000, rate: 18e9, rtt: 40 * us, flight: 2_400_000}, HostServer, "nothing to tune"},
 		{"sndbuf at 18 Gbit/s", stream{port: 40000, rate: 18e9, rtt: 40 * us, flight: 2_400_000, sndShare: 0.95, ssthresh: 1 << 20}, HostServer, "nothing to tune"},
 		{"a 4 kB window", stream{port: 40000, rate: 70e6, rtt: 400 * us, flight: 4000, rwndShare: 0.95, ssthresh: 1 << 20}, HostClient, "tcp_rmem"},
+		{"a 1.2 MB window at 25 Gbit/s", stream{port: 40000, rate: 25e9, rtt: 45 * us, flight: 1_220_000, rwndShare: 0.98, ssthresh: 1 << 20}, HostServer, "nothing to tune"},
 	} {
 		raw := rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, tc.st))
 		raw.IdleRTTs = []time.Duration{tc.st.rtt}
@@ -270,6 +271,11 @@ func TestJudgeSubMillisecondPath(t *testing.T) {
 		l := d.Directions[0].Limit
 		if l.Host != tc.host || !strings.Contains(l.Text, tc.has) {
 			t.Errorf("%s: limit %+v (verdict %s); want %s, %q", tc.name, l, d.Directions[0].Flow.Verdict.Verdict, tc.host, tc.has)
+		}
+		// One answer: the fix line does not size a buffer the limit says
+		// limits nothing.
+		if fix := strings.Join(d.Fix, "\n"); tc.has == "nothing to tune" && (strings.Contains(fix, "raise") || !strings.Contains(fix, "nothing to tune")) {
+			t.Errorf("%s: limit says nothing to tune, fix lines %q", tc.name, fix)
 		}
 		if d.Plans != nil || !strings.Contains(strings.Join(d.Notes, "\n"), "too short a path") {
 			t.Errorf("%s: plans %v, notes %q; want none, saying why", tc.name, d.Plans != nil, d.Notes)

@@ -52,6 +52,10 @@ func (d *Doc) direction(name string, f flows.Flow, rtt time.Duration, cause *dia
 		dir.Model.MeasuredVsModel = f.ThroughputBps / m.ExpectedBps
 	}
 	dir.Limit = d.limitOf(dir, rtt)
+	if l, ok := shortPath(dir, rtt); ok && l == dir.Limit {
+		// The verdict's own fix would size a buffer that limits nothing.
+		dir.Flow.Fix = "nothing to tune on the hosts: on a path this short no buffer or window holds the flow back; the CPUs and the applications set its rate"
+	}
 	dir.Headline = d.headline(dir)
 	return dir, nil
 }

@@ -7,8 +7,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/longhaul/longhaul/internal/connlimit"
-	"github.com/longhaul/longhaul/internal/secret"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,8 +19,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/longhaul/longhaul/internal/audit"
+	"github.com/longhaul/longhaul/internal/badinput"
+	"github.com/longhaul/longhaul/internal/connlimit"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
 
@@ -54,23 +56,24 @@ const (
 
 // Run serves the metrics until ctx ends.
 func Run(ctx context.Context, opt Options) error {
-	d, err := flows.OpenRaw(opt.Netns)
-	if err != nil {
-		return fmt.Errorf("exporter: %w", err)
-	}
-	defer d.Close()
 	t := NewTracker(opt.Config)
 	c := NewCollector(t)
 	if opt.Version != "" {
 		c.build[0] = opt.Version
 	}
-	ln, err := net.Listen("tcp", opt.Listen)
+	// The token and TLS files first: a bad one is the user's to fix
+	// (exit 2), whatever else could fail.
+	srv, err := newServer(c, opt.Web, opt.Log)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
-	srv, err := newServer(c, opt.Web, opt.Log)
+	d, err := flows.OpenRaw(opt.Netns)
 	if err != nil {
-		ln.Close()
+		return fmt.Errorf("exporter: %w", err)
+	}
+	defer d.Close()
+	ln, err := net.Listen("tcp", opt.Listen)
+	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
 	// The scheme is decided before Serve runs: Serve sets a TLSConfig of
@@ -135,18 +138,30 @@ func newServer(c *Collector, web Web, log *slog.Logger) (*http.Server, error) {
 	if web.TokenFile != "" {
 		tok, err := secret.ReadToken(web.TokenFile)
 		if err != nil {
-			return nil, err
+			return nil, badSecret(err)
 		}
 		srv.Handler = requireToken(string(tok), mux)
 	}
 	if web.CertFile != "" || web.KeyFile != "" {
 		cfg, _, err := secret.ServerTLS(web.CertFile, web.KeyFile)
 		if err != nil {
-			return nil, err
+			return nil, badSecret(err)
 		}
 		srv.TLSConfig = cfg
 	}
 	return srv, nil
+}
+
+// badSecret marks what is wrong with a token, certificate or key file as
+// bad input (exit 2): not a regular file (/dev/zero, a FIFO), too large,
+// not a token, not PEM. A file that could not be opened or read (a
+// *fs.PathError) stays the run's failure (exit 1), as a missing input
+// file is for every command.
+func badSecret(err error) error {
+	if _, ok := errors.AsType[*fs.PathError](err); ok {
+		return err
+	}
+	return badinput.Wrap(err)
 }
 
 // listenDestroy folds the final counters of closing sockets.

@@ -28,8 +28,11 @@ const DefaultStateDir = "/var/lib/longhaul/journal"
 // refuse is a plan or request apply refuses before changing anything
 // (unknown key, value out of range, another kernel, a damaged journal):
 // bad input, the command line exits 2.
-func refuse(format string, a ...any) error {
-	return badinput.Errorf("apply: %s", fmt.Sprintf(format, a...))
+func refuse(format string, a ...any) error { return refuseAs("apply", format, a...) }
+
+// refuseAs is refuse for command cmd (rollback's refusals say rollback).
+func refuseAs(cmd, format string, a ...any) error {
+	return badinput.Errorf("%s: %s", cmd, fmt.Sprintf(format, a...))
 }
 
 // Options says where and how to apply.
@@ -174,6 +177,11 @@ func Apply(p plan.Plan, o Options) (*Report, error) {
 		return nil, refuse("--netns needs the live system, not --root")
 	}
 	st := store{o.StateDir}
+	// Before anything in the journal directory is opened or created; a
+	// dry run goes on without one it may not read (see below).
+	if err := st.trust("apply"); err != nil && (!o.DryRun || !errors.Is(err, fs.ErrPermission)) {
+		return nil, err
+	}
 	pending, err := interrupted(st)
 	var unread error // a dry run goes on without a journal it may not read (not root)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/rtnl"
 )
 
@@ -236,14 +237,29 @@ func (s store) nextID() (string, error) {
 	return fmt.Sprintf("%04d", n), nil
 }
 
+// distrust is trusted's refusal: bad input, in no command's name (the
+// entry points say which command refused, see trust).
+func distrust(format string, a ...any) error { return badinput.Errorf(format, a...) }
+
+// trust refuses, in command cmd's name, a journal directory another user
+// could have written. Every entry point asks before anything in the
+// directory is created, opened or removed (the lock file, the leftovers
+// of a killed writer, the journals): with a world-writable --state-dir,
+// a planted ".lock -> /some/file" made root create that file before
+// refusing the directory.
+func (s store) trust(cmd string) error {
+	if err := trusted(s.dir, true); err != nil {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	return nil
+}
+
 // errLocked is tryLock's answer when another process holds the lock.
 var errLocked = errors.New("locked")
 
-// lock takes the directory's lock so that two applies or rollbacks never
-// interleave; unlock releases it (a killed process releases it too).
 // busy reports whether another process holds the journal lock now.
 func (s store) busy() bool {
-	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR, 0)
+	f, err := s.openLock(false)
 	if err != nil {
 		return false
 	}
@@ -251,11 +267,73 @@ func (s store) busy() bool {
 	return errors.Is(tryLock(f), errLocked)
 }
 
+// openLock opens the directory's lock file (creating it when create is
+// set) without following a symbolic link, and only if it is a regular
+// file: whatever else stands there is refused, never opened through.
+func (s store) openLock(create bool) (*os.File, error) {
+	name := filepath.Join(s.dir, ".lock")
+	notFile := func(m fs.FileMode) error {
+		return distrust("%s is not a regular file (%s): refusing to open it as the journal's lock; remove it", name, fileKind(m))
+	}
+	if fi, err := os.Lstat(name); err == nil && !fi.Mode().IsRegular() {
+		return nil, notFile(fi.Mode())
+	}
+	flags := os.O_RDWR | noFollow
+	if create {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(name, flags, 0o600)
+	if err != nil {
+		if isLoop(err) { // a symbolic link planted after the Lstat
+			return nil, notFile(fs.ModeSymlink)
+		}
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, notFile(fi.Mode())
+	}
+	return f, nil
+}
+
+// fileKind names what a mode says a file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a plain file"
+}
+
+// lock takes the directory's lock so that two applies or rollbacks never
+// interleave; unlock releases it (a killed process releases it too). The
+// directory is trusted before and after it is created (a new one's
+// parents are checked then), and only then is anything opened in it.
 func (s store) lock() (unlock func(), err error) {
+	if err := trusted(s.dir, true); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create journal directory: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err := trusted(s.dir, true); err != nil {
+		return nil, err
+	}
+	f, err := s.openLock(true)
+	if badinput.Is(err) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock journal directory: %w", err)
 	}

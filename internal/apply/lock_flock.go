@@ -18,3 +18,9 @@ func tryLock(f *os.File) error {
 	}
 	return err
 }
+
+// noFollow makes an open fail on a symbolic link (ELOOP).
+const noFollow = syscall.O_NOFOLLOW
+
+// isLoop reports the error of an O_NOFOLLOW open of a symbolic link.
+func isLoop(err error) bool { return errors.Is(err, syscall.ELOOP) }

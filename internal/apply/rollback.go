@@ -205,8 +205,12 @@ func Rollback(id string, o Options) (*Report, error) {
 	st := store{o.StateDir}
 	if id != "" {
 		if id, err = normID(id); err != nil {
-			return nil, refuse("%v", err)
+			return nil, refuseRollback("%v", err)
 		}
+	}
+	// Before the lock: taking it creates a file in the directory.
+	if err := st.trust("rollback"); err != nil {
+		return nil, err
 	}
 	if !o.DryRun {
 		unlock, err := st.lock()
@@ -231,7 +235,7 @@ func Rollback(id string, o Options) (*Report, error) {
 	}
 	j, err := st.load(id)
 	if err != nil {
-		return nil, refuse("%v", err)
+		return nil, refuseRollback("%v", err)
 	}
 	rep.ID, rep.State = j.ID, j.State
 	if j.State == StateRolledBack {
@@ -266,13 +270,16 @@ func Rollback(id string, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// refuseRollback is refuse in rollback's words.
+func refuseRollback(format string, a ...any) error { return refuseAs("rollback", format, a...) }
+
 // latestApplied returns the id of the newest transaction not rolled back
 // ("" when there is none).
 func latestApplied(st store, ids []string) (string, error) {
 	for i := len(ids) - 1; i >= 0; i-- {
 		j, err := st.load(ids[i])
 		if err != nil {
-			return "", refuse("%v", err)
+			return "", refuseRollback("%v", err)
 		}
 		if j.State != StateRolledBack {
 			return j.ID, nil
@@ -292,14 +299,14 @@ func laterFirst(st store, ids []string, j *Journal) error {
 		}
 		lj, err := st.load(later)
 		if err != nil {
-			return refuse("%v", err)
+			return refuseRollback("%v", err)
 		}
 		if lj.State == StateRolledBack {
 			continue
 		}
 		for _, t := range lj.touches() {
 			if slices.Contains(mine, t) {
-				return refuse("transaction %s, applied later, also changed %s: roll it back first (longhaul rollback %s)", lj.ID, strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(t, "sysctl "), "file "), "route "), lj.ID)
+				return refuseRollback("transaction %s, applied later, also changed %s: roll it back first (longhaul rollback %s)", lj.ID, strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(t, "sysctl "), "file "), "route "), lj.ID)
 			}
 		}
 	}

@@ -29,11 +29,11 @@ func trusted(path string, isDir bool) error {
 		mode := fi.Mode()
 		switch {
 		case st.Uid != 0 && st.Uid != uid:
-			return refuse("%s is owned by uid %d, not root or this user: a journal there could be forged; use a directory only root can write (chown root %s, chmod 700), or pass --state-dir", p, st.Uid, p)
+			return distrust("%s is owned by uid %d, not root or this user: a journal there could be forged; use a directory only root can write (chown root %s, chmod 700), or pass --state-dir", p, st.Uid, p)
 		case mode&os.ModeSymlink != 0 && file:
-			return refuse("%s is a symbolic link: refusing to follow it for a journal; pass --state-dir with the real directory", p)
+			return distrust("%s is a symbolic link: refusing to follow it for a journal; pass --state-dir with the real directory", p)
 		case mode.Perm()&0o022 != 0 && (leaf || mode&os.ModeSticky == 0):
-			return refuse("%s is writable by group or others (mode %v): a journal there could be forged; chmod go-w %s, or pass --state-dir", p, mode.Perm(), p)
+			return distrust("%s is writable by group or others (mode %v): a journal there could be forged; chmod go-w %s, or pass --state-dir", p, mode.Perm(), p)
 		}
 		return nil
 	}

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"bytes"
+	"maps"
 	"strings"
 	"testing"
 
@@ -25,6 +26,28 @@ var hostile = map[string]string{
 	"nul":          "ok\x00x",
 	"100 KB":       strings.Repeat("a", 100<<10),
 	"unicode line": "ok\u2028x",
+}
+
+// hostileNumbers are values a plan may hold that read as other numbers
+// than they look: the kernel reads "0010" as octal 8, and neither "0005"
+// nor "+5" is what it prints back. Every format refuses them in a value
+// (they are plain words in a host name).
+var hostileNumbers = map[string]string{
+	"0005":          "0005",
+	"+5":            "+5",
+	"leading zeros": "4096 131072 0010",
+	"hex":           "0x10",
+	"minus zero":    "-0",
+}
+
+// hostileFor is what field must be refused with.
+func hostileFor(field string) map[string]string {
+	if field != "value" && field != "current" {
+		return hostile
+	}
+	all := maps.Clone(hostile)
+	maps.Copy(all, hostileNumbers)
+	return all
 }
 
 // The fields of a plan each format writes, and how to set one.
@@ -63,7 +86,7 @@ func firstRoute(p *plan.Plan) *plan.Route {
 // writes, with one short line (exit 2: bad input), and writes nothing.
 func TestHostileFieldsAreRefused(t *testing.T) {
 	for field, set := range fields {
-		for name, v := range hostile {
+		for name, v := range hostileFor(field) {
 			p := loadPlan(t, "fleet.json")
 			set(&p, v)
 			for _, f := range Formats() {

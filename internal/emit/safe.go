@@ -3,7 +3,6 @@ package emit
 import (
 	"fmt"
 	"net/netip"
-	"strings"
 
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/plan"
@@ -103,11 +102,13 @@ func checkFields(p plan.Plan) error {
 			return err
 		}
 		// Checked as every format writes them, whitespace normalized, and
-		// before: tabs (as the kernel prints them) are the only other
-		// whitespace a value may hold.
+		// before, as apply checks a value: printable, tabs (as the kernel
+		// prints them) the only other whitespace, numbers in the kernel's
+		// plain decimal ("0010" is octal 8 to the kernel, "+5" not its
+		// form).
 		for _, v := range []string{it.New, it.Current} {
-			if strings.ContainsFunc(v, func(r rune) bool { return r != '\t' && (r < ' ' || r > '~') }) {
-				return bad("value of "+it.Key, v, "a sysctl value (printable ASCII, tabs and spaces)")
+			if sysctl.CheckValue(v) != nil {
+				return bad("value of "+it.Key, v, "a sysctl value as the kernel writes it (printable ASCII; numbers in decimal without '+' or leading zeros)")
 			}
 		}
 		if err := check("value of "+it.Key, sysctl.Normalize(it.New), valueChars, maxValue, "a sysctl value (numbers and words)"); err != nil {

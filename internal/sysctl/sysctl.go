@@ -132,15 +132,60 @@ func ParseInts(s string, n int) ([]int64, error) {
 	}
 	out := make([]int64, n)
 	for i, x := range f {
+		if err := CheckNumber(x); err != nil {
+			return nil, fmt.Errorf("%s: %w", Quote(s), err)
+		}
 		v, err := strconv.ParseInt(x, 10, 64)
-		// The kernel's own form only: no sign, no leading zeros ("+5",
-		// "0005" parse, but are not what the kernel prints back).
-		if err != nil || strconv.FormatInt(v, 10) != x {
-			return nil, fmt.Errorf("%s: %s is not an integer as the kernel writes it (digits, no sign or leading zeros)", Quote(s), Quote(x))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s is out of range", Quote(s), Quote(x))
 		}
 		out[i] = v
 	}
 	return out, nil
+}
+
+// CheckNumber accepts an integer only in the form the kernel writes it:
+// digits, a '-' before a negative one, no '+' and no leading zeros. It is
+// the one rule for numbers in values, for apply's validation (ParseInts)
+// and for every emitted format (CheckValue): "+5" and "0005" parse as 5
+// in Go, but the kernel reads "010" as octal 8 and "0x10" as 16
+// (proc_dointvec parses with base 0), so a plan holding them would set
+// other than it says.
+func CheckNumber(x string) error {
+	d := strings.TrimPrefix(x, "-")
+	ok := d != "" && (d[0] != '0' || d == x && len(d) == 1)
+	for _, r := range d {
+		ok = ok && r >= '0' && r <= '9'
+	}
+	if !ok {
+		return fmt.Errorf("%s is not an integer as the kernel writes it (digits, no sign or leading zeros)", Quote(x))
+	}
+	return nil
+}
+
+// MaxValueLen bounds a value: the kernel takes at most a page per write.
+const MaxValueLen = 4096
+
+// CheckValue checks a value a plan carries, for any key: printable ASCII
+// (words separated by spaces, or tabs as the kernel prints them), at most
+// MaxValueLen bytes, and every number in it (a word that starts with a
+// digit or a sign) in the kernel's form (CheckNumber). Words such as
+// congestion control names pass.
+func CheckValue(v string) error {
+	if len(v) > MaxValueLen {
+		return fmt.Errorf("value %s is longer than %d bytes", Quote(v), MaxValueLen)
+	}
+	if strings.ContainsFunc(v, func(r rune) bool { return r != '\t' && (r < ' ' || r > '~') }) {
+		return fmt.Errorf("value %s holds a character other than printable ASCII, spaces and tabs", Quote(v))
+	}
+	for _, w := range strings.Fields(v) {
+		if c := w[0]; c >= '0' && c <= '9' || c == '+' || c == '-' {
+			if err := CheckNumber(w); err != nil {
+				return fmt.Errorf("value %s: %w", Quote(v), err)
+			}
+		}
+	}
+	return nil
 }
 
 // MaxKeyLen bounds a key: the longest in /proc/sys are under 100 bytes.

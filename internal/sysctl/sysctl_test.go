@@ -146,6 +146,20 @@ func TestStrictValuesAndKeys(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	// Values for any key, as the emitted formats check them: words pass,
+	// numbers only in the kernel's form.
+	for _, ok := range []string{"4096\t131072\t6291456", "reno cubic bbr", "fq_codel", "-1", "0", "18446744073709551615"} {
+		if err := CheckValue(ok); err != nil {
+			t.Errorf("CheckValue(%q): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"4096 131072 0010", "0005", "+5", "-0", "0x10", "1e3", "4096\n131072", "a\x1b[2J", strings.Repeat("1", 5000)} {
+		if err := CheckValue(bad); err == nil {
+			t.Errorf("CheckValue(%.40q) accepted", bad)
+		} else if len(err.Error()) > 300 || strings.Contains(err.Error(), "\n") {
+			t.Errorf("error %.100q of %d bytes", err, len(err.Error()))
+		}
+	}
 	long := "net." + strings.Repeat("a", 100<<10)
 	for _, err := range []error{
 		func() error { _, err := CheckKey(long); return err }(),

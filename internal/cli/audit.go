@@ -187,6 +187,9 @@ func runAgainst(ctx context.Context, a auditArgs, s *snapshot.Snapshot, stdout i
 	if err != nil {
 		return err
 	}
+	if err := drift.Validate(p); err != nil {
+		return fmt.Errorf("%s: %w", a.against, err)
+	}
 	rep := drift.Compare(s, p)
 	if a.json {
 		if err := writeJSON(stdout, rep); err != nil {

@@ -28,18 +28,18 @@ var ErrUnknownKey = errors.New("no such key on this kernel")
 func CheckKey(key string) (string, error) {
 	k := strings.ReplaceAll(strings.TrimSpace(key), "/", ".")
 	if k == "" {
-		return "", fmt.Errorf("sysctl: empty key")
+		return "", fmt.Errorf("empty key")
 	}
 	if len(k) > MaxKeyLen {
-		return "", fmt.Errorf("sysctl: key %s is longer than %d bytes: no kernel has such a key", Quote(key), MaxKeyLen)
+		return "", fmt.Errorf("key %s is longer than %d bytes: no kernel has such a key", Quote(key), MaxKeyLen)
 	}
 	for _, part := range strings.Split(k, ".") {
 		if part == "" || part == ".." {
-			return "", fmt.Errorf("sysctl: key %s: empty or '..' component", Quote(key))
+			return "", fmt.Errorf("key %s: empty or '..' component", Quote(key))
 		}
 		for _, r := range part {
 			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == ':' || r == '@') {
-				return "", fmt.Errorf("sysctl: key %s: character %q is not allowed", Quote(key), r)
+				return "", fmt.Errorf("key %s: character %q is not allowed", Quote(key), r)
 			}
 		}
 	}

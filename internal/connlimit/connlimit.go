@@ -6,15 +6,19 @@
 // dropped with a probability rising to 1 at Full; a source whose
 // connections fail (time out, or fail authentication) is refused for a
 // penalty that doubles with each failure. One address holding
-// connections can then no longer take the slots of the others. It also
-// rate-limits the log lines refusals make.
+// connections can then no longer take the slots of the others. A
+// connection that proved itself and then waits on its peer may be marked
+// idle: when the server is full, the longest-idle one is dropped to make
+// room for a new connection, its source not penalized. It also
+// rate-limits the log lines refusals make, per source and in all.
 //
-// It is pure bookkeeping: it opens nothing and starts no goroutine.
+// It is pure bookkeeping: it opens nothing and starts no goroutine (the
+// only thing it calls is the drop function a connection was marked idle
+// with).
 package connlimit
 
 import (
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net/netip"
 	"sync"
@@ -37,6 +41,15 @@ type Config struct {
 	// LogEvery is the least time between two log lines about one
 	// source's refusals; the suppressed ones are counted in the next.
 	LogEvery time.Duration
+	// IdleGrace is how long a connection must have been Idle before it
+	// may be dropped to make room: longer than a client that proved
+	// itself takes to go on (a round trip). When more than a quarter of
+	// Full are idle the longest-idle one may go at once.
+	IdleGrace time.Duration
+	// LogBurst caps the refusal lines of all sources together: at most
+	// LogBurst at once, LogBurst per LogEvery after that; the others are
+	// counted in a summary line at most once per LogEvery.
+	LogBurst int
 }
 
 // Defaults.
@@ -48,6 +61,8 @@ const (
 	DefaultMaxPenalty = 5 * time.Minute
 	DefaultMaxSources = 1 << 16
 	DefaultLogEvery   = 10 * time.Second
+	DefaultLogBurst   = 10
+	DefaultIdleGrace  = time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -60,12 +75,16 @@ func (c Config) withDefaults() Config {
 	def(&c.Full, DefaultFull)
 	def(&c.Start, min(DefaultStart, c.Full))
 	def(&c.MaxSources, DefaultMaxSources)
+	def(&c.LogBurst, DefaultLogBurst)
 	c.Start = min(c.Start, c.Full)
 	if c.Penalty <= 0 {
 		c.Penalty = DefaultPenalty
 	}
 	if c.MaxPenalty < c.Penalty {
 		c.MaxPenalty = max(DefaultMaxPenalty, c.Penalty)
+	}
+	if c.IdleGrace <= 0 {
+		c.IdleGrace = DefaultIdleGrace
 	}
 	if c.LogEvery <= 0 {
 		c.LogEvery = DefaultLogEvery
@@ -105,11 +124,13 @@ type Limiter struct {
 	mu    sync.Mutex
 	open  int
 	peers map[netip.Prefix]*source
+	idle  map[*Ticket]struct{} // admitted connections marked Idle
+	logs  logBudget
 }
 
 // New returns a limiter with cfg's limits.
 func New(cfg Config) *Limiter {
-	return &Limiter{cfg: cfg.withDefaults(), now: time.Now, roll: rand.Float64, peers: map[netip.Prefix]*source{}}
+	return &Limiter{cfg: cfg.withDefaults(), now: time.Now, roll: rand.Float64, peers: map[netip.Prefix]*source{}, idle: map[*Ticket]struct{}{}}
 }
 
 // Config returns the limits in force.
@@ -128,9 +149,13 @@ func key(a netip.Addr) netip.Prefix {
 
 // Ticket is an admitted connection's slot.
 type Ticket struct {
-	l    *Limiter
-	k    netip.Prefix
-	once sync.Once
+	l *Limiter
+	k netip.Prefix
+	// Under l.mu: done once the slot is given back; idleSince and drop
+	// while the connection is marked Idle.
+	done      bool
+	idleSince time.Time
+	drop      func()
 }
 
 // Refusal says why a connection was refused. Full: the server as a
@@ -152,36 +177,78 @@ func (l *Limiter) Admit(a netip.Addr) (*Ticket, Refusal) { return l.AdmitExtra(a
 // from beyond its share (the data streams of a phase an authenticated
 // client was granted, whose handshakes overlap on a long path): it may
 // hold PerSource+extra at once. Penalties and the server's own limits
-// apply as they do to anyone.
+// apply as they do to anyone. When the server as a whole has no room
+// (full, or a random early drop) and a connection has been Idle for
+// IdleGrace or more (or more than a quarter of Full are Idle), the
+// longest-idle one is dropped to make room: its slot goes to the new
+// connection, its source is not penalized, and its drop function is
+// called before AdmitExtra returns.
 func (l *Limiter) AdmitExtra(a netip.Addr, extra int) (*Ticket, Refusal) {
-	k := key(a)
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	t, why, drop := l.admit(a, extra)
+	l.mu.Unlock()
+	if drop != nil {
+		drop()
+	}
+	return t, why
+}
+
+func (l *Limiter) admit(a netip.Addr, extra int) (*Ticket, Refusal, func()) {
+	k := key(a)
 	now := l.now()
 	s := l.peers[k]
 	switch {
 	case s != nil && now.Before(s.until):
-		return nil, Refusal{Reason: fmt.Sprintf("penalized for %s after %d failed connection(s)", s.until.Sub(now).Round(time.Second), s.fails)}
+		return nil, Refusal{Reason: fmt.Sprintf("penalized for %s after %d failed connection(s)", s.until.Sub(now).Round(time.Second), s.fails)}, nil
 	case s != nil && s.open >= l.cfg.PerSource+max(extra, 0):
-		return nil, Refusal{Reason: fmt.Sprintf("already holds %d connections (the most one source may)", s.open)}
+		return nil, Refusal{Reason: fmt.Sprintf("already holds %d connections (the most one source may)", s.open)}, nil
+	}
+	var why Refusal
+	switch {
 	case l.open >= l.cfg.Full:
-		return nil, Refusal{Reason: fmt.Sprintf("server full (%d connections)", l.open), Full: true}
+		why = Refusal{Reason: fmt.Sprintf("server full (%d connections)", l.open), Full: true}
 	case l.open >= l.cfg.Start && l.roll() < float64(l.open-l.cfg.Start+1)/float64(l.cfg.Full-l.cfg.Start+1):
-		return nil, Refusal{Reason: fmt.Sprintf("server busy (%d connections): dropped early", l.open), Full: true}
+		why = Refusal{Reason: fmt.Sprintf("server busy (%d connections): dropped early", l.open), Full: true}
+	}
+	if s == nil && len(l.peers) >= l.cfg.MaxSources {
+		l.prune(now)
+		if len(l.peers) >= l.cfg.MaxSources {
+			return nil, Refusal{Reason: "too many sources tracked", Full: true}, nil
+		}
+	}
+	var drop func()
+	if why.Full {
+		v := l.longestIdle(now)
+		if v == nil {
+			return nil, why, nil
+		}
+		drop = v.drop
+		l.release(v)
 	}
 	if s == nil {
-		if len(l.peers) >= l.cfg.MaxSources {
-			l.prune(now)
-			if len(l.peers) >= l.cfg.MaxSources {
-				return nil, Refusal{Reason: "too many sources tracked", Full: true}
-			}
-		}
 		s = &source{}
 		l.peers[k] = s
 	}
 	s.open++
 	l.open++
-	return &Ticket{l: l, k: k}, Refusal{}
+	return &Ticket{l: l, k: k}, Refusal{}, drop
+}
+
+// longestIdle is the ticket Idle the longest, nil if none may be
+// dropped: it must have been idle IdleGrace, unless more than a quarter
+// of Full are idle (a flood of proven connections that go no further:
+// the newest, a client about to go on among them, are kept longest).
+func (l *Limiter) longestIdle(now time.Time) *Ticket {
+	var v *Ticket
+	for t := range l.idle {
+		if v == nil || t.idleSince.Before(v.idleSince) {
+			v = t
+		}
+	}
+	if v == nil || (now.Sub(v.idleSince) < l.cfg.IdleGrace && len(l.idle)*4 <= l.cfg.Full) {
+		return nil
+	}
+	return v
 }
 
 // prune forgets sources that hold nothing and owe nothing.
@@ -193,31 +260,77 @@ func (l *Limiter) prune(now time.Time) {
 	}
 }
 
+// release gives t's slot back (l.mu held); false if it was already.
+func (l *Limiter) release(t *Ticket) bool {
+	if t.done {
+		return false
+	}
+	t.done = true
+	delete(l.idle, t)
+	t.drop = nil
+	l.open--
+	if s := l.peers[t.k]; s != nil {
+		s.open--
+	}
+	return true
+}
+
 // Done gives the slot back. failed (the peer timed out or failed
 // authentication) penalizes its source; a success clears its record.
-// Later calls do nothing.
+// Later calls, and calls after the connection was dropped to make room,
+// do nothing.
 func (t *Ticket) Done(failed bool) {
 	if t == nil {
 		return
 	}
-	t.once.Do(func() {
-		l := t.l
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.open--
-		s := l.peers[t.k]
-		if s == nil {
-			return
-		}
-		s.open--
-		if !failed {
-			s.fails = 0
-			return
-		}
-		s.fails++
-		p := l.cfg.Penalty << min(s.fails-1, 20)
-		s.until = l.now().Add(min(p, l.cfg.MaxPenalty))
-	})
+	l := t.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.peers[t.k]
+	if !l.release(t) || s == nil {
+		return
+	}
+	if !failed {
+		s.fails = 0
+		return
+	}
+	s.fails++
+	p := l.cfg.Penalty << min(s.fails-1, 20)
+	s.until = l.now().Add(min(p, l.cfg.MaxPenalty))
+}
+
+// Idle marks the connection as proven (authenticated) and waiting on its
+// peer: it keeps its slot, but when the server has no room for a new
+// connection it may be dropped to make it (AdmitExtra), drop then being
+// called, outside the limiter's lock, to close it. Its source is not
+// penalized for that.
+func (t *Ticket) Idle(drop func()) {
+	if t == nil {
+		return
+	}
+	l := t.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t.done {
+		return
+	}
+	t.idleSince, t.drop = l.now(), drop
+	l.idle[t] = struct{}{}
+}
+
+// Active ends Idle: the connection is in use again and may no longer be
+// dropped. False when its slot is no longer held (it was dropped to make
+// room, or Done was called): the connection is to be abandoned.
+func (t *Ticket) Active() bool {
+	if t == nil {
+		return true
+	}
+	l := t.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.idle, t)
+	t.drop = nil
+	return !t.done
 }
 
 // Open is the number of connections holding a ticket.
@@ -225,35 +338,6 @@ func (l *Limiter) Open() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.open
-}
-
-// Refused logs a refusal of a connection from a for reason, at most once
-// per LogEvery per source; the line says how many were not logged since.
-func (l *Limiter) Refused(log *slog.Logger, a netip.Addr, reason string) {
-	k := key(a)
-	l.mu.Lock()
-	now := l.now()
-	s := l.peers[k]
-	if s == nil {
-		if len(l.peers) >= l.cfg.MaxSources {
-			l.prune(now)
-		}
-		if len(l.peers) >= l.cfg.MaxSources {
-			l.mu.Unlock()
-			return // a flood of sources: stay silent rather than grow
-		}
-		s = &source{}
-		l.peers[k] = s
-	}
-	if now.Sub(s.logged) < l.cfg.LogEvery {
-		s.silenced++
-		l.mu.Unlock()
-		return
-	}
-	n := s.silenced
-	s.logged, s.silenced = now, 0
-	l.mu.Unlock()
-	log.Warn("connection refused", "source", k.String(), "reason", reason, "refusals_not_logged", n)
 }
 
 // AcceptBackoff is how long an accept loop waits after its n-th error in

@@ -91,6 +91,13 @@ type LossEvidence struct {
 	// segments and their repairs confound the paced runs, which then
 	// name no policer.
 	Reordered bool
+	// FilledPath: the flow filled the path, its congestion window held
+	// by the bottleneck (analyze's bottleneck verdict). A loss-based
+	// congestion control fills whatever queue the bottleneck has, and a
+	// queue of up to one BDP (the round trip at most doubled) is the
+	// bottleneck's own: only a deeper one is bufferbloat. test leaves it
+	// false (a bottleneck's queue stays a flag of its verdict there).
+	FilledPath bool
 }
 
 // PacedRun is a single-stream download the sender paced at a rate.
@@ -147,9 +154,11 @@ func pacedVerdict(e LossEvidence) (cured bool, ceiling float64) {
 // Thresholds of the loss causes.
 const (
 	// bloatRise: a queue delay of at least this share of the RTT (and
-	// bloatMin) under load is a deep queue filling.
-	bloatRise = 0.5
-	bloatMin  = 20 * time.Millisecond
+	// bloatMin) under load is a deep queue filling; bloatFilled of it
+	// for a flow that filled the path (LossEvidence.FilledPath).
+	bloatRise   = 0.5
+	bloatFilled = 1.0
+	bloatMin    = 20 * time.Millisecond
 	// queueRise: below this share of the RTT (or queueMin) no queue
 	// stood at the bottleneck while the flow ran.
 	queueRise = 0.02
@@ -171,7 +180,8 @@ const (
 
 // LossCause names the path cause of a loss-limited or congestion-window
 // bound flow's losses, if the evidence shows one: bufferbloat (the queue
-// delay rose by half the RTT), random loss (a segment lost here and
+// delay rose by half the RTT; by a whole RTT for a flow that filled the
+// path), random loss (a segment lost here and
 // there, no queue at all) or a shallow buffer (losses in bursts, or with
 // a queue of under a tenth of the RTT). Losses at a queue of a tenth to a
 // half of the RTT are an ordinary bottleneck's: no cause.
@@ -186,8 +196,12 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	nums := map[string]float64{"min_rtt_s": e.MinRTT.Seconds(), "loaded_rtt_s": e.LoadedRTT.Seconds(), "queue_delay_s": q.Seconds(),
 		"loss_rate": e.LossRate, "throughput_bps": e.Bps, "peak_bps": e.PeakBps}
 	bbr := bbrAdvice(e.CC, "use BBR (net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq)")
+	rise := bloatRise
+	if e.FilledPath {
+		rise = bloatFilled
+	}
 	switch {
-	case q >= bloatMin && q.Seconds() >= bloatRise*e.MinRTT.Seconds():
+	case q >= bloatMin && q.Seconds() >= rise*e.MinRTT.Seconds():
 		return bloatCause(e, q, nums, sender, bbr), true
 	case e.LossRate <= 0:
 		return Cause{}, false

@@ -229,3 +229,37 @@ func TestCPUCause(t *testing.T) {
 		t.Error("an idle end named CPU-bound")
 	}
 }
+
+// A flow that filled the path (analyze's bottleneck) fills whatever queue
+// the bottleneck has: one BDP of it (the round trip doubled at most) is
+// the bottleneck's own, more is bufferbloat. A flow held below the
+// path's rate is bloated from half the RTT. LossCause for test (no
+// FilledPath) is unchanged.
+func TestLossCauseFilledPath(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		loaded time.Duration
+		filled bool
+		want   string
+	}{
+		{80 * ms, false, CauseBufferbloat}, // +30 ms on 50 ms, held by losses
+		{80 * ms, true, ""},                // the same queue, a filled path: its own
+		{98 * ms, true, ""},                // a full one-BDP queue
+		{160 * ms, true, CauseBufferbloat}, // 2.2 BDP queued
+	} {
+		e := LossEvidence{MinRTT: 50 * ms, LoadedRTT: c.loaded, LossRate: 1e-3, LossEvents: 3, Lost: 40, Intervals: 100, Bps: 90e6, PeakBps: 95e6, MSS: 1448, FilledPath: c.filled}
+		got, _ := LossCause(e)
+		if got.Name != c.want {
+			t.Errorf("loaded %s, filled %v: %q, want %q", c.loaded, c.filled, got.Name, c.want)
+		}
+	}
+}
+
+// A capture's reordering evidence: segments seen out of order at the
+// capture point, the sender's degree unknown.
+func TestReorderCauseAtCapture(t *testing.T) {
+	c, ok := ReorderCause(ReorderEvidence{Events: 100, Spurious: 25, Retrans: 25, Segments: 6000, Sender: "198.18.0.1", AtCapture: true})
+	if !ok || !strings.Contains(c.Text, "100 segments arrived out of order at the capture point") || strings.Contains(c.Text, "waits for") {
+		t.Fatalf("%v %q", ok, c.Text)
+	}
+}

@@ -22,6 +22,11 @@ type ReorderEvidence struct {
 	// sender kept seeing is named even when its repairs were real
 	// retransmissions.
 	Held bool
+	// AtCapture: the evidence is a packet capture's (analyze): Events
+	// are segments seen arriving out of order at the capture point,
+	// Spurious the retransmissions the receiver reported as duplicates
+	// (D-SACK), and the sender's degree is unknown (0).
+	AtCapture bool
 }
 
 // spuriousShare: at least this share of the retransmissions were
@@ -82,15 +87,19 @@ func ReorderCause(e ReorderEvidence) (Cause, bool) {
 	}
 	nums["retransmitted_share"] = share
 	sender := orWord(e.Sender, "the sender")
+	seen := fmt.Sprintf("%s saw it %d times and now waits for %d segments before calling one lost", sender, e.Events, e.Degree)
+	if e.AtCapture {
+		seen = fmt.Sprintf("%d segments arrived out of order at the capture point", e.Events)
+	}
 	c := Cause{Name: CauseReordering, Numbers: nums,
-		Text: fmt.Sprintf("reordering: the path delivers segments out of order (%s saw it %d times and now waits for %d segments before calling one lost); "+
+		Text: fmt.Sprintf("reordering: the path delivers segments out of order (%s); "+
 			"%d of its %d retransmissions (%.2g%% of the segments) were reported duplicates: segments taken for lost were only late, and each time the congestion window was cut for nothing",
-			sender, e.Events, e.Degree, e.Spurious, e.Retrans, 100*share)}
+			seen, e.Spurious, e.Retrans, 100*share)}
 	if !spurious {
-		c.Text = fmt.Sprintf("reordering: the path delivers segments out of order (%s saw it %d times and now waits for %d segments before calling one lost), "+
+		c.Text = fmt.Sprintf("reordering: the path delivers segments out of order (%s), "+
 			"and the flow, held far below the path's rate by its losses (%d retransmissions, %.2g%% of the segments, %d reported duplicates), never grew back: "+
 			"while segments arrive late, each loss takes longer to tell and repair",
-			sender, e.Events, e.Degree, e.Retrans, 100*share, e.Spurious)
+			seen, e.Retrans, 100*share, e.Spurious)
 	}
 	c.Fix = append(c.Fix, reorderNetworkFix,
 		ActorSender+": "+sender+" tolerates more with RACK (net.ipv4.tcp_recovery=1, the default since Linux 4.18) and a higher starting degree (net.ipv4.tcp_reordering, 3 by default; e.g. 10)")

@@ -449,6 +449,11 @@ func (tl *Timeline) Shares() map[string]float64 {
 	return m
 }
 
+// SlowStartDone reports whether slow start is over (a loss, or a round
+// whose flight grew less than a quarter): producers that keep their own
+// evidence of the steady transfer (tcpflow's loaded RTT) read it.
+func (tl *Timeline) SlowStartDone() bool { return tl.ssDone }
+
 // Plateau reports whether the flight of the busy rounds after slow start
 // stayed level from the first four to the last four (within 15%), over at
 // least 8 rounds: with no loss, Reno and CUBIC would have grown it round

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/connlimit"
@@ -48,9 +49,10 @@ type ServerConfig struct {
 	Caps       Caps
 	MaxClients int
 	Allow      []netip.Prefix // empty: any address
-	// Limits bound the connections not yet authenticated, per source and
-	// in all (zero fields: connlimit's defaults, fitted to the process's
-	// descriptor limit).
+	// Limits bound the connections not yet admitted to a session or a
+	// phase (handshaking, or authenticated and waiting for start), per
+	// source and in all (zero fields: connlimit's defaults, fitted to the
+	// process's descriptor limit).
 	Limits           connlimit.Config
 	HandshakeTimeout time.Duration
 	IdleTimeout      time.Duration
@@ -113,7 +115,7 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	cfg = cfg.withDefaults()
 	// Descriptors the sessions may hold (a control and its streams each,
 	// and the listener, logs, sockets of the sampler) are kept out of the
-	// handshakes' budget.
+	// limiter's budget; every other connection holds a ticket.
 	reserved := cfg.MaxClients*(cfg.Caps.MaxStreams+2) + 32
 	lim := connlimit.New(cfg.Limits.FitFDs(connlimit.FDBudget(), reserved))
 	return &Server{cfg: cfg, lim: lim, sessions: map[string]*session{}, byAddr: map[netip.Addr]*session{}, conns: map[net.Conn]struct{}{}}, nil
@@ -124,6 +126,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
+	quiet := make(chan struct{})
+	defer close(quiet)
+	go s.logSummaries(quiet)
 	for fails := 0; ; {
 		c, err := ln.Accept()
 		if err != nil && ctx.Err() == nil && !errors.Is(err, net.ErrClosed) {
@@ -143,11 +148,33 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			return fmt.Errorf("serve: accept: %w", err)
 		}
 		fails = 0
+		// Admitted here, before the next accept: a refused connection is
+		// closed at once, so the descriptors held stay within the
+		// limiter's budget.
+		ticket := s.admitConn(c)
+		if ticket == nil {
+			continue
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.handle(ctx, c)
+			s.handle(ctx, c, ticket)
 		}()
+	}
+}
+
+// logSummaries writes the limiter's summary of the refusals its log cap
+// left out, until quiet is closed.
+func (s *Server) logSummaries(quiet chan struct{}) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-quiet:
+			return
+		case <-t.C:
+			s.lim.LogSummary(s.cfg.Log)
+		}
 	}
 }
 
@@ -215,16 +242,15 @@ func (s *Server) grantedStreams(addr netip.Addr) int {
 	return ss.cur.grant.Streams
 }
 
-// handle runs one connection: address check, handshake, then control or
-// data. Nothing is read or written before the address is allowed, and
-// nothing but hello before the client is authenticated.
-func (s *Server) handle(ctx context.Context, raw net.Conn) {
+// admitConn decides on a new connection: its address, then the
+// limiter's limits. It returns the connection's ticket, or nil after
+// closing it.
+func (s *Server) admitConn(raw net.Conn) *connlimit.Ticket {
 	from := remoteAddr(raw)
-	log := s.cfg.Log.With("client", from.String())
 	if !s.allowed(from.Addr()) {
 		s.lim.Refused(s.cfg.Log, from.Addr(), "address not in --allow")
 		raw.Close()
-		return
+		return nil
 	}
 	// A client with a phase granted opens its streams at once: on a long
 	// path their handshakes overlap, so its address may hold that many
@@ -233,28 +259,56 @@ func (s *Server) handle(ctx context.Context, raw net.Conn) {
 	if ticket == nil {
 		s.lim.Refused(s.cfg.Log, from.Addr(), why.Reason)
 		raw.Close()
-		return
+		return nil
 	}
 	if !s.track(raw) {
 		ticket.Done(false)
 		raw.Close()
-		return
+		return nil
 	}
+	return ticket
+}
+
+// handle runs one admitted connection: handshake, then control or data.
+// Nothing but hello is sent before the client is authenticated. The
+// connection holds its ticket (counts against the per-source and global
+// limits, which fit the descriptor budget) until its session or stream
+// is admitted.
+func (s *Server) handle(ctx context.Context, raw net.Conn, ticket *connlimit.Ticket) {
+	from := remoteAddr(raw)
 	defer s.untrack(raw)
+	defer ticket.Done(false) // the paths below give it back themselves; this covers any other
+	t0 := time.Now()
 	c, a, err := s.handshake(raw)
-	// A handshake that timed out or failed authentication penalizes its
-	// source; an authenticated connection no longer holds a slot.
-	ticket.Done(err != nil)
 	if err != nil {
+		ticket.Done(s.peerFault(err, t0))
 		s.lim.Refused(s.cfg.Log, from.Addr(), "handshake: "+err.Error())
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
 	if a.Purpose == PurposeControl {
-		s.control(ctx, c, from, log)
+		// Authenticated, waiting for start: when the server has no room
+		// for a new connection, one idle this way for a while is dropped
+		// to make it.
+		ticket.Idle(func() { raw.Close() })
+		s.control(ctx, c, from, ticket)
 		return
 	}
-	s.data(c, from, a, log)
+	s.data(c, from, a, ticket)
+}
+
+// peerFault: a connection waited on since t0 failed through its peer's
+// doing (it sent nothing in time, or what the protocol does not allow, a
+// wrong token among them), which penalizes its source. A peer that
+// closed it soon (a client that gave up waiting for a server slow to
+// accept) or a connection the server closed is not penalized; one that
+// closed it after holding it half the handshake timeout is.
+func (s *Server) peerFault(err error, t0 time.Time) bool {
+	if errors.Is(err, net.ErrClosed) {
+		return false
+	}
+	closed := errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+	return !closed || time.Since(t0) >= s.cfg.HandshakeTimeout/2
 }
 
 // handshake sends hello and checks the client's auth, all within the

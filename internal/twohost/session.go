@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/connlimit"
 	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
@@ -46,27 +47,38 @@ func (ss *session) send(typ string, body any) error {
 	return WriteMsg(ss.ctrl, typ, body)
 }
 
-// control runs a session on an authenticated control connection.
-func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, log *slog.Logger) {
-	_ = c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+// control runs a session on an authenticated control connection. Start
+// must come within the handshake timeout; until the session is admitted
+// the connection holds ticket, idle (it may be dropped to make room).
+func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, ticket *connlimit.Ticket) {
+	t0 := time.Now()
+	_ = c.SetReadDeadline(t0.Add(s.cfg.HandshakeTimeout))
 	f, err := ReadFrame(c, MaxFrame)
+	if !ticket.Active() {
+		s.lim.Refused(s.cfg.Log, from.Addr(), "authenticated, no start yet: dropped to make room")
+		return
+	}
 	var st Start
 	if err == nil {
 		err = Decode(f, TypeStart, &st)
 	}
 	if err != nil {
 		s.refuse(c, CodeRequest, "expected start", 0)
-		log.Warn("session refused", "err", err.Error())
+		ticket.Done(s.peerFault(err, t0))
+		s.lim.Refused(s.cfg.Log, from.Addr(), "session: expected start: "+err.Error())
 		return
 	}
 	ss, wait := s.admit(from, c)
 	if ss == nil {
 		s.refuse(c, CodeBusy, "a test is running", wait)
-		log.Info("session refused", "reason", "busy", "retry_after_s", wait)
+		ticket.Done(false)
+		s.lim.Refused(s.cfg.Log, from.Addr(), fmt.Sprintf("session: busy, retry after %d s", wait))
 		return
 	}
+	// A session's descriptors are reserved apart from the limiter's.
+	ticket.Done(false)
 	defer s.release(ss)
-	log = log.With("session", ss.id)
+	log := s.cfg.Log.With("client", from.String(), "session", ss.id)
 	// The session's end is enforced whatever the client does.
 	killer := time.AfterFunc(time.Until(ss.deadline)+endSlack, func() { c.Close() })
 	defer killer.Stop()
@@ -333,25 +345,33 @@ func (ph *phase) waitAttached() {
 }
 
 // data runs an authenticated data connection: it must name the session
-// of the same host and a stream of the running phase.
-func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, log *slog.Logger) {
+// of the same host and a stream of the running phase. It holds ticket
+// until it is attached (a phase's streams are reserved apart from the
+// limiter's budget).
+func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, ticket *connlimit.Ticket) {
+	refused := func(msg string) {
+		s.refuse(c, CodeRequest, msg, 0)
+		ticket.Done(false)
+		s.lim.Refused(s.cfg.Log, from.Addr(), "data connection: "+msg)
+	}
 	ss := s.lookup(a.Session)
 	if ss == nil || !sameHost(ss.from, from) {
-		s.refuse(c, CodeRequest, "no such session for this address", 0)
-		log.Warn("data connection refused", "reason", "unknown session")
+		refused("no such session for this address")
 		return
 	}
 	ss.mu.Lock()
 	ph := ss.cur
 	ss.mu.Unlock()
 	if ph == nil || ph.grant.Phase != a.Phase {
-		s.refuse(c, CodeRequest, "that phase is not running", 0)
+		refused("that phase is not running")
 		return
 	}
 	if err := ph.attach(a.Stream, c); err != nil {
-		s.refuse(c, CodeRequest, err.Error(), 0)
+		refused(err.Error())
 		return
 	}
+	ticket.Done(false)
+	log := s.cfg.Log.With("client", from.String(), "session", ss.id)
 	defer ph.wg.Done()
 	_ = c.SetWriteDeadline(time.Now().Add(s.cfg.IdleTimeout))
 	if err := WriteMsg(c, TypeGo, nil); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/capture"
+	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/tcpflow"
 	"github.com/longhaul/longhaul/internal/units"
@@ -42,7 +43,13 @@ window (rwnd-limited), a zero window, the send buffer, the application,
 slow start, loss recovery or the path (bottleneck), and prints the verdict
 with its share of the time, the numbers behind it (RTT, window, achieved
 throughput against the ceiling the window sets, the BDP with --rate) and the
-fix.
+fix. For a direction held by its congestion window (loss-limited or a
+bottleneck) it also names what the path did, when the packets show it:
+random loss, a shallow buffer, bufferbloat or reordering, with the numbers
+(the round trip idle and under load, the losses and how they came), and
+that cause's fix becomes the direction's. A capture cannot tell a policer
+from a shallow buffer with no queue, nor show a CPU-bound end or the
+congestion control's fit: longhaul test measures those.
 
 The capture may be taken at the client, the server or in between: the
 handshake tells where, and the RTT and in-flight data are corrected for it.
@@ -51,7 +58,7 @@ the IP headers. FILE may be - (standard input) or a pipe, read as a stream:
 Ctrl-C then prints the flows read so far.
 
 Memory is bounded: at most --max-flows connections are followed at once
-(about 6 KB each); when more are open, the quarter idle longest are judged
+(about 7 KB each); when more are open, the quarter idle longest are judged
 on the packets so far and dropped from the table. At most --max-flows flows
 are listed, those with the most bytes; the rest are counted in one line
 ("summarised" in the JSON) with their verdicts.
@@ -263,6 +270,9 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 		fmt.Fprintf(w, " (%.0f%% of the time)", 100*f.Share)
 	}
 	fmt.Fprintf(w, ": %s\n", f.Summary)
+	if c := mainCause(f); c != nil {
+		fmt.Fprintf(w, "  path:     %s\n", c.Text)
+	}
 	var nums []string
 	if f.RTTSeconds > 0 {
 		nums = append(nums, "RTT "+units.FormatDuration(units.FromSeconds(f.RTTSeconds)))
@@ -301,6 +311,9 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 			fmt.Fprintf(w, " (shift >= %d)", d.WindowScale.LowerBound)
 		}
 		fmt.Fprintln(w)
+		if d.Cause != nil && d.Sender != f.Sender {
+			fmt.Fprintf(w, "    path: %s\n    fix: %s\n", d.Cause.Text, d.Fix)
+		}
 		fmt.Fprintf(w, "    retransmissions %d (fast %d, rto %d, spurious %d), hardware dups %d, reordered %d, zero-window stalls %d (%s, %d probes), keep-alives %d\n",
 			d.Retrans.Total, d.Retrans.Fast, d.Retrans.RTO, d.Retrans.Spurious, d.HWDups, d.Reordered,
 			d.ZeroWindow.Stalls, units.FormatDuration(units.FromSeconds(d.ZeroWindow.Seconds)), d.ZeroWindow.Probes, d.KeepAlives)
@@ -317,6 +330,17 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 			fmt.Fprintf(w, "    time: %s\n", strings.Join(parts, ", "))
 		}
 	}
+}
+
+// mainCause is the path cause of a flow's main direction (the one its
+// verdict is of), or nil.
+func mainCause(f *tcpflow.FlowReport) *diagnose.Cause {
+	for _, d := range f.Directions {
+		if d.Sender == f.Sender {
+			return d.Cause
+		}
+	}
+	return nil
 }
 
 // verdictCounts lists verdicts by count, the most common first.

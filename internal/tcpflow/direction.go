@@ -150,6 +150,7 @@ type direction struct {
 	cur         ackRec
 
 	tl diagnose.Timeline
+	ct causeTrack // the evidence of its path cause (cause.go)
 }
 
 // rel unwraps a 32-bit sequence number near ref.
@@ -199,6 +200,7 @@ func (d *direction) addRTT(ns int64) {
 		d.srtt += (ns - d.srtt) / 8
 	}
 	d.hist[rttBucket(ns)]++
+	d.ct.addRTT(d.d+ns, d.tl.SlowStartDone())
 }
 
 // eighths[j] is 2^(j/8): the bucket boundaries within an octave.

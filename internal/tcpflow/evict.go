@@ -8,7 +8,7 @@ import (
 )
 
 // DefaultMaxFlows bounds the flow table and the list of flows when
-// Options.MaxFlows is 0. A followed connection takes about 6 KB and its
+// Options.MaxFlows is 0. A followed connection takes about 7 KB and its
 // report about 3 KB: about 100 MB of live heap at most, whatever the
 // capture holds (BenchmarkAnalyzeShortFlows).
 const DefaultMaxFlows = 10_000

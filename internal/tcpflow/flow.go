@@ -167,6 +167,7 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if newData || o.NSACK > 0 {
 		p.pruneSACK()
 	}
+	p.ct.deliver(t, p.sndUna+p.sacked, f.minRTT(p))
 	f.windowSeen(p, w, ack, t)
 	p.lastAckT = t
 	p.record(t)
@@ -354,6 +355,9 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 		d.reorder++
 		d.tl.AddEvent(rt, diagnose.EvReorder, seq, int64(n))
 		return false
+	}
+	if !d.recovery && end > d.sndUna {
+		d.ct.episodes++ // a recovery begins (below: fast or a timeout's)
 	}
 	// A TSO sender's capture holds super-packets: count the MSS-sized
 	// segments the stack resent, as its tcpi_total_retrans does.

@@ -1,7 +1,7 @@
 package tcpflow
 
 import (
-	"fmt"
+	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/diagnose"
@@ -84,7 +84,11 @@ type DirReport struct {
 	ThinkSeconds float64 `json:"think_s,omitempty"`
 	SuperFrames  int64   `json:"super_frames,omitempty"`
 	diagnose.Verdict
-	Timeline *Series `json:"timeline,omitempty"`
+	// Cause is what the path did to a direction held by its congestion
+	// window, when the capture shows it (cause.go); its fix is the
+	// direction's.
+	Cause    *diagnose.Cause `json:"cause,omitempty"`
+	Timeline *Series         `json:"timeline,omitempty"`
 }
 
 // ScaleReport is the window scale state of the receiver's windows.
@@ -234,8 +238,10 @@ func (f *Flow) flowFlags(a *Analyzer, r *FlowReport) []string {
 			if d.rttN < 4 || d.d > 0 {
 				continue
 			}
-			med := int64(d.rttQuantile(0.5))
-			if med > 3*near+5*ms || 3*med+5*ms < near {
+			// The data's fastest round trip against the handshake: a
+			// queue on the path (bufferbloat) raises the median, not it.
+			lo, med := d.rttMin, int64(d.rttQuantile(0.5))
+			if lo > 3*near+5*ms || 3*med+5*ms < near {
 				fl = append(fl, "vantage-proxy")
 				break
 			}
@@ -321,6 +327,9 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	dr.Verdict = diagnose.Diagnose(&d.tl, info)
 	if info.CaptureLimited == "" {
 		dr.Verdict = f.judgeable(a, d, info, dr.Verdict)
+	}
+	if c := f.pathCause(d, &dr, info); c != nil {
+		dr.Cause, dr.Verdict.Fix = c, strings.Join(c.Fix, "; ")
 	}
 	dr.Timeline = series(d)
 	return dr
@@ -442,54 +451,6 @@ func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, s
 		info.Flags = append(info.Flags, diagnose.FlagCaptureDrops)
 	}
 	return info
-}
-
-// captureLimited says why a direction cannot be judged, or "".
-func (f *Flow) captureLimited(a *Analyzer, d, p *direction, in diagnose.Info) string {
-	switch {
-	case d.segs > 0 && d.lastAckT == 0 && d.rttN == 0:
-		return "the capture holds only one direction of the flow (no ACKs for this data): capture on a host or port that sees both directions"
-	case d.segs >= 10 && d.pureAcks == 0 && p.segs > 0:
-		return "the capture holds no ACK without payload from the receiver (it looks filtered to segments with data): when the data was acknowledged, and so the RTT and the flight, cannot be known; capture without a payload filter"
-	case d.missed > 0 && d.missed*4 > d.sndMax:
-		return fmt.Sprintf("the capture missed %d of %d bytes acknowledged (packets dropped by the capture, or another path): capture with a larger buffer (tcpdump -B) and a smaller snaplen (-s 128)", d.missed, d.sndMax)
-	}
-	return ""
-}
-
-// judgeable reports what the capture proves when its clock is coarse or
-// no RTT was measured: a verdict that rests on long stretches (a window
-// closed for seconds, a sender idle) stands, with the caveat as a flag;
-// only a verdict that needs what the capture lacks becomes
-// capture-limited.
-func (f *Flow) judgeable(a *Analyzer, d *direction, in diagnose.Info, v diagnose.Verdict) diagnose.Verdict {
-	tick := a.clock.tick()
-	coarse := tick > 0 && (in.RTT == 0 || tick*2 > in.RTT)
-	noRTT := in.RTT == 0 && d.tl.Total() > 0
-	if !coarse && !noRTT {
-		return v
-	}
-	timeless := v.Verdict == diagnose.ZeroWindow || v.Verdict == diagnose.AppLimited
-	long := tick == 0 || time.Duration(v.Share*float64(d.tl.Total())) >= 10*tick
-	if timeless && long {
-		if noRTT {
-			v.Flags = append(v.Flags, diagnose.FlagNoRTT)
-		}
-		return v
-	}
-	why := "no RTT could be measured (no handshake and no acknowledged data timed)"
-	if coarse && !noRTT {
-		why = fmt.Sprintf("the capture clock ticks every %s, more than half the RTT (%s): times in it cannot be trusted; capture with a finer clock (tcpdump --time-stamp-precision=nano)", dur(tick), dur(in.RTT))
-	}
-	in.CaptureLimited = why
-	return diagnose.Diagnose(&d.tl, in)
-}
-
-func dur(d time.Duration) string {
-	if d >= time.Second {
-		return fmt.Sprintf("%.3g s", d.Seconds())
-	}
-	return fmt.Sprintf("%.3g ms", float64(d)/1e6)
 }
 
 func bool2int(b bool) int64 {

@@ -19,20 +19,26 @@ func TestTruthCaptures(t *testing.T) {
 		file    string
 		verdict string
 		flags   []string
+		cause   string // the path cause, "" none
 	}{
-		{"rwnd-limited", "rwnd-limited", nil},
-		{"zero-window", "zero-window", nil},
-		{"app-limited", "app-limited", nil},
-		{"sndbuf-limited", "sndbuf-limited", nil},
-		{"slow-start", "slow-start", nil},
-		{"loss-limited", "loss-limited", nil},
-		{"bottleneck", "bottleneck", nil},
-		{"no-window-scaling", "rwnd-limited", []string{"no-window-scaling"}},
+		{"rwnd-limited", "rwnd-limited", nil, ""},
+		{"zero-window", "zero-window", nil, ""},
+		{"app-limited", "app-limited", nil, ""},
+		{"sndbuf-limited", "sndbuf-limited", nil, ""},
+		{"slow-start", "slow-start", nil, ""},
+		// 1% random loss: single losses, the round trip at its minimum.
+		{"loss-limited", "loss-limited", nil, diagnose.CauseRandomLoss},
+		// 20 Mbit/s x 20 ms behind the emulator's least queue, 100
+		// packets: 60 ms, 3 BDPs, and CUBIC fills it (64.6 ms median
+		// round trip against 21.2 ms).
+		{"bottleneck", "bottleneck", nil, diagnose.CauseBufferbloat},
+		{"no-window-scaling", "rwnd-limited", []string{"no-window-scaling"}, ""},
 		// cmd/longhaul's TestIntegrationAnalyzeTruthFaults: an outage, a
-		// path that dies for good, bursty loss.
-		{"rto-stall", "loss-limited", []string{"rto-stall"}},
-		{"peer-unresponsive", "loss-limited", []string{"peer-unresponsive"}},
-		{"burst-loss", "loss-limited", nil},
+		// path that dies for good, bursty loss (a timeout among them):
+		// timeouts held them, which the verdict says.
+		{"rto-stall", "loss-limited", []string{"rto-stall"}, ""},
+		{"peer-unresponsive", "loss-limited", []string{"peer-unresponsive"}, ""},
+		{"burst-loss", "loss-limited", nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -66,6 +72,13 @@ func TestTruthCaptures(t *testing.T) {
 				if slices.Contains(f.Flags, fl) {
 					bad = append(bad, "unexpected flag "+fl)
 				}
+			}
+			var cause string
+			if c := dirOf(t, f, f.Sender).Cause; c != nil {
+				cause = c.Name
+			}
+			if cause != tc.cause {
+				bad = append(bad, "cause "+cause+", want "+tc.cause)
 			}
 			if len(bad) > 0 {
 				t.Errorf("%s (shares %v: %s)", strings.Join(bad, "; "), f.Shares, f.Summary)

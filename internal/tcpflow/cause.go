@@ -1,0 +1,179 @@
+package tcpflow
+
+import (
+	"slices"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
+)
+
+// Path causes from a capture: what the path did to a direction held by
+// its congestion window (loss-limited or a bottleneck), in diagnose's
+// vocabulary and by diagnose's rules (LossCause, ReorderCause), from the
+// evidence the packets give: the RTT idle (the handshake) and under load
+// (the data's samples over the steady transfer), how the losses came
+// (recovery episodes and the segments repaired in them, per RTT-long
+// interval) and the best rate delivered over an RTT.
+
+// nSteady is how many RTT samples a direction keeps for its loaded RTT
+// (thinned evenly over the transfer when there are more).
+const nSteady = 64
+
+// minSteady: with fewer samples after slow start, the loaded RTT is the
+// median over the whole transfer.
+const minSteady = 8
+
+// causeTrack is what a direction keeps for its path cause.
+type causeTrack struct {
+	// episodes counts loss recoveries: a run of retransmissions that
+	// repaired one window (a fast recovery, a timeout and what it
+	// resent), from the first retransmission to the ACK of all that was
+	// outstanding when it began.
+	episodes int
+	// RTT-long delivery intervals: the current one began at ivStart with
+	// ivDelivered bytes delivered (acknowledged or SACKed); intervals
+	// counts those that delivered data, peakBps the best rate of one.
+	ivOn             bool
+	ivStart          int64
+	ivDelivered      int64
+	delivered        int64
+	intervals        int
+	peakBps          float64
+	partialDelivered bool // the open interval delivered data
+	// rtts holds path RTT samples (µs), one in stride of those offered
+	// (offered counts them); ssFrom is the index of the first one after
+	// slow start, -1 before.
+	rtts    [nSteady]uint32
+	n       int
+	stride  int
+	offered int
+	ssFrom  int
+}
+
+// addRTT keeps a path RTT sample (ns), one in stride; when the store
+// is full every other sample goes and the stride doubles, so the kept
+// ones stay spread evenly over the transfer.
+func (c *causeTrack) addRTT(ns int64, steady bool) {
+	if c.stride == 0 {
+		c.stride, c.ssFrom = 1, -1
+	}
+	if steady && c.ssFrom < 0 {
+		c.ssFrom = c.n
+	}
+	c.offered++
+	if (c.offered-1)%c.stride != 0 {
+		return
+	}
+	if c.n == nSteady {
+		for i := 0; i < nSteady; i += 2 {
+			c.rtts[i/2] = c.rtts[i]
+		}
+		c.n, c.stride = nSteady/2, 2*c.stride
+		if c.ssFrom >= 0 {
+			c.ssFrom = (c.ssFrom + 1) / 2
+		}
+		if (c.offered-1)%c.stride != 0 {
+			return
+		}
+	}
+	c.rtts[c.n] = uint32(min(max(ns/1e3, 0), 1<<32-1))
+	c.n++
+}
+
+// loadedRTT is the median of the samples kept after slow start (of all
+// of them when fewer than minSteady came after it); 0 without any.
+func (c *causeTrack) loadedRTT() time.Duration {
+	s := c.rtts[:c.n]
+	if c.ssFrom >= 0 && c.n-c.ssFrom >= minSteady {
+		s = c.rtts[c.ssFrom:c.n]
+	}
+	if len(s) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(s)
+	slices.Sort(sorted)
+	return time.Duration(sorted[len(sorted)/2]) * time.Microsecond
+}
+
+// deliver notes the data delivered (acknowledged or SACKed) as of an
+// ACK at t: an interval of at least rtt (ns; 0 unknown) that delivered
+// data is counted, with its rate.
+func (c *causeTrack) deliver(t, delivered, rtt int64) {
+	delivered = max(delivered, c.delivered)
+	moved := delivered > c.delivered
+	c.delivered = delivered
+	if !c.ivOn {
+		c.ivOn, c.ivStart, c.ivDelivered = true, t, delivered
+		return
+	}
+	c.partialDelivered = c.partialDelivered || moved
+	if rtt <= 0 || t-c.ivStart < rtt {
+		return
+	}
+	if b := delivered - c.ivDelivered; b > 0 {
+		c.intervals++
+		c.peakBps = max(c.peakBps, float64(b)*8/time.Duration(t-c.ivStart).Seconds())
+	}
+	c.ivStart, c.ivDelivered, c.partialDelivered = t, delivered, false
+}
+
+// minRTT is direction d's path RTT at its least so far: its sender's
+// lag plus the least data-to-ACK time, else the handshake's; 0 unknown.
+func (f *Flow) minRTT(d *direction) int64 {
+	if d.rttN > 0 {
+		return d.d + d.rttMin
+	}
+	if h1, h2, ok := f.halves(); ok {
+		return h1 + h2
+	}
+	return 0
+}
+
+// pathCause names what the path did to direction d, judged dr (its
+// verdict set), or nil: reordering when the capture saw segments out of
+// order and many retransmissions proved spurious, else the loss causes
+// (random loss, a shallow buffer, bufferbloat). Only a direction held
+// by its congestion window has one; one that ran at the path's rate
+// (--rate) is held by nothing the path did wrong but a queue.
+func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) *diagnose.Cause {
+	v, fl := dr.Verdict.Verdict, dr.Verdict.Flags
+	if (v != diagnose.LossLimited && v != diagnose.Bottleneck) || d.rttN == 0 ||
+		slices.Contains(fl, diagnose.FlagRTOStall) || slices.Contains(fl, diagnose.FlagPeerUnresponsive) {
+		// Timeouts held it (an outage, a peer gone): their silence, not
+		// how the losses came, is the story, and the verdict tells it.
+		return nil
+	}
+	lost := max(d.retrans-d.spurious, 0)
+	segs := max(d.segs, segsOf(d.bytes, d.effMSS()))
+	sender := in.Sender
+	if slices.Contains(fl, diagnose.FlagReordering) {
+		re := diagnose.ReorderEvidence{Events: d.reorder, Spurious: d.spurious, Retrans: d.retrans, Segments: segs,
+			MinRTT: time.Duration(f.minRTT(d)), Bps: dr.ThroughputBps, Sender: sender, AtCapture: true}
+		if c, ok := diagnose.ReorderCause(re); ok {
+			return &c
+		}
+	}
+	e := diagnose.LossEvidence{MinRTT: time.Duration(f.minRTT(d)), LoadedRTT: d.ct.loadedRTT(), Bps: dr.ThroughputBps,
+		PeakBps: d.ct.peakBps, MSS: int(d.effMSS()), Sender: sender, LossEvents: d.ct.episodes, Lost: lost,
+		Intervals: d.ct.intervals, Reordered: slices.Contains(fl, diagnose.FlagReordering),
+		FilledPath: v == diagnose.Bottleneck}
+	if d.ct.partialDelivered {
+		e.Intervals++
+	}
+	if h1, h2, ok := f.halves(); ok && h1+h2 > 0 && !slices.Contains(fl, "vantage-proxy") {
+		// The handshake's round trip, unless something on the path
+		// answered it.
+		e.IdleRTT = time.Duration(h1 + h2)
+	}
+	if segs > 0 {
+		e.LossRate = float64(lost) / float64(segs)
+	}
+	c, ok := diagnose.LossCause(e)
+	if !ok {
+		return nil
+	}
+	if in.RateBps > 0 && dr.ThroughputBps >= 0.9*in.RateBps && c.Name != diagnose.CauseBufferbloat {
+		return nil // at the path's rate: its losses held nothing back
+	}
+	return &c
+}

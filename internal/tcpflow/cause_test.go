@@ -1,0 +1,194 @@
+package tcpflow
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	ct "github.com/longhaul/longhaul/internal/capture/capturetest"
+	"github.com/longhaul/longhaul/internal/diagnose"
+)
+
+// pathSim plays a bulk transfer from the client, captured at the client,
+// round by round: a Reno sender (slow start, then one segment more a
+// round, halved at a loss) over a path of rtt whose bottleneck carries
+// bdp segments a round trip, behind a drop-tail queue of queue segments.
+// The part of a flight beyond bdp+queue is lost at the queue (near the
+// flight's end: the last two segments get through, so the receiver's
+// SACK shows the hole), and every lossEvery-th data segment is lost on
+// the way (random loss). A flight's round trip is rtt plus the time its
+// standing queue takes to drain.
+type pathSim struct {
+	rtt        time.Duration
+	bdp, queue int
+	lossEvery  int
+	rounds     int
+}
+
+const simMSS = 1448
+
+func (p pathSim) play(c *ct.Conv) {
+	handshake(c, stdSyn, stdSyn, p.rtt, "client")
+	cwnd, sent, ss := 10, 0, true
+	for range p.rounds {
+		over := max(cwnd-p.bdp-p.queue, 0)
+		standing := min(max(cwnd-p.bdp, 0), p.queue)
+		rtt := p.rtt + p.rtt*time.Duration(standing)/time.Duration(p.bdp)
+		seqs := make([]uint32, cwnd)
+		lost := make([]bool, cwnd)
+		for i := range cwnd {
+			seqs[i] = c.Data(client, simMSS)
+			sent++
+			lost[i] = p.lossEvery > 0 && sent%p.lossEvery == 0 && i < cwnd-2
+			lost[i] = lost[i] || (i >= cwnd-over-2 && i < cwnd-2)
+			c.Advance(5 * time.Microsecond)
+		}
+		c.Advance(rtt)
+		first, last := -1, -1
+		for i, l := range lost {
+			if l {
+				last = i
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+		if first < 0 {
+			c.AckAll(server)
+			c.Advance(5 * time.Microsecond)
+			if ss {
+				cwnd *= 2
+			} else {
+				cwnd++
+			}
+			continue
+		}
+		// The ACK of what came before the first hole, with the highest
+		// run delivered above the last one SACKed; the lost segments are
+		// resent and acknowledged a round trip later.
+		c.Ack(server, seqs[first], seqs[last]+simMSS, c.Next[client])
+		c.Advance(20 * time.Microsecond)
+		for i, l := range lost {
+			if l {
+				c.Resend(client, seqs[i], simMSS)
+				c.Advance(5 * time.Microsecond)
+			}
+		}
+		c.Advance(rtt)
+		c.AckAll(server)
+		c.Advance(5 * time.Microsecond)
+		cwnd, ss = max(cwnd/2, 2), false
+	}
+	c.Fin(client)
+	c.Advance(p.rtt)
+	c.Fin(server)
+}
+
+func TestPathCauses(t *testing.T) {
+	const rtt = 50 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		sim  pathSim
+		want string // "" no cause
+	}{
+		// 50 ms x 24 Mbit/s: a BDP of 100 segments.
+		{"random-loss", pathSim{rtt: rtt, bdp: 100, queue: 100, lossEvery: 300, rounds: 200}, diagnose.CauseRandomLoss},
+		{"shallow-buffer", pathSim{rtt: rtt, bdp: 100, queue: 5, rounds: 200}, diagnose.CauseShallowBuffer},
+		{"bufferbloat", pathSim{rtt: rtt, bdp: 100, queue: 400, rounds: 200}, diagnose.CauseBufferbloat},
+		// A queue of one BDP, filled and drained as Reno probes it: the
+		// bottleneck's own.
+		{"clean", pathSim{rtt: rtt, bdp: 100, queue: 100, rounds: 200}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newConv()
+			tc.sim.play(c)
+			f := analyze(t, c, Options{}).Flows[0]
+			d := dirOf(t, f, "198.18.0.1:50000")
+			got := ""
+			if d.Cause != nil {
+				got = d.Cause.Name
+			}
+			t.Logf("%s %.1f Mbit/s, retransmitted %d: cause %q %v", d.Verdict.Verdict, d.ThroughputBps/1e6, d.Retrans.Total, got, d.Cause)
+			if got != tc.want {
+				t.Fatalf("cause %q, want %q", got, tc.want)
+			}
+			if d.Cause != nil && (d.Fix != strings.Join(d.Cause.Fix, "; ") || f.Fix != d.Fix) {
+				t.Errorf("fix %q, want the cause's %q", d.Fix, d.Cause.Fix)
+			}
+		})
+	}
+}
+
+// A path that reorders, captured at the receiver: in each round one
+// segment arrives a millisecond after the next (out of order at the
+// capture point), and every fourth round the sender, taking it for
+// lost, resends it after the receiver had it (a duplicate the receiver
+// reports with a D-SACK).
+func TestPathCauseReordering(t *testing.T) {
+	const rtt = 40 * time.Millisecond
+	c := newConv()
+	handshake(c, stdSyn, stdSyn, rtt, "receiver")
+	for r := range 100 {
+		var late uint32
+		for i := range 60 {
+			if i == 30 {
+				late = c.Next[client]
+				c.Next[client] += simMSS // held back on the way
+				continue
+			}
+			c.Data(client, simMSS)
+			c.Advance(5 * time.Microsecond)
+			if i == 31 {
+				c.Ack(server, late, late+simMSS, c.Next[client])
+				c.Advance(time.Millisecond)
+				c.Resend(client, late, simMSS) // the late one arrives
+				c.Advance(5 * time.Microsecond)
+			}
+		}
+		c.AckAll(server)
+		if r%4 == 0 {
+			c.Advance(100 * time.Microsecond)
+			c.Resend(client, late, simMSS) // resent for nothing
+			c.Advance(20 * time.Microsecond)
+			c.Ack(server, c.Next[client], late, late+simMSS)
+		}
+		c.Advance(rtt)
+	}
+	f := analyze(t, c, Options{}).Flows[0]
+	d := dirOf(t, f, "198.18.0.1:50000")
+	t.Logf("%s (flags %v), reordered %d, retransmissions %+v: %v", d.Verdict.Verdict, d.Flags, d.Reordered, d.Retrans, d.Cause)
+	if d.Cause == nil || d.Cause.Name != diagnose.CauseReordering {
+		t.Fatalf("cause %v, want reordering", d.Cause)
+	}
+	if !strings.Contains(d.Cause.Text, "arrived out of order at the capture point") || d.Cause.Numbers["spurious_retransmissions"] != float64(d.Retrans.Spurious) {
+		t.Errorf("text %q numbers %v", d.Cause.Text, d.Cause.Numbers)
+	}
+}
+
+// The loaded RTT is the median over the steady transfer: slow start's
+// samples are left out once enough came after it, and the store thins
+// evenly however many samples come.
+func TestLoadedRTT(t *testing.T) {
+	var c causeTrack
+	for i := range 1000 {
+		ms := int64(50)
+		if i >= 100 {
+			ms = 150 + int64(i%7) // the queue stands after slow start
+		}
+		c.addRTT(ms*1e6, i >= 100)
+	}
+	if c.n > nSteady || c.n < nSteady/2 {
+		t.Errorf("%d samples kept", c.n)
+	}
+	if got := c.loadedRTT(); got < 150*time.Millisecond || got > 156*time.Millisecond {
+		t.Errorf("loaded RTT %s, want the steady transfer's (150-156 ms)", got)
+	}
+	// Too few samples after slow start: the whole transfer's median.
+	var short causeTrack
+	for i := range 20 {
+		short.addRTT(int64(50+i)*1e6, i >= 17)
+	}
+	if got := short.loadedRTT(); got != 60*time.Millisecond {
+		t.Errorf("loaded RTT %s, want 60 ms", got)
+	}
+}

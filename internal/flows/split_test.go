@@ -131,3 +131,20 @@ func TestSplitNeedsNoQueueNoLoss(t *testing.T) {
 		t.Errorf("verdict %s: %s; want app-limited, waits with room to send", f.Verdict.Verdict, f.Summary)
 	}
 }
+
+// BBR sets no ssthresh unless it loses: a clean path's bbr sender, busy
+// for longer than its startup takes, is bound by the path, not in slow
+// start (a 200 ms x 1 Gbit/s bench run read as slow start at 945
+// Mbit/s); one that just started is still in its startup.
+func TestBBRWithoutLossPastStartup(t *testing.T) {
+	p := view("bbr", 1_300_000, 0, 2_400_000, 700_000, 1_000_000, 8<<20, 2_000_000, 52*ms)
+	if f := Judge(p, next(p, 11_700_000, 0, 0, 690_000), time.Second, Options{RateBps: 100e6}); f.Verdict.Verdict != diagnose.Bottleneck {
+		t.Errorf("bbr busy 21 s at 50 ms, no loss: %s (%s); want bottleneck", f.Verdict.Verdict, f.Summary)
+	}
+	p.Busy, p.BytesAcked, p.BytesSent = 0, 0, 0
+	young := next(p, 1_500_000, 0, 0, 690_000)
+	young.Busy = 300 * ms // 6 rounds
+	if f := Judge(p, young, 300*ms, Options{RateBps: 100e6}); f.Verdict.Verdict != diagnose.SlowStart {
+		t.Errorf("bbr busy 300 ms at 50 ms (6 rounds): %s (%s); want slow-start", f.Verdict.Verdict, f.Summary)
+	}
+}

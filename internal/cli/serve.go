@@ -76,7 +76,7 @@ deploy/longhaul-serve.service is a systemd unit.`,
 	f.IntVar(&a.maxStreams, "max-streams", 16, "most parallel streams of a test's capacity phase")
 	f.StringArrayVar(&a.allow, "allow", nil, "only accept clients in this prefix (repeatable), e.g. 198.51.100.0/24")
 	a.handshake = units.Duration{D: twohost.DefaultHandshakeTimeout, Min: 100 * time.Millisecond, Max: time.Minute}
-	f.Var(&a.handshake, "handshake-timeout", "drop a connection that has not authenticated within this")
+	f.Var(&a.handshake, "handshake-timeout", "drop a connection that has not authenticated, or not started its test, within this")
 	a.idle = units.Duration{D: twohost.DefaultIdleTimeout, Min: 100 * time.Millisecond, Max: time.Hour}
 	f.Var(&a.idle, "idle-timeout", "drop a client that sends nothing for this long")
 	f.StringVar(&a.netns, "netns", "", "listen, sample and read settings inside this network namespace (ip netns)")

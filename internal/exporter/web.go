@@ -1,18 +1,16 @@
 package exporter
 
 import (
-	"log/slog"
-	"net/netip"
-	"sync/atomic"
-	"time"
-
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
-	"github.com/longhaul/longhaul/internal/connlimit"
+	"log/slog"
 	"net"
 	"net/http"
-	"sync"
+	"net/netip"
+	"sync/atomic"
+
+	"github.com/longhaul/longhaul/internal/connlimit"
 )
 
 // Web is how the metrics server is reached: a bearer token checked before
@@ -52,13 +50,10 @@ type guardListener struct {
 	net.Listener
 	lim *connlimit.Limiter
 	log *slog.Logger
-
-	mu   sync.Mutex
-	idle map[*guardConn]time.Time // keep-alive connections, since when
 }
 
 func newGuardListener(l net.Listener, lim *connlimit.Limiter, log *slog.Logger) *guardListener {
-	return &guardListener{Listener: l, lim: lim, log: log, idle: map[*guardConn]time.Time{}}
+	return &guardListener{Listener: l, lim: lim, log: log}
 }
 
 func (l *guardListener) Accept() (net.Conn, error) {
@@ -71,10 +66,7 @@ func (l *guardListener) Accept() (net.Conn, error) {
 		if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 			a = ta.AddrPort().Addr().Unmap()
 		}
-		t, why := l.lim.Admit(a)
-		if t == nil && why.Full && l.closeIdle() {
-			t, why = l.lim.Admit(a)
-		}
+		t, why := l.lim.Admit(a) // when full, the limiter closes the longest-idle keep-alive for it
 		if t == nil {
 			l.lim.Refused(l.log, a, why.Reason)
 			c.Close()
@@ -82,25 +74,6 @@ func (l *guardListener) Accept() (net.Conn, error) {
 		}
 		return &guardConn{Conn: c, l: l, ticket: t}, nil
 	}
-}
-
-// closeIdle closes the longest-idle keep-alive connection, if any.
-func (l *guardListener) closeIdle() bool {
-	l.mu.Lock()
-	var oldest *guardConn
-	var since time.Time
-	for c, t := range l.idle {
-		if oldest == nil || t.Before(since) {
-			oldest, since = c, t
-		}
-	}
-	delete(l.idle, oldest)
-	l.mu.Unlock()
-	if oldest == nil {
-		return false
-	}
-	oldest.Close()
-	return true
 }
 
 // connState is the http.Server's ConnState hook: it tracks keep-alive
@@ -113,16 +86,16 @@ func (l *guardListener) connState(c net.Conn, st http.ConnState) {
 	if !ok {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	switch st {
 	case http.StateActive:
 		g.active.Store(true)
-		delete(l.idle, g)
+		if !g.ticket.Active() {
+			g.Conn.Close() // dropped to make room as it woke
+		}
 	case http.StateIdle:
-		l.idle[g] = time.Now()
-	case http.StateClosed, http.StateHijacked:
-		delete(l.idle, g)
+		// A keep-alive between two scrapes: the limiter may close it to
+		// make room for a new connection (its slot goes to that one).
+		g.ticket.Idle(func() { g.Conn.Close() })
 	}
 }
 

@@ -67,10 +67,18 @@ type LossEvidence struct {
 	IdleRTT time.Duration
 	// LossRate is the share of the flow's segments retransmitted;
 	// LossEvents how many times it lost (samples in which its
-	// retransmission count rose) and Lost how many segments in all.
+	// retransmission count rose, or with Episodes loss recoveries) and
+	// Lost how many segments in all.
 	LossRate   float64
 	LossEvents int
 	Lost       int64
+	// Episodes: LossEvents are loss recoveries, each repairing one
+	// window's losses (a packet capture tells them apart), and Intervals
+	// are round trips: random loss puts about one segment in each, and
+	// the losses of a queue overflowing at a burst come several at a
+	// time. Without it the events are sample intervals, which merge the
+	// losses of several windows: a burst is then at least burstLoss.
+	Episodes bool
 	// Intervals is how many sample intervals the flow moved data in (the
 	// events are counted per interval: several random losses can fall in
 	// one).
@@ -169,8 +177,9 @@ const (
 	// control probes it.
 	shallowRise = 0.10
 	// burstLoss, burstOverRandom: losses of at least burstLoss segments
-	// per event on average, and burstOverRandom times what random loss
-	// at the same rate would put in one sample interval, come in bursts:
+	// per event on average (not asked of Episodes), and burstOverRandom
+	// times what random loss at the same rate would put in one sample
+	// interval, come in bursts:
 	// a queue overflowing when a window's burst arrives (slow start's, or
 	// a congestion window past what the queue holds). Random loss drops a
 	// segment here and there.
@@ -209,19 +218,8 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	mathis := pathmodel.MathisBps(max(e.MSS, 536), e.MinRTT, e.LossRate)
 	nums["mathis_bps"] = mathis
 	nums["loss_events"], nums["lost_segments"] = float64(e.LossEvents), float64(e.Lost)
-	burst := 0.0
-	if e.LossEvents > 0 {
-		burst = float64(e.Lost) / float64(e.LossEvents)
-	}
+	burst, bursty := burstiness(e)
 	nums["segments_per_loss"] = burst
-	// Random (Poisson) loss of lambda segments per interval puts
-	// lambda/(1-e^-lambda) in an interval that has any.
-	random := 1.0
-	if e.Intervals > 0 && e.Lost > 0 {
-		lambda := float64(e.Lost) / float64(e.Intervals)
-		random = lambda / -math.Expm1(-lambda)
-	}
-	bursty := burst >= burstLoss && burst >= burstOverRandom*random
 	noQueue := !queued(e, e.LoadedRTT)
 	if !noQueue && q.Seconds() >= shallowRise*e.MinRTT.Seconds() {
 		return Cause{}, false // an ordinary bottleneck's queue
@@ -263,6 +261,28 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		c.Text += " (with no queue at all a policer looks the same: test --loss-probes tells them apart)"
 	}
 	return c, true
+}
+
+// burstiness is how many segments the flow lost per event on average,
+// and whether that is bursts: burstOverRandom times what random loss at
+// the same rate puts in one interval, and for coarse sample intervals
+// (not Episodes) at least burstLoss.
+func burstiness(e LossEvidence) (burst float64, bursty bool) {
+	if e.LossEvents > 0 {
+		burst = float64(e.Lost) / float64(e.LossEvents)
+	}
+	// Random (Poisson) loss of lambda segments per interval puts
+	// lambda/(1-e^-lambda) in an interval that has any.
+	random := 1.0
+	if e.Intervals > 0 && e.Lost > 0 {
+		lambda := float64(e.Lost) / float64(e.Intervals)
+		random = lambda / -math.Expm1(-lambda)
+	}
+	floor := float64(burstLoss)
+	if e.Episodes {
+		floor = 0
+	}
+	return burst, burst >= floor && burst >= burstOverRandom*random
 }
 
 // bloatCause names bufferbloat: a queue delay of q under load.

@@ -263,3 +263,25 @@ func TestReorderCauseAtCapture(t *testing.T) {
 		t.Fatalf("%v %q", ok, c.Text)
 	}
 }
+
+// A capture counts loss recoveries (Episodes), each one window's
+// losses, over round trips: 6 segments a recovery where random loss
+// would put about one is bursts (a 20-packet queue at 50 ms x 100
+// Mbit/s, emulated: 80 segments in 12 recoveries over 375 round trips).
+// test's sample intervals merge several windows' losses and need 8.
+func TestLossCauseEpisodes(t *testing.T) {
+	e := LossEvidence{MinRTT: 50 * time.Millisecond, LoadedRTT: 50*time.Millisecond + 300*time.Microsecond, LossRate: 0.0046,
+		LossEvents: 12, Lost: 80, Intervals: 375, Bps: 10.5e6, PeakBps: 20e6, MSS: 1448}
+	if c, _ := LossCause(e); c.Name != CauseRandomLoss {
+		t.Errorf("sample intervals: %q, want random-loss (under 8 a time)", c.Name)
+	}
+	e.Episodes = true
+	if c, _ := LossCause(e); c.Name != CauseShallowBuffer {
+		t.Errorf("episodes: %q, want shallow-buffer", c.Name)
+	}
+	// Random loss, one or two a recovery, stays random.
+	e.LossEvents, e.Lost = 7, 10
+	if c, _ := LossCause(e); c.Name != CauseRandomLoss {
+		t.Errorf("episodes of 1.4: %q, want random-loss", c.Name)
+	}
+}

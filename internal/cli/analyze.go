@@ -270,8 +270,10 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 		fmt.Fprintf(w, " (%.0f%% of the time)", 100*f.Share)
 	}
 	fmt.Fprintf(w, ": %s\n", f.Summary)
-	if c := mainCause(f); c != nil {
+	if c, note := mainCause(f); c != nil {
 		fmt.Fprintf(w, "  path:     %s\n", c.Text)
+	} else if note != "" {
+		fmt.Fprintf(w, "  path:     %s\n", note)
 	}
 	var nums []string
 	if f.RTTSeconds > 0 {
@@ -333,14 +335,14 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 }
 
 // mainCause is the path cause of a flow's main direction (the one its
-// verdict is of), or nil.
-func mainCause(f *tcpflow.FlowReport) *diagnose.Cause {
+// verdict is of), or nil and why the capture cannot tell, if it says.
+func mainCause(f *tcpflow.FlowReport) (*diagnose.Cause, string) {
 	for _, d := range f.Directions {
 		if d.Sender == f.Sender {
-			return d.Cause
+			return d.Cause, d.CauseNote
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // verdictCounts lists verdicts by count, the most common first.

@@ -65,7 +65,10 @@ func renoOver(c *ct.Conv, snd ct.Side, rtt time.Duration, bdp, queue, lossEvery,
 // 1. an upload over 50 ms that loses one segment in 300 on the way,
 // with no queue (random loss);
 // 2. a download over 30 ms x 16 Mbit/s (a BDP of 40 segments) behind a
-// queue of 4 BDPs that Reno keeps filling (bufferbloat).
+// queue of 4 BDPs that Reno keeps filling (bufferbloat);
+// 3. a download over 40 ms captured at the client, its receiver, losing
+// a segment every fifth round: the capture cannot time the queue before
+// it, and says so.
 func causesCapture(t *testing.T) string {
 	t.Helper()
 	w := ct.NewWriter(ct.Format{}, capture.LinkEthernet)
@@ -81,6 +84,33 @@ func causesCapture(t *testing.T) string {
 	d.Data(ct.Client, 300) // the request
 	d.Advance(30 * time.Millisecond)
 	renoOver(d, ct.Server, 30*time.Millisecond, 40, 160, 0, 60)
+
+	e := ct.NewConv(w, "198.18.0.1:50002", "198.18.0.4:443")
+	e.Now = d.Now.Add(time.Second)
+	e.Handshake(syn, syn, 40*time.Millisecond, 50*time.Microsecond)
+	for r := range 60 {
+		var lost uint32
+		for i := range 40 {
+			if i == 20 && r%5 == 0 {
+				lost = e.Next[ct.Server]
+				e.Next[ct.Server] += 1448 // lost on the way
+				continue
+			}
+			e.Data(ct.Server, 1448)
+			e.Advance(5 * time.Microsecond)
+		}
+		if r%5 == 0 {
+			e.Ack(ct.Client, lost, lost+1448, e.Next[ct.Server])
+			e.Advance(40 * time.Millisecond)
+			e.Resend(ct.Server, lost, 1448)
+			e.Advance(5 * time.Microsecond)
+		}
+		e.AckAll(ct.Client)
+		e.Advance(40 * time.Millisecond)
+	}
+	e.Fin(ct.Server)
+	e.Advance(50 * time.Microsecond)
+	e.Fin(ct.Client)
 
 	path := filepath.Join(t.TempDir(), "causes.pcap")
 	if err := os.WriteFile(path, w.Bytes(), 0o644); err != nil {

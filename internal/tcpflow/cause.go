@@ -1,10 +1,12 @@
 package tcpflow
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/units"
 )
 
 // Path causes from a capture: what the path did to a direction held by
@@ -130,18 +132,19 @@ func (f *Flow) minRTT(d *direction) int64 {
 }
 
 // pathCause names what the path did to direction d, judged dr (its
-// verdict set), or nil: reordering when the capture saw segments out of
-// order and many retransmissions proved spurious, else the loss causes
-// (random loss, a shallow buffer, bufferbloat). Only a direction held
-// by its congestion window has one; one that ran at the path's rate
-// (--rate) is held by nothing the path did wrong but a queue.
-func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) *diagnose.Cause {
+// verdict set): reordering when the capture saw segments out of order
+// and many retransmissions proved spurious, else the loss causes (random
+// loss, a shallow buffer, bufferbloat). Only a direction held by its
+// congestion window has one; one that ran at the path's rate (--rate) is
+// held by nothing the path did wrong but a queue. When the capture
+// cannot tell (taken away from the sender), it says why instead (note).
+func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) (c *diagnose.Cause, note string) {
 	v, fl := dr.Verdict.Verdict, dr.Verdict.Flags
 	if (v != diagnose.LossLimited && v != diagnose.Bottleneck) || d.rttN == 0 ||
 		slices.Contains(fl, diagnose.FlagRTOStall) || slices.Contains(fl, diagnose.FlagPeerUnresponsive) {
 		// Timeouts held it (an outage, a peer gone): their silence, not
 		// how the losses came, is the story, and the verdict tells it.
-		return nil
+		return nil, ""
 	}
 	lost := max(d.retrans-d.spurious, 0)
 	segs := max(d.segs, segsOf(d.bytes, d.effMSS()))
@@ -150,11 +153,14 @@ func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) *diagnos
 		re := diagnose.ReorderEvidence{Events: d.reorder, Spurious: d.spurious, Retrans: d.retrans, Segments: segs,
 			MinRTT: time.Duration(f.minRTT(d)), Bps: dr.ThroughputBps, Sender: sender, AtCapture: true}
 		if c, ok := diagnose.ReorderCause(re); ok {
-			return &c
+			return &c, ""
 		}
 	}
+	if n := awayNote(d.d, f.minRTT(d)); n != "" {
+		return nil, n
+	}
 	e := diagnose.LossEvidence{MinRTT: time.Duration(f.minRTT(d)), LoadedRTT: d.ct.loadedRTT(), Bps: dr.ThroughputBps,
-		PeakBps: d.ct.peakBps, MSS: int(d.effMSS()), Sender: sender, LossEvents: d.ct.episodes, Lost: lost,
+		PeakBps: d.ct.peakBps, MSS: int(d.effMSS()), Sender: sender, LossEvents: d.ct.episodes, Lost: lost, Episodes: true,
 		Intervals: d.ct.intervals, Reordered: slices.Contains(fl, diagnose.FlagReordering),
 		FilledPath: v == diagnose.Bottleneck}
 	if d.ct.partialDelivered {
@@ -168,12 +174,24 @@ func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) *diagnos
 	if segs > 0 {
 		e.LossRate = float64(lost) / float64(segs)
 	}
-	c, ok := diagnose.LossCause(e)
-	if !ok {
-		return nil
+	lc, ok := diagnose.LossCause(e)
+	if !ok || (in.RateBps > 0 && dr.ThroughputBps >= 0.9*in.RateBps && lc.Name != diagnose.CauseBufferbloat) {
+		return nil, "" // none, or at the path's rate: its losses held nothing back
 	}
-	if in.RateBps > 0 && dr.ThroughputBps >= 0.9*in.RateBps && c.Name != diagnose.CauseBufferbloat {
-		return nil // at the path's rate: its losses held nothing back
+	return &lc, ""
+}
+
+// awayNote says why a capture taken away from the sender cannot tell
+// the loss causes apart, or "": when more than a quarter of the round
+// trip (lag of rtt, ns) lies between the sender and the capture point,
+// a queue there never shows in the data-to-ACK times the capture takes
+// (at the receiver they are the receiver's alone), and without the
+// queue random loss, a shallow buffer and bufferbloat look alike.
+func awayNote(lag, rtt int64) string {
+	if rtt <= 0 || 4*lag <= rtt {
+		return ""
 	}
-	return &c
+	return fmt.Sprintf("not told: the capture was taken away from the sender (%s of its %s round trip is on the sender's side of the capture point, timed only by the handshake): "+
+		"a queue on that part of the path never shows in the capture, so random loss, a shallow buffer and bufferbloat cannot be told apart; capture at the sender to tell",
+		units.FormatDuration(time.Duration(lag).Round(100*time.Microsecond)), units.FormatDuration(time.Duration(rtt).Round(100*time.Microsecond)))
 }

@@ -192,3 +192,40 @@ func TestLoadedRTT(t *testing.T) {
 		t.Errorf("loaded RTT %s, want 60 ms", got)
 	}
 }
+
+// Captured at the receiver, a flow's round trips are the receiver's
+// half and the handshake's: a queue before the capture point never
+// shows, so no loss cause is named, and the direction says why.
+func TestPathCauseAwayFromSender(t *testing.T) {
+	const rtt = 40 * time.Millisecond
+	c := newConv()
+	handshake(c, stdSyn, stdSyn, rtt, "receiver")
+	for r := range 100 {
+		var lost uint32
+		for i := range 60 {
+			if i == 30 && r%5 == 0 {
+				lost = c.Next[client]
+				c.Next[client] += simMSS // lost before the capture point
+				continue
+			}
+			c.Data(client, simMSS)
+			c.Advance(5 * time.Microsecond)
+		}
+		if r%5 == 0 {
+			c.Ack(server, lost, lost+simMSS, c.Next[client])
+			c.Advance(rtt)
+			c.Resend(client, lost, simMSS)
+			c.Advance(5 * time.Microsecond)
+		}
+		c.AckAll(server)
+		c.Advance(rtt)
+	}
+	f := analyze(t, c, Options{}).Flows[0]
+	d := dirOf(t, f, "198.18.0.1:50000")
+	if v := d.Verdict.Verdict; v != diagnose.LossLimited && v != diagnose.Bottleneck {
+		t.Fatalf("verdict %s (%v), want one of the congestion window", v, d.Shares)
+	}
+	if d.Cause != nil || !strings.Contains(d.CauseNote, "away from the sender") {
+		t.Errorf("cause %v, note %q", d.Cause, d.CauseNote)
+	}
+}

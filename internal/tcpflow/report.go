@@ -87,8 +87,11 @@ type DirReport struct {
 	// Cause is what the path did to a direction held by its congestion
 	// window, when the capture shows it (cause.go); its fix is the
 	// direction's.
-	Cause    *diagnose.Cause `json:"cause,omitempty"`
-	Timeline *Series         `json:"timeline,omitempty"`
+	Cause *diagnose.Cause `json:"cause,omitempty"`
+	// CauseNote says why the capture cannot tell the cause of a direction
+	// held by its losses (taken away from the sender), when it cannot.
+	CauseNote string  `json:"cause_note,omitempty"`
+	Timeline  *Series `json:"timeline,omitempty"`
 }
 
 // ScaleReport is the window scale state of the receiver's windows.
@@ -328,8 +331,10 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	if info.CaptureLimited == "" {
 		dr.Verdict = f.judgeable(a, d, info, dr.Verdict)
 	}
-	if c := f.pathCause(d, &dr, info); c != nil {
+	if c, note := f.pathCause(d, &dr, info); c != nil {
 		dr.Cause, dr.Verdict.Fix = c, strings.Join(c.Fix, "; ")
+	} else {
+		dr.CauseNote = note
 	}
 	dr.Timeline = series(d)
 	return dr

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,9 +39,19 @@ type twoHosts struct {
 	dir    string
 	server *exec.Cmd
 	slog   *bytes.Buffer
+	// addr is the server's address on the path ("" is serveAddr).
+	addr string
 }
 
 const serveAddr = "198.18.0.2"
+
+// host is the server's address as test and serve take it.
+func (h *twoHosts) host() string {
+	if h.addr != "" {
+		return h.addr
+	}
+	return serveAddr
+}
 
 func sysctls(kv ...string) []topo.Sysctl {
 	var out []topo.Sysctl
@@ -53,7 +64,12 @@ func sysctls(kv ...string) []topo.Sysctl {
 // upTwoHosts brings up the path and starts serve on it.
 func upTwoHosts(t *testing.T, link emupath.Link, client, server []topo.Sysctl, serveArgs ...string) *twoHosts {
 	t.Helper()
-	h := upPath(t, link, client, server)
+	return startTwoHosts(t, upPath(t, link, client, server), serveArgs...)
+}
+
+// startTwoHosts starts serve on a path that is up.
+func startTwoHosts(t *testing.T, h *twoHosts, serveArgs ...string) *twoHosts {
+	t.Helper()
 	h.token = filepath.Join(h.dir, "token")
 	if err := os.WriteFile(h.token, []byte("test-token-0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -65,13 +81,21 @@ func upTwoHosts(t *testing.T, link emupath.Link, client, server []topo.Sysctl, s
 // upPath brings up the emulated path alone.
 func upPath(t *testing.T, link emupath.Link, client, server []topo.Sysctl, peers ...string) *twoHosts {
 	t.Helper()
+	return upPathSpec(t, link, topo.Spec{CC: "cubic", ClientSysctls: client, ServerSysctls: server}, peers...)
+}
+
+// upPathSpec brings up the emulated path with a topology of the caller's
+// (IPv6, sysctls); the prefix is the test's own.
+func upPathSpec(t *testing.T, link emupath.Link, ts topo.Spec, peers ...string) *twoHosts {
+	t.Helper()
 	bin, prefix := emulateEnv(t, peers...)
 	hostCC(t)
 	up, down, err := link.Configs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := emupath.Spec{Topo: topo.Spec{Prefix: prefix, CC: "cubic", ClientSysctls: client, ServerSysctls: server}, Up: up, Down: down, RTT: link.RTT()}
+	ts.Prefix = prefix
+	spec := emupath.Spec{Topo: ts, Up: up, Down: down, RTT: link.RTT()}
 	p, err := emupath.Up(context.Background(), spec, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +108,7 @@ func upPath(t *testing.T, link emupath.Link, client, server []topo.Sysctl, peers
 func (h *twoHosts) startServer(extra ...string) {
 	h.t.Helper()
 	sv := h.path.Topo.Server()
-	args := append([]string{"serve", "--netns", sv.Netns, "--auth", h.token, "--listen", serveAddr + ":9978"}, extra...)
+	args := append([]string{"serve", "--netns", sv.Netns, "--auth", h.token, "--listen", net.JoinHostPort(h.host(), "9978")}, extra...)
 	h.server = exec.Command(h.bin, args...)
 	h.server.Stderr = h.slog
 	if err := h.server.Start(); err != nil {
@@ -125,7 +149,7 @@ func (h *twoHosts) close() {
 // directory of its -o files.
 func (h *twoHosts) test(out string, args ...string) *twohost.Doc {
 	h.t.Helper()
-	all := append([]string{"test", serveAddr, "--netns", h.path.Topo.Client().Netns, "--auth", h.token, "-o", out}, args...)
+	all := append([]string{"test", h.host(), "--netns", h.path.Topo.Client().Netns, "--auth", h.token, "-o", out}, args...)
 	stdout, stderr, code := exe(h.t, h.bin, all...)
 	if code != 0 {
 		h.t.Fatalf("test: exit %d\nstdout:\n%s\nstderr:\n%s\nserve log:\n%s", code, stdout, stderr, h.slog)

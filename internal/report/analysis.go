@@ -42,7 +42,14 @@ type analysisFlow struct {
 		Sender   string `json:"sender"`
 		Receiver string `json:"receiver"`
 		Bytes    int64  `json:"bytes"`
-		Timeline *struct {
+		// Cause is what the path did, when the capture shows it;
+		// CauseNote why it cannot tell.
+		Cause *struct {
+			Name string `json:"name"`
+			Text string `json:"text"`
+		} `json:"cause"`
+		CauseNote string `json:"cause_note"`
+		Timeline  *struct {
 			Points []tlPoint `json:"points"`
 			Events []tlEvent `json:"events"`
 		} `json:"timeline"`
@@ -102,7 +109,7 @@ func BuildAnalysis(r io.Reader) (*Page, error) {
 			row[4], row[5] = Format(f.Ceiling, "bps"), fmt.Sprintf("%.2f", f.Throughput/f.Ceiling)
 		}
 		p.Table = append(p.Table, row)
-		p.Headlines = append(p.Headlines, fmt.Sprintf("Flow %s: %s (%.0f%% of the time): %s. Fix: %s", name, f.Verdict, 100*f.Share, strings.TrimSuffix(f.Summary, "."), f.Fix))
+		p.Headlines = append(p.Headlines, fmt.Sprintf("Flow %s: %s (%.0f%% of the time): %s.%s Fix: %s", name, f.Verdict, 100*f.Share, strings.TrimSuffix(f.Summary, "."), pathWords(f), f.Fix))
 	}
 	drawn := 0
 	for _, f := range flows {
@@ -186,4 +193,19 @@ func dedup(xs []float64) []float64 {
 		}
 	}
 	return out
+}
+
+// pathWords is what analyze said of the path of a flow's main direction
+// (its cause, or why the capture cannot tell), as it printed it.
+func pathWords(f analysisFlow) string {
+	for _, d := range f.Directions {
+		switch {
+		case d.Sender != f.Sender:
+		case d.Cause != nil:
+			return fmt.Sprintf(" Path (%s): %s.", d.Cause.Name, strings.TrimSuffix(d.Cause.Text, "."))
+		case d.CauseNote != "":
+			return " Path: " + strings.TrimSuffix(d.CauseNote, ".") + "."
+		}
+	}
+	return ""
 }

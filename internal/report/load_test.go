@@ -44,3 +44,25 @@ func TestLoadTellsDocumentsApart(t *testing.T) {
 		}
 	}
 }
+
+// The page of an analysis says what analyze said of each flow's path:
+// the cause it named, or why the capture cannot tell (analyze's own
+// golden output, three flows: random loss, bufferbloat, and a capture
+// taken at the receiver).
+func TestAnalysisPathCause(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "cli", "testdata", "golden", "analyze-causes.json.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := BuildAnalysis(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(p.Headlines, "\n")
+	for _, want := range []string{"Path (random-loss): random loss:", "Path (bufferbloat): bufferbloat:", "Path: not told: "} {
+		if !strings.Contains(all, want) {
+			t.Errorf("headlines lack %q:\n%s", want, all)
+		}
+	}
+}

@@ -25,8 +25,13 @@ func binary(t *testing.T) string {
 
 func exe(t *testing.T, bin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runCmd(t, exec.Command(bin, args...))
+}
+
+// runCmd runs cmd to its end: its output and exit status.
+func runCmd(t *testing.T, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
 	var o, e bytes.Buffer
-	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
 	var ee *exec.ExitError

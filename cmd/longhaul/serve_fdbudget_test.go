@@ -228,18 +228,7 @@ func exeWithin(t *testing.T, d time.Duration, bin string, args ...string) (stdou
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	var o, e lockedBuf
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code
+	return runCmd(t, exec.CommandContext(ctx, bin, args...))
 }
 
 // openFDs is how many descriptors process p holds.

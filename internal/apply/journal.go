@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/longhaul/longhaul/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,7 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/atomicfile"
 	"github.com/longhaul/longhaul/internal/badinput"
+	"github.com/longhaul/longhaul/internal/filekind"
 	"github.com/longhaul/longhaul/internal/rtnl"
 )
 
@@ -273,7 +274,7 @@ func (s store) busy() bool {
 func (s store) openLock(create bool) (*os.File, error) {
 	name := filepath.Join(s.dir, ".lock")
 	notFile := func(m fs.FileMode) error {
-		return distrust("%s is not a regular file (%s): refusing to open it as the journal's lock; remove it", name, fileKind(m))
+		return distrust("%s is not a regular file (%s): refusing to open it as the journal's lock; remove it", name, filekind.Of(m))
 	}
 	if fi, err := os.Lstat(name); err == nil && !fi.Mode().IsRegular() {
 		return nil, notFile(fi.Mode())
@@ -297,23 +298,6 @@ func (s store) openLock(create bool) (*os.File, error) {
 		return nil, notFile(fi.Mode())
 	}
 	return f, nil
-}
-
-// fileKind names what a mode says a file is.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a plain file"
 }
 
 // lock takes the directory's lock so that two applies or rollbacks never

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/plan"
 	"io"
 	"strings"
 
@@ -187,7 +188,7 @@ func runAgainst(ctx context.Context, a auditArgs, s *snapshot.Snapshot, stdout i
 	if err != nil {
 		return err
 	}
-	if err := drift.Validate(p); err != nil {
+	if err := plan.CheckFields(p); err != nil {
 		return fmt.Errorf("%s: %w", a.against, err)
 	}
 	rep := drift.Compare(s, p)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/longhaul/longhaul/internal/filekind"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -28,7 +29,7 @@ const MaxDocument = 16 << 20
 func openRegular(flag, path, want string) (*os.File, error) {
 	// Stat first: opening a FIFO blocks until a writer comes.
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return nil, usagef("%s%s is %s, not a file: give %s", flagPrefix(flag), path, kindOf(st.Mode()), want)
+		return nil, usagef("%s%s is %s, not a file: give %s", flagPrefix(flag), path, filekind.Of(st.Mode()), want)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -41,7 +42,7 @@ func openRegular(flag, path, want string) (*os.File, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, usagef("%s%s is %s, not a file: give %s", flagPrefix(flag), path, kindOf(st.Mode()), want)
+		return nil, usagef("%s%s is %s, not a file: give %s", flagPrefix(flag), path, filekind.Of(st.Mode()), want)
 	}
 	return f, nil
 }
@@ -199,20 +200,6 @@ func flagPrefix(flag string) string {
 		return ""
 	}
 	return flag + " "
-}
-
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "not a regular file"
 }
 
 // ctxReader stops reading once ctx is done, so a long read (a big

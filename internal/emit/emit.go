@@ -73,8 +73,11 @@ func Render(p plan.Plan, name string) ([]byte, error) {
 	}
 	for _, f := range formats {
 		if f.Name == name {
-			if err := checkFields(p); err != nil {
-				return nil, err
+			// Every field a format writes is checked first (the formats
+			// quote as well, YAML, INI and shell, as a second line of
+			// defence).
+			if err := plan.CheckFields(p); err != nil {
+				return nil, fmt.Errorf("%w: refusing to write it into a file another tool reads (was the plan or the snapshot it came from edited?)", err)
 			}
 			s, err := f.render(p)
 			return []byte(s), err

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode"
+
+	"github.com/longhaul/longhaul/internal/filekind"
 )
 
 // Limits.
@@ -45,7 +47,7 @@ func readBounded(what, path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %s is not a regular file (%s): give a file", what, path, kind(st.Mode()))
+		return nil, fmt.Errorf("%s %s is not a regular file (%s): give a file", what, path, filekind.Of(st.Mode()))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
@@ -55,20 +57,6 @@ func readBounded(what, path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s %s is larger than %d bytes: it cannot be one", what, path, max)
 	}
 	return b, nil
-}
-
-func kind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeCharDevice != 0, m&os.ModeDevice != 0:
-		return "a device"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return "not a plain file"
 }
 
 // ReadToken reads a pre-shared token: a regular file of at most 4 KiB

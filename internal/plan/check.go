@@ -1,21 +1,20 @@
-package emit
+package plan
 
 import (
 	"fmt"
 	"net/netip"
 
 	"github.com/longhaul/longhaul/internal/badinput"
-	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/sysctl"
 )
 
 // A plan is read from a file or made from a snapshot another host wrote
-// (ssh far longhaul audit --json | longhaul plan --snapshot -): every
-// field an emitted file carries is checked against an allow-list before
-// any format is rendered, so that a newline, a quote or a shell character
-// can never become a line of a sysctl.d file, a play of a playbook or a
-// command. The formats quote as well (YAML, INI, shell), as a second
-// line of defence.
+// (ssh far longhaul audit --json | longhaul plan --snapshot -): before
+// its fields are written into a file another tool reads (emit) or printed
+// (audit --against), each is checked against an allow-list, so that a
+// newline, a quote, an escape code or a shell character can never become
+// a line of a sysctl.d file, a play of a playbook, a command or a forged
+// line of a report.
 
 // Allowed characters and lengths of the fields the formats carry.
 var (
@@ -63,11 +62,13 @@ func (c charset) allows(s string) bool {
 	return true
 }
 
-// checkFields refuses a plan with a field an emitted file could not carry
-// as data. The error quotes the field (escaped, cut to 60 bytes).
-func checkFields(p plan.Plan) error {
+// CheckFields refuses, as bad input, a plan with a field no host has
+// and no file could carry as data: a host name, kernel release, key,
+// value or route outside its allow-list, a number not as the kernel
+// writes one. The error quotes the field (escaped, cut to 60 bytes).
+func CheckFields(p Plan) error {
 	bad := func(field, v, what string) error {
-		return badinput.Errorf("the plan's %s %s is not %s: refusing to write it into a file another tool reads (was the plan or the snapshot it came from edited?)", field, sysctl.Quote(v), what)
+		return badinput.Errorf("the plan's %s %s is not %s", field, sysctl.Quote(v), what)
 	}
 	check := func(field, v string, c charset, max int, what string) error {
 		if len(v) > max || !c.allows(v) {
@@ -88,7 +89,7 @@ func checkFields(p plan.Plan) error {
 		return err
 	}
 	for _, it := range p.Items {
-		if it.Kind != plan.KindSysctl {
+		if it.Kind != KindSysctl {
 			// Only a route's target is emitted (checked below); the other
 			// kinds' texts are advice no format carries.
 			if r := it.Route; r != nil {
@@ -108,7 +109,7 @@ func checkFields(p plan.Plan) error {
 		// form).
 		for _, v := range []string{it.New, it.Current} {
 			if sysctl.CheckValue(v) != nil {
-				return bad("value of "+it.Key, v, "a sysctl value as the kernel writes it (printable ASCII; numbers in decimal without '+' or leading zeros)")
+				return bad("value of "+it.Key, v, "a value as the kernel writes one (decimal, no '+' or leading 0)")
 			}
 		}
 		if err := check("value of "+it.Key, sysctl.Normalize(it.New), valueChars, maxValue, "a sysctl value (numbers and words)"); err != nil {
@@ -121,7 +122,7 @@ func checkFields(p plan.Plan) error {
 	return nil
 }
 
-func checkRoute(r plan.Route) error {
+func checkRoute(r Route) error {
 	switch {
 	case r.Family != "inet" && r.Family != "inet6":
 		return fmt.Errorf("of family inet or inet6")

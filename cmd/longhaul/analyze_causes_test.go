@@ -150,7 +150,11 @@ func checkCauseNumbers(t *testing.T, cause string, n map[string]float64) {
 		if l := n["loss_rate"]; l < 0.0025 || l > 0.015 {
 			t.Errorf("loss rate %.4f%% for 0.5%% random loss", 100*l)
 		}
-		if n["segments_per_loss"] > 2 {
+		// Losses one or a few at a time: a recovery spans a window of up
+		// to ~200 segments here (48 Mbit/s at its peak), where 0.5% loss
+		// puts 1.6 in one on average and more by chance (2.1 in one CI
+		// run); a shallow buffer's bursts are 9-22.
+		if n["segments_per_loss"] > 3 {
 			t.Errorf("%.1f segments a loss for random loss", n["segments_per_loss"])
 		}
 	case "shallow-buffer":

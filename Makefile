@@ -51,7 +51,7 @@ test: deps build vet unit race fuzz
 
 # the data race detector on the packages with goroutines (servers, the
 # emulator's data plane, the lab runner, the sampler)
-RACE_PKGS = ./internal/twohost/... ./internal/exporter/... ./internal/emu/... ./internal/lab/... ./internal/flows/... ./internal/connlimit/...
+RACE_PKGS = ./internal/twohost/... ./internal/exporter/... ./internal/emu/... ./internal/lab/... ./internal/flows/... ./internal/connlimit/... ./internal/probe/...
 race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -p 1 $(RACE_PKGS)
 

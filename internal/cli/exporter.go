@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -12,7 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/exporter"
+	"github.com/longhaul/longhaul/internal/probe"
+	"github.com/longhaul/longhaul/internal/secret"
+	"github.com/longhaul/longhaul/internal/twohost"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -24,6 +29,18 @@ type exporterArgs struct {
 	groups           []string
 	maxSeries        int
 	perFlow          bool
+	perSource        int
+	probe            probeArgs
+}
+
+// probeArgs are the exporter's --probe-* flags: what /probe may do.
+type probeArgs struct {
+	allow                       []string
+	targets, auth               string
+	phase, timeout, minInterval units.Duration
+	concurrency                 int
+	maxRate                     units.Rate
+	maxBytes                    units.Size
 }
 
 func newExporterCmd() *cobra.Command {
@@ -88,7 +105,64 @@ and require a token (--auth-token-file), over TLS (--tls-cert-file,
 	f.StringVar(&a.token, "auth-token-file", "", "require Authorization: Bearer TOKEN, the token read from this file (Prometheus: authorization.credentials_file)")
 	f.StringVar(&a.cert, "tls-cert-file", "", "serve HTTPS with this PEM certificate (with --tls-key-file)")
 	f.StringVar(&a.key, "tls-key-file", "", "the PEM private key of --tls-cert-file")
+	f.IntVar(&a.perSource, "per-source-connections", 0, fmt.Sprintf("most connections one address may hold (default 4, %d with probes: Prometheus scrapes each probe target over its own connection)", exporter.ProbeSourceConns))
+	p := &a.probe
+	f.StringArrayVar(&p.allow, "probe-allow", nil, "serve /probe?target=HOST[:PORT] for targets whose address is in this prefix, e.g. 198.51.100.0/24 (repeatable; none by default)")
+	f.StringVar(&p.targets, "probe-targets", "", "serve /probe for the targets in this file (one HOST[:PORT] per line)")
+	f.StringVar(&p.auth, "probe-auth", "", "file holding the token of the targets' longhaul serve")
+	p.phase = units.Duration{D: probe.DefaultPhase, Min: twohost.MinPhase, Max: time.Minute}
+	f.Var(&p.phase, "probe-phase", "length of each phase of a probe (a download and an upload on one stream each)")
+	p.timeout = units.Duration{D: probe.DefaultTimeout, Min: time.Second, Max: probe.MaxTimeout}
+	f.Var(&p.timeout, "probe-timeout", "most one probe may take (a scrape's timeout shortens it)")
+	p.minInterval = units.Duration{D: probe.DefaultMinInterval, Max: 24 * time.Hour}
+	f.Var(&p.minInterval, "probe-min-interval", "a target's last result is served again while younger than this, instead of a new test")
+	f.IntVar(&p.concurrency, "probe-concurrency", probe.DefaultConcurrent, "most probes running at once (one per target)")
+	p.maxRate = units.Rate{Min: 1e5, Max: 1e12}
+	f.Var(&p.maxRate, "probe-max-rate", "most bits/s a probe asks the target to send or receive (default: the target's cap)")
+	p.maxBytes = units.Size{Min: 1 << 20}
+	f.Var(&p.maxBytes, "probe-max-bytes", "most bytes one phase of a probe may move: the target is asked to pace below it")
 	return c
+}
+
+// config checks the --probe-* flags: nil when probes are off.
+func (p probeArgs) config(netns string) (*probe.Prober, error) {
+	if len(p.allow) == 0 && p.targets == "" {
+		if p.auth != "" {
+			return nil, usagef("--probe-auth without --probe-allow or --probe-targets: name the targets /probe may test")
+		}
+		return nil, nil
+	}
+	cfg := probe.Config{Phase: p.phase.D, Timeout: p.timeout.D, MinInterval: p.minInterval.D, Concurrent: p.concurrency,
+		MaxRateBps: p.maxRate.Bps, MaxBytes: p.maxBytes.N, Netns: netns}
+	for _, s := range p.allow {
+		pfx, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, usagef("--probe-allow %q: write a prefix like 198.51.100.0/24 or 2001:db8::/32", s)
+		}
+		cfg.Allowed.Prefixes = append(cfg.Allowed.Prefixes, pfx.Masked())
+	}
+	if p.targets != "" {
+		f, err := openRegular("--probe-targets", p.targets, "a file of HOST[:PORT] lines")
+		if err != nil {
+			return nil, err
+		}
+		cfg.Allowed.Targets, err = probe.ReadTargets(f)
+		f.Close()
+		if err != nil {
+			return nil, badinput.Wrap(fmt.Errorf("--probe-targets %s: %w", p.targets, err))
+		}
+	}
+	if p.auth == "" {
+		return nil, usagef("probes need --probe-auth TOKEN-FILE: the token of the targets' longhaul serve")
+	}
+	var err error
+	if cfg.Token, err = secret.ReadToken(p.auth); err != nil {
+		return nil, badinput.Wrap(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, usagef("%v", err)
+	}
+	return probe.New(cfg), nil
 }
 
 var groupName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
@@ -113,7 +187,12 @@ func (a exporterArgs) parse() (exporter.Options, error) {
 			a.maxSeries, need, exporter.SeriesPerGroup, exporter.MinSeries(need))
 	}
 	o.MaxSeries, o.PerFlow = a.maxSeries, a.perFlow
-	return o, nil
+	if a.perSource < 0 || a.perSource > 4096 {
+		return o, usagef("--per-source-connections must be 1..4096, got %d", a.perSource)
+	}
+	o.PerSource = a.perSource
+	o.Probe, err = a.probe.config(a.netns)
+	return o, err
 }
 
 func parseGroups(specs []string) ([]exporter.Group, error) {

@@ -23,6 +23,7 @@ import (
 	"github.com/longhaul/longhaul/internal/connlimit"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/probe"
 	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
@@ -34,8 +35,14 @@ type Options struct {
 	Interval time.Duration // between sock_diag dumps
 	Netns    string        // namespace whose sockets to read ("": own)
 	Web      Web
-	Version  string // longhaul's version for longhaul_build_info ("": the module's)
-	Log      *slog.Logger
+	// Probe, if set, serves /probe?target=HOST[:PORT]: a test against
+	// that host's longhaul serve (package probe).
+	Probe *probe.Prober
+	// PerSource is how many connections one address may hold (0: 4, or
+	// ProbeSourceConns with Probe).
+	PerSource int
+	Version   string // longhaul's version for longhaul_build_info ("": the module's)
+	Log       *slog.Logger
 	// Ready, if set, is called with the listening address once the
 	// server accepts connections.
 	Ready func(addr net.Addr)
@@ -56,6 +63,9 @@ const (
 
 // Run serves the metrics until ctx ends.
 func Run(ctx context.Context, opt Options) error {
+	if opt.Probe != nil {
+		opt.Probe.SetLog(opt.Log)
+	}
 	t := NewTracker(opt.Config)
 	c := NewCollector(t)
 	if opt.Version != "" {
@@ -63,7 +73,7 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	// The token and TLS files first: a bad one is the user's to fix
 	// (exit 2), whatever else could fail.
-	srv, err := newServer(c, opt.Web, opt.Log)
+	srv, err := newServer(c, opt.Probe, opt.Web, opt.Log)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
 	}
@@ -83,7 +93,11 @@ func Run(ctx context.Context, opt Options) error {
 	if srv.TLSConfig != nil {
 		scheme = "https://"
 	}
-	guard := newGuardListener(ln, connlimit.New(limits.FitFDs(connlimit.FDBudget(), 32)), opt.Log)
+	per := opt.PerSource
+	if per == 0 && opt.Probe != nil {
+		per = ProbeSourceConns
+	}
+	guard := newGuardListener(ln, connlimit.New(connLimits(per).FitFDs(connlimit.FDBudget(), 32)), srv.ReadHeaderTimeout, opt.Log)
 	srv.ConnState = guard.connState
 	ln = guard
 	if srv.TLSConfig != nil {
@@ -120,18 +134,26 @@ func Run(ctx context.Context, opt Options) error {
 	return err
 }
 
-func newServer(c *Collector, web Web, log *slog.Logger) (*http.Server, error) {
+func newServer(c *Collector, p *probe.Prober, web Web, log *slog.Logger) (*http.Server, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
+	index := "longhaul exporter: metrics at /metrics"
+	wt := writeTimeout
+	if p != nil {
+		reg.MustRegister(p)
+		mux.Handle("GET /probe", p)
+		index += ", probes at /probe?target=HOST[:PORT]"
+		wt = max(wt, p.Timeout()+5*time.Second) // a probe's answer comes when its test ends
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		MaxRequestsInFlight: maxInFlight, Timeout: scrapeTimeout, ErrorHandling: promhttp.ContinueOnError}))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "longhaul exporter: metrics at /metrics")
+		fmt.Fprintln(w, index)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readHeaderTimeout,
-		WriteTimeout: writeTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes,
+		WriteTimeout: wt, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes,
 		// Failed handshakes and bad requests from whoever reaches the
 		// port are not worth a line each.
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}

@@ -43,7 +43,7 @@ func TestSecretFilesBadInput(t *testing.T) {
 		{"certificate fifo", Web{CertFile: fifo, KeyFile: good}, true},
 		{"token missing", Web{TokenFile: filepath.Join(dir, "absent")}, false},
 	} {
-		_, err := newServer(NewCollector(NewTracker(Config{MaxSeries: 2000})), tc.web, slog.New(slog.DiscardHandler))
+		_, err := newServer(NewCollector(NewTracker(Config{MaxSeries: 2000})), nil, tc.web, slog.New(slog.DiscardHandler))
 		if err == nil || badinput.Is(err) != tc.bad {
 			t.Errorf("%s: %v (bad input %v), want an error, bad input %v", tc.name, err, badinput.Is(err), tc.bad)
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync/atomic"
+	"time"
 
 	"github.com/longhaul/longhaul/internal/connlimit"
 )
@@ -23,6 +24,23 @@ type Web struct {
 // limits are the exporter's connection limits: scrapers hold one
 // keep-alive connection each, a Prometheus pair two.
 var limits = connlimit.Config{PerSource: 4, Start: 16, Full: 64}
+
+// ProbeSourceConns is how many connections one source may hold when
+// /probe is served: Prometheus scrapes each probe target over its own
+// connection, all from its one address.
+const ProbeSourceConns = 64
+
+// connLimits are the limits for a server with perSource connections per
+// source (0: limits'): the totals grow with it.
+func connLimits(perSource int) connlimit.Config {
+	c := limits
+	if perSource > 0 {
+		c.PerSource = perSource
+		c.Start = max(c.Start, 2*perSource)
+		c.Full = max(c.Full, 4*perSource)
+	}
+	return c
+}
 
 // requireToken answers 401 to requests without the token, before any
 // other work. Comparing hashes keeps the comparison constant-time
@@ -50,10 +68,17 @@ type guardListener struct {
 	net.Listener
 	lim *connlimit.Limiter
 	log *slog.Logger
+	// silent is how long a connection must have stayed without a
+	// request to penalize its source: the server's header timeout, which
+	// closes it. A connection its client closes unused sooner (an HTTP
+	// client's spare dial, which lost the race to an idle keep-alive, as
+	// Prometheus's do when it scrapes many probe targets at once) held
+	// nothing for long and is not a fault.
+	silent time.Duration
 }
 
-func newGuardListener(l net.Listener, lim *connlimit.Limiter, log *slog.Logger) *guardListener {
-	return &guardListener{Listener: l, lim: lim, log: log}
+func newGuardListener(l net.Listener, lim *connlimit.Limiter, silent time.Duration, log *slog.Logger) *guardListener {
+	return &guardListener{Listener: l, lim: lim, log: log, silent: silent}
 }
 
 func (l *guardListener) Accept() (net.Conn, error) {
@@ -72,7 +97,7 @@ func (l *guardListener) Accept() (net.Conn, error) {
 			c.Close()
 			continue
 		}
-		return &guardConn{Conn: c, l: l, ticket: t}, nil
+		return &guardConn{Conn: c, l: l, ticket: t, opened: time.Now()}, nil
 	}
 }
 
@@ -99,18 +124,19 @@ func (l *guardListener) connState(c net.Conn, st http.ConnState) {
 	}
 }
 
-// guardConn gives its slot back when closed; a connection that never
-// made a request (a silent or half-open one, a failed TLS handshake)
-// penalizes its source.
+// guardConn gives its slot back when closed; a connection that made no
+// request while the server waited for one (a silent or half-open one, a
+// TLS handshake that never ended) penalizes its source.
 type guardConn struct {
 	net.Conn
 	l      *guardListener
 	ticket *connlimit.Ticket
 	active atomic.Bool
+	opened time.Time
 }
 
 func (c *guardConn) Close() error {
 	err := c.Conn.Close()
-	c.ticket.Done(!c.active.Load())
+	c.ticket.Done(!c.active.Load() && time.Since(c.opened) >= c.l.silent)
 	return err
 }

@@ -78,7 +78,7 @@ func TestGuardListener(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	g := newGuardListener(inner, connlimit.New(connlimit.Config{PerSource: 2, Start: 3, Full: 3}), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g := newGuardListener(inner, connlimit.New(connlimit.Config{PerSource: 2, Start: 3, Full: 3}), 300*time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") }),
 		ReadHeaderTimeout: 300 * time.Millisecond, IdleTimeout: time.Minute, ConnState: g.connState}
 	go srv.Serve(g)
@@ -104,9 +104,21 @@ func TestGuardListener(t *testing.T) {
 	if n := g.lim.Open(); n > 3 {
 		t.Errorf("%d connections open, Full is 3", n)
 	}
+	// A connection its client closes unused at once (an HTTP client's
+	// spare dial) does not penalize its source.
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.8")}}
+	spare, err := d.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spare.Close()
+	time.Sleep(50 * time.Millisecond)
+	if _, err := get(t, url, "127.0.0.8"); err != nil {
+		t.Errorf("a source that closed an unused connection at once was refused: %v", err)
+	}
 	// A connection that never sends a request times out and penalizes
 	// its source.
-	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.9")}}
+	d = net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.9")}}
 	silent, err := d.Dial("tcp", inner.Addr().String())
 	if err != nil {
 		t.Fatal(err)

@@ -105,7 +105,7 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 	}
 	cc, err := dialControl(ctx, o)
 	blackHole := 0
-	if errors.Is(err, errNoLargeMessage) && o.MSS == 0 {
+	if errors.Is(err, errNoLargeMessage) && o.MSS == 0 && ctx.Err() == nil {
 		o.progress("the server's first large message did not arrive within %s: trying again with %d-byte segments (a path that drops full-size packets, a PMTU black hole?)", acceptWait, blackHoleMSS)
 		o.MSS = blackHoleMSS
 		if cc, err = dialControl(ctx, o); err == nil {
@@ -116,6 +116,7 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 		return nil, err
 	}
 	defer cc.close()
+	defer context.AfterFunc(ctx, cc.close)() // the pings and waits between phases end with ctx too
 	cc.wchunk = writeChunk(mine)
 	raw := &Raw{Server: o.Addr, Started: time.Now().UTC(), Client: mine, ServerSnap: cc.acc.Snapshot, Caps: cc.acc.Caps, BlackHoleMSS: blackHole}
 	o.progress("connected to %s: session %s, the server allows %gs and %d bytes per test", o.Addr, cc.acc.Session[:8], cc.acc.Caps.MaxDurationS, cc.acc.Caps.MaxBytes)
@@ -264,6 +265,9 @@ func clientHandshake(ctx context.Context, o ClientOptions, a Auth) (net.Conn, er
 	}
 	c := raw
 	_ = c.SetDeadline(time.Now().Add(helloTimeout))
+	// A caller's deadline (a probe's) ends the handshake too: a server
+	// that accepts and stays silent must not hold it for helloTimeout.
+	defer context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Unix(1, 0)) })()
 	if o.TLS != nil {
 		tc := tls.Client(raw, o.TLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
@@ -314,7 +318,7 @@ func readHello(c net.Conn, addr string) (Hello, error) {
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return h, fmt.Errorf("test: %s sent no longhaul hello within %s: is it longhaul serve? (default port %d)", addr, helloTimeout, DefaultPort)
 	case err != nil && !errors.Is(err, ErrFrame):
-		return h, fmt.Errorf("test: %s closed the connection before its hello (%v): is it longhaul serve, does its --allow include this host, and is it not refusing this host for now (too many connections from it, or failed ones: the server's log says which)?", addr, err)
+		return h, fmt.Errorf("test: %s closed the connection before its hello (%w): is it longhaul serve, does its --allow include this host, and is it not refusing this host for now (too many connections from it, or failed ones: the server's log says which)?", addr, err)
 	case err == nil:
 		err = Decode(f, TypeHello, &h)
 	}
@@ -364,7 +368,9 @@ func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
 	// the first this connection needs. Silence while the small ones
 	// before it came through is a path that drops large packets.
 	_ = c.SetReadDeadline(time.Now().Add(acceptWait))
+	unwatch := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	f, err := ReadFrame(c, MaxServerFrame)
+	unwatch()
 	if err == nil {
 		if re := AsError(f); re != nil {
 			err = re

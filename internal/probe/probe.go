@@ -1,0 +1,383 @@
+//go:build linux
+
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// Defaults and bounds of Config.
+const (
+	DefaultPhase       = twohost.MinPhase
+	DefaultTimeout     = 20 * time.Second
+	MaxTimeout         = 5 * time.Minute
+	DefaultConcurrent  = 4
+	DefaultMinInterval = 60 * time.Second
+	// maxEntries bounds the targets remembered (last result, running
+	// probe); the oldest idle one is forgotten first.
+	maxEntries = 4096
+	// scrapeMargin is left of Prometheus's scrape timeout for the answer.
+	scrapeMargin = 500 * time.Millisecond
+)
+
+// Config is what the exporter's flags allow a probe: whatever a query
+// says, a probe never goes past them.
+type Config struct {
+	Allowed Allowed
+	Token   []byte
+	// Phase is each phase's length (a download and an upload, one
+	// stream each); MaxBytes and MaxRateBps cap what one phase may move:
+	// the server is asked to pace at most min(MaxRateBps,
+	// MaxBytes*8/Phase) (0: no cap of the exporter's; the server's own
+	// caps hold anyway).
+	Phase      time.Duration
+	MaxBytes   int64
+	MaxRateBps float64
+	// Timeout is the most a probe may take; a scrape's own timeout
+	// (X-Prometheus-Scrape-Timeout-Seconds) shortens it.
+	Timeout time.Duration
+	// Concurrent is the most probes running at once (at most one per
+	// target); MinInterval the age under which a target's last result
+	// is served again instead of testing again.
+	Concurrent  int
+	MinInterval time.Duration
+	Netns       string // probe from this namespace ("": the process's)
+	Log         *slog.Logger
+
+	// Run and Lookup are twohost.Run and the DNS; tests replace them.
+	Run    func(context.Context, twohost.ClientOptions) (*twohost.Raw, error)
+	Lookup Resolver
+}
+
+func (c Config) withDefaults() Config {
+	if c.Phase == 0 {
+		c.Phase = DefaultPhase
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.Concurrent == 0 {
+		c.Concurrent = DefaultConcurrent
+	}
+	if c.MinInterval == 0 {
+		c.MinInterval = DefaultMinInterval
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Run == nil {
+		c.Run = twohost.Run
+	}
+	if c.Lookup == nil {
+		c.Lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	return c
+}
+
+// Validate checks the configuration as the exporter's flags give it.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.Allowed.Empty():
+		return errors.New("probes need the targets they may test: --probe-allow PREFIX or --probe-targets FILE")
+	case len(c.Token) == 0:
+		return errors.New("probes need the servers' token: --probe-auth FILE")
+	case c.Phase < twohost.MinPhase || c.Phase > time.Minute:
+		return fmt.Errorf("--probe-phase must be %s..1m, got %s", twohost.MinPhase, c.Phase)
+	case c.Timeout < 2*c.Phase+5*time.Second || c.Timeout > MaxTimeout:
+		return fmt.Errorf("--probe-timeout must leave room for two phases of %s and the handshakes (at least %s) and be at most %s, got %s",
+			c.Phase, 2*c.Phase+5*time.Second, MaxTimeout, c.Timeout)
+	case c.Concurrent < 1 || c.Concurrent > 64:
+		return fmt.Errorf("--probe-concurrency must be 1..64, got %d", c.Concurrent)
+	case c.MinInterval < 0 || c.MinInterval > 24*time.Hour:
+		return fmt.Errorf("--probe-min-interval must be 0..24h, got %s", c.MinInterval)
+	case c.MaxBytes < 0 || c.MaxRateBps < 0:
+		return errors.New("--probe-max-bytes and --probe-max-rate cannot be negative")
+	}
+	return nil
+}
+
+// Prober runs probes for the exporter's /probe handler.
+type Prober struct {
+	cfg Config
+	sem chan struct{}
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*entry
+
+	running               atomic.Int64
+	runs, cached, refused prometheus.Counter
+	failed                *prometheus.CounterVec
+}
+
+// entry is one target's running probe and last result.
+type entry struct {
+	done chan struct{} // closed when the running probe ends; nil when none runs
+	last *result
+	used time.Time
+}
+
+// New returns a Prober (cfg must pass Validate).
+func New(cfg Config) *Prober {
+	cfg = cfg.withDefaults()
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
+	return &Prober{cfg: cfg, sem: make(chan struct{}, cfg.Concurrent), now: time.Now, entries: map[string]*entry{},
+		runs:    counter("longhaul_exporter_probes_total", "Probes run (tests against a target's longhaul serve)."),
+		cached:  counter("longhaul_exporter_probe_results_reused_total", "Probe requests answered with a target's last result (younger than --probe-min-interval, or the probe already running)."),
+		refused: counter("longhaul_exporter_probes_refused_total", "Probe requests refused: target not allowed, a bad query, or --probe-concurrency probes already running."),
+		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "longhaul_exporter_probes_failed_total",
+			Help: "Probes that failed, by reason (busy, timeout, unreachable, refused, error)."}, []string{"reason"}),
+	}
+}
+
+// SetLog sets where failed probes are logged (before the first probe).
+func (p *Prober) SetLog(l *slog.Logger) {
+	if l != nil {
+		p.cfg.Log = l
+	}
+}
+
+// Timeout is the most one probe takes.
+func (p *Prober) Timeout() time.Duration { return p.cfg.Timeout }
+
+// Describe and Collect make the Prober's own counters part of /metrics.
+func (p *Prober) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(p, ch) }
+
+func (p *Prober) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range []prometheus.Collector{p.runs, p.cached, p.refused, p.failed} {
+		c.Collect(ch)
+	}
+	ch <- prometheus.MustNewConstMetric(descRunning, prometheus.GaugeValue, float64(p.running.Load()))
+}
+
+var descRunning = prometheus.NewDesc("longhaul_exporter_probes_running", "Probes running now.", nil, nil)
+
+// ServeHTTP answers GET /probe?target=HOST[:PORT]: the target's last
+// result when young enough, else a new probe's. A bad or disallowed
+// target is a 400 or 403 (Prometheus shows the scrape failed); a probe
+// that fails is a 200 with longhaul_probe_success 0 and why.
+func (p *Prober) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	for k := range q {
+		if k != "target" {
+			p.refused.Inc()
+			http.Error(w, fmt.Sprintf("unknown parameter %q: /probe takes target=HOST[:PORT] only", k), http.StatusBadRequest)
+			return
+		}
+	}
+	target, err := ParseTarget(q.Get("target"))
+	if err != nil || len(q["target"]) != 1 {
+		p.refused.Inc()
+		http.Error(w, fmt.Sprintf("bad target: %v", orOne(err)), http.StatusBadRequest)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), p.deadline(r))
+	defer cancel()
+	dial, err := p.cfg.Allowed.resolve(ctx, target, p.cfg.Lookup)
+	if err != nil {
+		p.refused.Inc()
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	res := p.result(ctx, target, dial)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(res)
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+}
+
+func orOne(err error) error {
+	if err == nil {
+		return errors.New("give target once")
+	}
+	return err
+}
+
+// deadline is how long a probe may take for this request.
+func (p *Prober) deadline(r *http.Request) time.Duration {
+	d := p.cfg.Timeout
+	if s, err := strconv.ParseFloat(r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds"), 64); err == nil && s > 0 {
+		d = min(d, time.Duration(s*float64(time.Second))-scrapeMargin)
+	}
+	return max(d, time.Second)
+}
+
+// result returns the target's last result if young enough, waits for
+// its running probe, or starts one.
+func (p *Prober) result(ctx context.Context, target, dial string) *result {
+	p.mu.Lock()
+	e := p.entries[target]
+	if e == nil {
+		p.forgetOldest()
+		e = &entry{}
+		p.entries[target] = e
+	}
+	now := p.now()
+	e.used = now
+	if e.last != nil && now.Sub(e.last.at) < p.cfg.MinInterval && e.done == nil {
+		res := e.last.aged(now)
+		p.mu.Unlock()
+		p.cached.Inc()
+		return res
+	}
+	if e.done == nil {
+		select {
+		case p.sem <- struct{}{}:
+		default:
+			p.mu.Unlock()
+			p.refused.Inc()
+			return &result{at: now, reason: reasonExporterBusy,
+				err: fmt.Errorf("%d probes are running (--probe-concurrency)", p.cfg.Concurrent)}
+		}
+		e.done = make(chan struct{})
+		// The probe runs on its own deadline, not the request's: a
+		// scraper that gives up does not waste the test, whose result
+		// the next scrape gets.
+		pctx, cancel := context.WithDeadline(context.Background(), deadlineOf(ctx, now))
+		p.running.Add(1)
+		p.runs.Inc()
+		go func(done chan struct{}) {
+			defer cancel()
+			res := p.probe(pctx, dial)
+			if res.reason != "" {
+				p.failed.WithLabelValues(res.reason).Inc()
+				p.cfg.Log.Info("probe failed", "target", target, "reason", res.reason, "err", res.err)
+			}
+			p.mu.Lock()
+			e.last, e.done = res, nil
+			p.mu.Unlock()
+			p.running.Add(-1)
+			<-p.sem
+			close(done)
+		}(e.done)
+	} else {
+		p.cached.Inc()
+	}
+	done := e.done
+	p.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return &result{at: p.now(), reason: reasonTimeout, err: errors.New("the target's probe did not end before this scrape's deadline")}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return e.last.aged(p.now())
+}
+
+func deadlineOf(ctx context.Context, now time.Time) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return now.Add(DefaultTimeout)
+}
+
+// forgetOldest makes room for a new target (p.mu held).
+func (p *Prober) forgetOldest() {
+	if len(p.entries) < maxEntries {
+		return
+	}
+	var oldest string
+	var at time.Time
+	for k, e := range p.entries {
+		if e.done == nil && (oldest == "" || e.used.Before(at)) {
+			oldest, at = k, e.used
+		}
+	}
+	delete(p.entries, oldest)
+}
+
+// probe runs one test against dial and judges it.
+func (p *Prober) probe(ctx context.Context, dial string) *result {
+	start := p.now()
+	o := twohost.ClientOptions{Addr: dial, Token: p.cfg.Token, Netns: p.cfg.Netns, Download: true, Upload: true,
+		Duration: p.cfg.Phase, RateBps: p.rateCap(), DialTimeout: 5 * time.Second}
+	raw, err := p.cfg.Run(ctx, o)
+	var doc *twohost.Doc
+	if err == nil {
+		doc, err = twohost.Judge(raw, twohost.JudgeOptions{})
+	}
+	res := &result{at: p.now(), took: p.now().Sub(start), doc: doc, err: err}
+	if err != nil && ctx.Err() != nil {
+		res.err = fmt.Errorf("the probe's deadline passed (%s): %w", res.took.Round(time.Millisecond), err)
+	}
+	if err != nil {
+		res.doc = nil
+		res.reason = reasonOf(ctx, err)
+	}
+	return res
+}
+
+// rateCap is the pace asked of the server (0: none of the exporter's).
+func (p *Prober) rateCap() float64 {
+	r := p.cfg.MaxRateBps
+	if p.cfg.MaxBytes > 0 {
+		b := float64(p.cfg.MaxBytes) * 8 / p.cfg.Phase.Seconds()
+		if r == 0 || b < r {
+			r = b
+		}
+	}
+	return r
+}
+
+// Failure reasons: bounded label values.
+const (
+	reasonBusy         = "busy"
+	reasonExporterBusy = "exporter-busy"
+	reasonTimeout      = "timeout"
+	reasonUnreachable  = "unreachable"
+	reasonRefused      = "refused"
+	reasonReset        = "reset"
+	reasonError        = "error"
+)
+
+func reasonOf(ctx context.Context, err error) string {
+	var re *twohost.RemoteError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &re) && re.Code == twohost.CodeBusy:
+		return reasonBusy
+	case errors.As(err, &re):
+		return reasonRefused
+	case ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded):
+		return reasonTimeout
+	case errors.Is(err, syscall.ECONNRESET):
+		return reasonReset
+	case errors.As(err, &op) && op.Op == "dial", errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH),
+		errors.Is(err, syscall.ENETUNREACH):
+		return reasonUnreachable
+	}
+	return reasonError
+}
+
+// Describe documents the flags' caps in one line, for the log.
+func (c Config) Describe() string {
+	c = c.withDefaults()
+	s := fmt.Sprintf("phases of %s, timeout %s, %d at once, results reused for %s", c.Phase, c.Timeout, c.Concurrent, c.MinInterval)
+	if r := (&Prober{cfg: c}).rateCap(); r > 0 {
+		s += ", paced at most " + units.FormatRate(r)
+	}
+	return s
+}

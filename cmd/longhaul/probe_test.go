@@ -200,7 +200,7 @@ func TestIntegrationExporterProbe(t *testing.T) {
 		return s["go_goroutines"], s["process_resident_memory_bytes"]
 	}
 	time.Sleep(2 * time.Second) // the stalled probes above end
-	for range 300 { // warm-up: the heap grows to its working size
+	for range 300 {             // warm-up: the heap grows to its working size
 		probeGet(t, exp, "target=127.0.0.1:7001", 2)
 	}
 	g0, rss0 := self()

@@ -38,7 +38,7 @@ type probeArgs struct {
 	allow                       []string
 	targets, auth               string
 	phase, timeout, minInterval units.Duration
-	concurrency                 int
+	concurrency, streams        int
 	maxRate                     units.Rate
 	maxBytes                    units.Size
 }
@@ -116,6 +116,7 @@ and require a token (--auth-token-file), over TLS (--tls-cert-file,
 	f.Var(&p.timeout, "probe-timeout", "most one probe may take (a scrape's timeout shortens it)")
 	p.minInterval = units.Duration{D: probe.DefaultMinInterval, Max: 24 * time.Hour}
 	f.Var(&p.minInterval, "probe-min-interval", "a target's last result is served again while younger than this, instead of a new test")
+	f.IntVar(&p.streams, "probe-streams", probe.DefaultStreams, "streams of a probe's third phase, a download that measures the path's capacity (0 or 1: none)")
 	f.IntVar(&p.concurrency, "probe-concurrency", probe.DefaultConcurrent, "most probes running at once (one per target)")
 	p.maxRate = units.Rate{Min: 1e5, Max: 1e12}
 	f.Var(&p.maxRate, "probe-max-rate", "most bits/s a probe asks the target to send or receive (default: the target's cap)")
@@ -132,7 +133,7 @@ func (p probeArgs) config(netns string) (*probe.Prober, error) {
 		}
 		return nil, nil
 	}
-	cfg := probe.Config{Phase: p.phase.D, Timeout: p.timeout.D, MinInterval: p.minInterval.D, Concurrent: p.concurrency,
+	cfg := probe.Config{Phase: p.phase.D, Timeout: p.timeout.D, MinInterval: p.minInterval.D, Concurrent: p.concurrency, Streams: p.streams,
 		MaxRateBps: p.maxRate.Bps, MaxBytes: p.maxBytes.N, Netns: netns}
 	for _, s := range p.allow {
 		pfx, err := netip.ParsePrefix(s)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package exporter
 
 import (
@@ -9,6 +11,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/cog/plugins"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/longhaul/longhaul/internal/probe"
 )
 
 const deployDir = "../../deploy"
@@ -20,9 +28,41 @@ func TestDeployAlertRules(t *testing.T) {
 		t.Skip("promtool not installed (make deps installs it)")
 	}
 	dir := filepath.Join(deployDir, "prometheus")
+	tests, _ := filepath.Glob(filepath.Join(dir, "*.test.yml"))
+	if len(tests) < 2 {
+		t.Fatalf("rule tests: %v", tests)
+	}
+	for i := range tests {
+		tests[i] = filepath.Base(tests[i])
+	}
+	// The probe scrape config, its files pointed at this tree and a
+	// targets file like the example.
+	tmp := t.TempDir()
+	abs, _ := filepath.Abs(dir)
+	for _, f := range []string{"token", "targets/example.yml", "exporters/x.yml"} {
+		src := filepath.Join(dir, "longhaul-probe-targets.example.yml")
+		if f == "token" {
+			src = filepath.Join(dir, "longhaul-rules.yml") // any file: promtool only checks it exists
+		}
+		b, _ := os.ReadFile(src)
+		_ = os.MkdirAll(filepath.Dir(filepath.Join(tmp, f)), 0o755)
+		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := os.ReadFile(filepath.Join(dir, "longhaul-probes.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = []byte(strings.NewReplacer("/usr/share/longhaul/prometheus/", abs+"/", "/etc/prometheus/longhaul-exporter-token", tmp+"/token",
+		"/etc/prometheus/longhaul-probe-targets/", tmp+"/targets/", "/etc/prometheus/longhaul-exporters/", tmp+"/exporters/").Replace(string(cfg)))
+	if err := os.WriteFile(filepath.Join(tmp, "prometheus.yml"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"check", "rules", "longhaul-rules.yml"},
-		{"test", "rules", "longhaul-rules.test.yml"},
+		append([]string{"test", "rules"}, tests...),
+		{"check", "config", filepath.Join(tmp, "prometheus.yml")},
 	} {
 		cmd := exec.Command("promtool", args...)
 		cmd.Dir = dir
@@ -39,13 +79,15 @@ var metricName = regexp.MustCompile(`\blonghaul_[a-z_]+\b`)
 func TestDeployNamesExist(t *testing.T) {
 	have := names(NewCollector(NewTracker(Config{MaxSeries: 2000})))
 	have = append(have, "longhaul_exporter_scrape_duration_seconds")
+	have = append(have, names(probe.New(probe.Config{}))...)
 	for _, f := range []string{"prometheus/longhaul-rules.yml", "prometheus/longhaul-rules.test.yml", "grafana/longhaul-dashboard.json"} {
 		b, err := os.ReadFile(filepath.Join(deployDir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, n := range metricName.FindAllString(string(b), -1) {
-			if !slices.Contains(have, n) {
+			// A probe's own metrics are checked in package probe.
+			if !slices.Contains(have, n) && !strings.HasPrefix(n, "longhaul_probe_") {
 				t.Errorf("%s uses %s, which the exporter does not export", f, n)
 			}
 		}
@@ -82,4 +124,50 @@ func TestDeploySystemdUnit(t *testing.T) {
 	if err != nil || len(out) > 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
+}
+
+// Every dashboard loads in Grafana's dashboard schema (v1, the JSON
+// model): its types from grafana-foundation-sdk, generated from
+// Grafana's schema, decoded strictly (unknown or missing required fields
+// fail) and validated, panel options included. __inputs and __requires
+// are the import format's metadata, which Grafana strips on import.
+func TestDeployDashboardsSchema(t *testing.T) {
+	plugins.RegisterDefaultPlugins()
+	files, _ := filepath.Glob(filepath.Join(deployDir, "grafana", "*.json"))
+	if len(files) < 2 {
+		t.Fatalf("dashboards: %v", files)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		delete(m, "__inputs")
+		delete(m, "__requires")
+		b, _ = json.Marshal(m)
+		var d dashboard.Dashboard
+		if err := sdkErr(d.UnmarshalJSONStrict(b)); err != nil {
+			t.Errorf("%s does not fit Grafana's dashboard schema:\n%v", f, err)
+			continue
+		}
+		if err := sdkErr(d.Validate()); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		if len(d.Panels) < 8 {
+			t.Errorf("%s: %d panels", f, len(d.Panels))
+		}
+	}
+}
+
+// sdkErr is nil for the SDK's empty error list (it returns a typed nil
+// cog.BuildErrors when all is well).
+func sdkErr(err error) error {
+	if errs, ok := err.(cog.BuildErrors); ok && len(errs) == 0 {
+		return nil
+	}
+	return err
 }

@@ -117,6 +117,9 @@ func Run(ctx context.Context, opt Options) error {
 	wg.Go(func() { sample(ctx, d, t, opt.Interval, opt.Log) })
 	opt.Log.Info("serving metrics", "url", scheme+ln.Addr().String()+"/metrics", "interval", opt.Interval,
 		"token", opt.Web.TokenFile != "")
+	if opt.Probe != nil {
+		opt.Log.Info("serving probes", "url", scheme+ln.Addr().String()+"/probe?target=HOST[:PORT]", "caps", opt.Probe.Caps())
+	}
 	if opt.Ready != nil {
 		opt.Ready(ln.Addr())
 	}

@@ -30,6 +30,7 @@ const (
 	DefaultTimeout     = 20 * time.Second
 	MaxTimeout         = 5 * time.Minute
 	DefaultConcurrent  = 4
+	DefaultStreams     = 4
 	DefaultMinInterval = 60 * time.Second
 	// maxEntries bounds the targets remembered (last result, running
 	// probe); the oldest idle one is forgotten first.
@@ -48,7 +49,10 @@ type Config struct {
 	// the server is asked to pace at most min(MaxRateBps,
 	// MaxBytes*8/Phase) (0: no cap of the exporter's; the server's own
 	// caps hold anyway).
-	Phase      time.Duration
+	Phase time.Duration
+	// Streams > 1 adds a download on that many streams: the path's
+	// capacity (longhaul_probe_path_rate_bits_per_second).
+	Streams    int
 	MaxBytes   int64
 	MaxRateBps float64
 	// Timeout is the most a probe may take; a scrape's own timeout
@@ -94,6 +98,14 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// phases is how many phases a probe runs.
+func (c Config) phases() time.Duration {
+	if c.Streams > 1 {
+		return 3
+	}
+	return 2
+}
+
 // Validate checks the configuration as the exporter's flags give it.
 func (c Config) Validate() error {
 	c = c.withDefaults()
@@ -104,9 +116,13 @@ func (c Config) Validate() error {
 		return errors.New("probes need the servers' token: --probe-auth FILE")
 	case c.Phase < twohost.MinPhase || c.Phase > time.Minute:
 		return fmt.Errorf("--probe-phase must be %s..1m, got %s", twohost.MinPhase, c.Phase)
-	case c.Timeout < 2*c.Phase+5*time.Second || c.Timeout > MaxTimeout:
-		return fmt.Errorf("--probe-timeout must leave room for two phases of %s and the handshakes (at least %s) and be at most %s, got %s",
-			c.Phase, 2*c.Phase+5*time.Second, MaxTimeout, c.Timeout)
+	case c.Timeout > MaxTimeout:
+		return fmt.Errorf("--probe-timeout must be at most %s, got %s", MaxTimeout, c.Timeout)
+	case c.Streams < 0 || c.Streams > twohost.MaxStreams:
+		return fmt.Errorf("--probe-streams must be 0..%d, got %d", twohost.MaxStreams, c.Streams)
+	case c.Timeout < c.phases()*c.Phase+5*time.Second:
+		return fmt.Errorf("--probe-timeout must leave room for %d phases of %s and the handshakes: at least %s, got %s",
+			c.phases(), c.Phase, c.phases()*c.Phase+5*time.Second, c.Timeout)
 	case c.Concurrent < 1 || c.Concurrent > 64:
 		return fmt.Errorf("--probe-concurrency must be 1..64, got %d", c.Concurrent)
 	case c.MinInterval < 0 || c.MinInterval > 24*time.Hour:
@@ -313,7 +329,7 @@ func (p *Prober) forgetOldest() {
 func (p *Prober) probe(ctx context.Context, dial string) *result {
 	start := p.now()
 	o := twohost.ClientOptions{Addr: dial, Token: p.cfg.Token, Netns: p.cfg.Netns, Download: true, Upload: true,
-		Duration: p.cfg.Phase, RateBps: p.rateCap(), DialTimeout: 5 * time.Second}
+		Streams: p.cfg.Streams, Duration: p.cfg.Phase, RateBps: p.rateCap(), DialTimeout: 5 * time.Second}
 	raw, err := p.cfg.Run(ctx, o)
 	var doc *twohost.Doc
 	if err == nil {
@@ -372,11 +388,11 @@ func reasonOf(ctx context.Context, err error) string {
 	return reasonError
 }
 
-// Describe documents the flags' caps in one line, for the log.
-func (c Config) Describe() string {
-	c = c.withDefaults()
-	s := fmt.Sprintf("phases of %s, timeout %s, %d at once, results reused for %s", c.Phase, c.Timeout, c.Concurrent, c.MinInterval)
-	if r := (&Prober{cfg: c}).rateCap(); r > 0 {
+// Caps says in one line what a probe may do, for the log.
+func (p *Prober) Caps() string {
+	c := p.cfg
+	s := fmt.Sprintf("%d phases of %s, timeout %s, %d at once, results reused for %s", c.phases(), c.Phase, c.Timeout, c.Concurrent, c.MinInterval)
+	if r := p.rateCap(); r > 0 {
 		s += ", paced at most " + units.FormatRate(r)
 	}
 	return s

@@ -9,12 +9,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/longhaul/longhaul/internal/twohost"
 )
@@ -142,7 +148,7 @@ func TestProbeSteering(t *testing.T) {
 func TestProbeCaps(t *testing.T) {
 	f := &fakeRun{}
 	p := newTestProber(t, f, func(c *Config) {
-		c.Phase, c.Timeout, c.MaxRateBps, c.MaxBytes = 3*time.Second, 30*time.Second, 50e6, 1<<20
+		c.Phase, c.Timeout, c.MaxRateBps, c.MaxBytes, c.Streams = 3*time.Second, 30*time.Second, 50e6, 1<<20, 4
 	})
 	start := time.Now()
 	get(p, "target=198.51.100.5", "X-Prometheus-Scrape-Timeout-Seconds", "12")
@@ -150,7 +156,7 @@ func TestProbeCaps(t *testing.T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, o := range f.calls {
-		if o.Duration != 3*time.Second || o.Streams != 0 || !o.Download || !o.Upload || len(o.CCs) != 0 {
+		if o.Duration != 3*time.Second || o.Streams != 4 || !o.Download || !o.Upload || len(o.CCs) != 0 {
 			t.Errorf("probe %d asked %+v", i, o)
 		}
 		// 1 MiB in 3 s is 2.8 Mbit/s: below the 50 Mbit/s rate cap.
@@ -319,4 +325,30 @@ func FuzzParseTarget(f *testing.F) {
 			t.Errorf("ParseTarget(%q) = %q, which parses to %q, %v", s, got, again, err)
 		}
 	})
+}
+
+// Every longhaul_probe_ metric the deployment files (rules, their tests,
+// dashboards) use is one a probe answers with.
+func TestDeployProbeNames(t *testing.T) {
+	var have []string
+	for _, d := range []*prometheus.Desc{descSuccess, descDuration, descAge, descBusy, descFailure, descRate, descRetrans, descRTT, descPathRate, descAfterPlan, descLimit} {
+		have = append(have, strings.Split(d.String(), `"`)[1])
+	}
+	files, _ := filepath.Glob("../../deploy/*/*")
+	used := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range regexp.MustCompile(`\blonghaul_probe_[a-z_]+\b`).FindAllString(string(b), -1) {
+			used++
+			if !slices.Contains(have, n) {
+				t.Errorf("%s uses %s, which a probe does not answer with", f, n)
+			}
+		}
+	}
+	if used < 10 {
+		t.Errorf("the deployment files use %d probe metrics: the glob found %v", used, files)
+	}
 }

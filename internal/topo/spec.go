@@ -101,6 +101,21 @@ type Spec struct {
 	// cpu.max, or v1's CFS quota where the cpu controller is there.
 	ClientCPU, ServerCPU float64
 
+	// JoinClient, if set, is an existing namespace (another topology's
+	// client) that takes this topology's client end: several paths from
+	// one client, each to its own server and with its own emulation (a
+	// star). This topology creates only the server's namespace; Close
+	// removes its client device (it closes the TUN) and kills the
+	// commands started through its client End, never the namespace nor
+	// anything else in it. ClientSysctls apply to the whole shared
+	// namespace. Not with Veth or ClientCPU.
+	JoinClient string
+
+	// Dev names the TUN device at both ends (default "lh0"); the paths
+	// of a star need one each in the shared client: up to 15 letters and
+	// digits.
+	Dev string
+
 	// Veth joins the two namespaces with a veth pair instead of two TUN
 	// devices: the kernel's own path with no data plane in between (the
 	// emulator benchmark's ceiling). Each end's Dev is its half of the
@@ -183,6 +198,9 @@ func (s Spec) WithDefaults() Spec {
 	if s.TxQueueLen == 0 {
 		s.TxQueueLen = DefaultTxQueueLen
 	}
+	if s.Dev == "" {
+		s.Dev = DevName
+	}
 	return s
 }
 
@@ -232,6 +250,12 @@ func (s Spec) validate() error {
 	}
 	if s.TxQueueLen < 1 || s.TxQueueLen > maxTxQLen {
 		return fmt.Errorf("txqueuelen %d out of range 1..%d", s.TxQueueLen, maxTxQLen)
+	}
+	if len(s.Dev) > 15 || strings.Trim(s.Dev, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {
+		return fmt.Errorf("device name %q: up to 15 letters and digits", s.Dev)
+	}
+	if s.JoinClient != "" && (s.Veth || s.ClientCPU > 0) {
+		return fmt.Errorf("a client joined from namespace %s takes no veth pair and no CPU limit of its own", s.JoinClient)
 	}
 	if s.CC != "" {
 		for _, r := range s.CC {
@@ -297,26 +321,25 @@ func checkSysctlList(side string, list []Sysctl, cc string) error {
 const (
 	keyCC            = "net.ipv4.tcp_congestion_control"
 	keyNoMetricsSave = "net.ipv4.tcp_no_metrics_save"
-	keyDisableIPv6   = "net.ipv6.conf." + DevName + ".disable_ipv6"
 )
 
 // plan returns the sysctls to apply in one namespace, in order, with
-// dotted keys: the defaults, then CC, then the user's list; a later entry
-// for the same key replaces the earlier one in place.
-func plan(user []Sysctl, cc string, ipv6 bool) []Sysctl {
+// dotted keys: the defaults (for device dev), then CC, then the user's
+// list; a later entry for the same key replaces the earlier one in place.
+func plan(user []Sysctl, cc string, ipv6 bool, dev string) []Sysctl {
 	out := []Sysctl{
 		// Cached per-destination metrics (ssthresh, RTT) would carry over
 		// from one experiment to the next (kernel facts).
 		{Key: keyNoMetricsSave, Value: "1"},
 		// No router solicitations, DAD or MLD on the emulated link: it
 		// carries only the experiment's IPv4 traffic.
-		{Key: keyDisableIPv6, Value: "1"},
+		{Key: "net.ipv6.conf." + dev + ".disable_ipv6", Value: "1"},
 	}
 	if ipv6 {
 		// IPv6 on, but quiet: no link-local address (addr_gen_mode 1), no
 		// duplicate address detection, no router solicitations or
 		// advertisements; the addresses are added without DAD.
-		conf := "net.ipv6.conf." + DevName + "."
+		conf := "net.ipv6.conf." + dev + "."
 		out[1].Value = "0"
 		out = append(out, Sysctl{Key: conf + "addr_gen_mode", Value: "1"}, Sysctl{Key: conf + "accept_dad", Value: "0"},
 			Sysctl{Key: conf + "accept_ra", Value: "0"}, Sysctl{Key: conf + "router_solicitations", Value: "0"})

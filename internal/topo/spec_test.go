@@ -94,6 +94,11 @@ func TestValidate(t *testing.T) {
 		{name: "sysctl conflicts with cc", spec: Spec{CC: "bbr", ClientSysctls: []Sysctl{sc("net.ipv4.tcp_congestion_control=reno")}},
 			wantErr: `conflicts with CC "bbr"`},
 		{name: "bad cc", spec: Spec{CC: "bbr;reno"}, wantErr: `congestion control "bbr;reno": character ';' is not allowed`},
+		{name: "star path", spec: Spec{JoinClient: "lh-0123456789-c", Dev: "lh3"}},
+		{name: "bad device", spec: Spec{Dev: "lh-0"}, wantErr: `device name "lh-0": up to 15 letters and digits`},
+		{name: "long device", spec: Spec{Dev: "abcdefghijklmnop"}, wantErr: "up to 15 letters"},
+		{name: "joined client with veth", spec: Spec{JoinClient: "x", Veth: true}, wantErr: "takes no veth pair"},
+		{name: "joined client with cpu", spec: Spec{JoinClient: "x", ClientCPU: 1}, wantErr: "no CPU limit of its own"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +119,7 @@ func TestValidate(t *testing.T) {
 
 func TestWithDefaults(t *testing.T) {
 	want := Spec{Prefix: "lh", ClientAddr: netip.MustParseAddr("198.18.0.1"), ServerAddr: netip.MustParseAddr("198.18.0.2"),
-		MTU: 1500, TxQueueLen: 10000}
+		MTU: 1500, TxQueueLen: 10000, Dev: "lh0"}
 	if diff := cmp.Diff(want, Spec{}.WithDefaults(), cmp.Comparer(func(a, b netip.Addr) bool { return a == b })); diff != "" {
 		t.Errorf("WithDefaults (-want +got):\n%s", diff)
 	}
@@ -139,7 +144,7 @@ func TestPlan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, plan(tt.user, tt.cc, false)); diff != "" {
+			if diff := cmp.Diff(tt.want, plan(tt.user, tt.cc, false, DevName)); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 		})
@@ -248,7 +253,7 @@ func TestSpecIPv6(t *testing.T) {
 		}
 	}
 	got := map[string]string{}
-	for _, sc := range plan(nil, "", true) {
+	for _, sc := range plan(nil, "", true, DevName) {
 		got[sc.Key] = sc.Value
 	}
 	conf := "net.ipv6.conf." + DevName + "."

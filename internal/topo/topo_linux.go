@@ -61,16 +61,23 @@ func Up(ctx context.Context, s Spec) (*Topology, error) {
 func (t *Topology) up(ctx context.Context) error {
 	s := t.spec
 	names := [2]string{nsName(s.Prefix, t.runID, 0), nsName(s.Prefix, t.runID, 1)}
+	mine := names[:]
+	if s.JoinClient != "" {
+		if _, err := os.Stat(netns.Path(s.JoinClient)); err != nil {
+			return fmt.Errorf("the client namespace to join: %w", err)
+		}
+		names[0], mine = s.JoinClient, names[1:]
+	}
 
 	// The state file comes first: a process killed between any two of
 	// the following steps leaves something Reap can attribute to it.
-	path, err := writeState(s.Prefix, t.runID, names[:])
+	path, err := writeState(s.Prefix, t.runID, mine)
 	if err != nil {
 		return err
 	}
 	t.statePath = path
 
-	for _, name := range names {
+	for _, name := range mine {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -84,7 +91,7 @@ func (t *Topology) up(ctx context.Context) error {
 	addrs6 := [2]netip.Addr{s.ClientAddr6, s.ServerAddr6} // invalid without IPv6
 	lists := [2][]Sysctl{s.ClientSysctls, s.ServerSysctls}
 	if s.Veth {
-		if err := addVeth(names[0], names[1]); err != nil {
+		if err := addVeth(names[0], names[1], s.Dev); err != nil {
 			return err
 		}
 	}
@@ -92,7 +99,7 @@ func (t *Topology) up(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		e := End{Netns: names[i], Dev: DevName, Addr: addrs[i], Addr6: addrs6[i], t: t}
+		e := End{Netns: names[i], Dev: s.Dev, Addr: addrs[i], Addr6: addrs6[i], t: t}
 		if cores := [2]float64{s.ClientCPU, s.ServerCPU}[i]; cores > 0 {
 			if e.cgroupProcs, err = makeCPUGroup(names[i], cores); err != nil {
 				return fmt.Errorf("%s namespace %s: %w", sideNames[i], names[i], err)
@@ -101,7 +108,7 @@ func (t *Topology) up(ctx context.Context) error {
 			t.cgroupFiles = append(t.cgroupFiles, e.cgroupProcs)
 		}
 		a := pair{local: addrs[i], peer: addrs[1-i], local6: addrs6[i], peer6: addrs6[1-i]}
-		tun, eff, err := setupEnd(names[i], s, a, plan(lists[i], s.CC, s.IPv6))
+		tun, eff, err := setupEnd(names[i], s, a, plan(lists[i], s.CC, s.IPv6, s.Dev))
 		if err != nil {
 			return fmt.Errorf("%s namespace %s: %w", sideNames[i], names[i], err)
 		}
@@ -137,7 +144,7 @@ func setupEnd(ns string, s Spec, a pair, sysctls []Sysctl) (*os.File, map[string
 			return configure(h, s, a, sysctls, hostHas, &eff)
 		}
 		tt := &netlink.Tuntap{
-			LinkAttrs: netlink.LinkAttrs{Name: DevName, MTU: s.MTU, TxQLen: s.TxQueueLen},
+			LinkAttrs: netlink.LinkAttrs{Name: s.Dev, MTU: s.MTU, TxQLen: s.TxQueueLen},
 			Mode:      netlink.TUNTAP_MODE_TUN,
 			// VNET_HDR lets the data plane move GSO super-packets once it
 			// enables offloads (emulator notes, lesson 1). NonPersist: the
@@ -148,14 +155,14 @@ func setupEnd(ns string, s Spec, a pair, sysctls []Sysctl) (*os.File, map[string
 			Queues:     1,
 		}
 		if err := h.LinkAdd(tt); err != nil {
-			return fmt.Errorf("create tun %s: %w", DevName, err)
+			return fmt.Errorf("create tun %s: %w", s.Dev, err)
 		}
 		// netlink v1.3.1 returns the queues in Fds (only when Queues > 0).
 		if len(tt.Fds) != 1 {
 			for _, f := range tt.Fds {
 				f.Close()
 			}
-			return fmt.Errorf("create tun %s: got %d queues, want 1", DevName, len(tt.Fds))
+			return fmt.Errorf("create tun %s: got %d queues, want 1", s.Dev, len(tt.Fds))
 		}
 		tun = tt.Fds[0]
 
@@ -170,9 +177,9 @@ func setupEnd(ns string, s Spec, a pair, sysctls []Sysctl) (*os.File, map[string
 	return tun, eff, nil
 }
 
-// addVeth creates the veth pair DevName in namespace client and DevName
+// addVeth creates the veth pair dev in namespace client and dev
 // in namespace server, both down: [configure] sets them up.
-func addVeth(client, server string) error {
+func addVeth(client, server, dev string) error {
 	f, err := os.Open(netns.Path(server))
 	if err != nil {
 		return fmt.Errorf("open namespace %s: %w", server, err)
@@ -184,9 +191,9 @@ func addVeth(client, server string) error {
 			return fmt.Errorf("netlink: %w", err)
 		}
 		defer h.Close()
-		v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: DevName}, PeerName: DevName, PeerNamespace: netlink.NsFd(f.Fd())}
+		v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: dev}, PeerName: dev, PeerNamespace: netlink.NsFd(f.Fd())}
 		if err := h.LinkAdd(v); err != nil {
-			return fmt.Errorf("create veth pair %s between %s and %s: %w", DevName, client, server, err)
+			return fmt.Errorf("create veth pair %s between %s and %s: %w", dev, client, server, err)
 		}
 		return nil
 	})
@@ -196,22 +203,22 @@ func addVeth(client, server string) error {
 // without Spec.IPv6.
 type pair struct{ local, peer, local6, peer6 netip.Addr }
 
-// configure sets up DevName in the calling thread's namespace through h:
+// configure sets up s.Dev in the calling thread's namespace through h:
 // MTU, queue length (TUN only), the sysctls (their read-back values go to
 // *eff), the point-to-point addresses and the link state.
 func configure(h *netlink.Handle, s Spec, a pair, sysctls []Sysctl, hostHas map[string]bool, eff *map[string]string) error {
-	link, err := h.LinkByName(DevName)
+	link, err := h.LinkByName(s.Dev)
 	if err != nil {
-		return fmt.Errorf("find %s: %w", DevName, err)
+		return fmt.Errorf("find %s: %w", s.Dev, err)
 	}
 	// The Tuntap path of LinkAdd only issues TUNSETIFF: MTU and TxQLen in
 	// LinkAttrs are ignored there and must be set here.
 	if err := h.LinkSetMTU(link, s.MTU); err != nil {
-		return fmt.Errorf("set %s mtu %d: %w", DevName, s.MTU, err)
+		return fmt.Errorf("set %s mtu %d: %w", s.Dev, s.MTU, err)
 	}
 	if !s.Veth {
 		if err := h.LinkSetTxQLen(link, s.TxQueueLen); err != nil {
-			return fmt.Errorf("set %s txqueuelen %d: %w", DevName, s.TxQueueLen, err)
+			return fmt.Errorf("set %s txqueuelen %d: %w", s.Dev, s.TxQueueLen, err)
 		}
 	}
 	// Sysctls before the link goes up, so that disable_ipv6 is in force
@@ -224,10 +231,10 @@ func configure(h *netlink.Handle, s Spec, a pair, sysctls []Sysctl, hostHas map[
 		Peer:  &net.IPNet{IP: a.peer.AsSlice(), Mask: net.CIDRMask(32, 32)},
 	}
 	if err := h.AddrAdd(link, addr); err != nil {
-		return fmt.Errorf("add address %v peer %v to %s: %w", a.local, a.peer, DevName, err)
+		return fmt.Errorf("add address %v peer %v to %s: %w", a.local, a.peer, s.Dev, err)
 	}
 	if err := h.LinkSetUp(link); err != nil {
-		return fmt.Errorf("set %s up: %w", DevName, err)
+		return fmt.Errorf("set %s up: %w", s.Dev, err)
 	}
 	// The IPv6 address once the link is up: its route, added on a link
 	// that is down, left connects failing with ENETUNREACH.
@@ -238,7 +245,7 @@ func configure(h *netlink.Handle, s Spec, a pair, sysctls []Sysctl, hostHas map[
 			Flags: unix.IFA_F_NODAD,
 		}
 		if err := h.AddrAdd(link, addr6); err != nil {
-			return fmt.Errorf("add address %v peer %v to %s: %w", a.local6, a.peer6, DevName, err)
+			return fmt.Errorf("add address %v peer %v to %s: %w", a.local6, a.peer6, s.Dev, err)
 		}
 	}
 	return nil

@@ -664,3 +664,61 @@ func listenIn(ns, network, addr string) (net.Listener, error) {
 	})
 	return ln, err
 }
+
+// A star: a second topology joins the first one's client namespace with
+// its own device and addresses; each path carries its own traffic; the
+// joined one's Close removes its device and server namespace and leaves
+// the shared client namespace and the first path alone.
+func TestIntegrationStar(t *testing.T) {
+	prefix := newPrefix(t)
+	a := up(t, Spec{Prefix: prefix})
+	b := up(t, Spec{Prefix: prefix, JoinClient: a.Client().Netns, Dev: "lh1",
+		ClientAddr: netip.MustParseAddr("198.18.1.1"), ServerAddr: netip.MustParseAddr("198.18.1.2")})
+	if b.Client().Netns != a.Client().Netns || b.Client().Dev != "lh1" || b.Server().Netns == a.Server().Netns {
+		t.Fatalf("star ends: a %+v, b %+v", a.Client(), b.Client())
+	}
+	for _, p := range []*Topology{a, b} {
+		forward(p.Client().Tun, p.Server().Tun) // ends when Close closes the TUN queues
+		sv := p.Server()
+		ln, err := listenIn(sv.Netns, "tcp4", netip.AddrPortFrom(sv.Addr, 5201).String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			if c, err := ln.Accept(); err == nil {
+				_, _ = c.Write([]byte(sv.Netns))
+				c.Close()
+			}
+			ln.Close()
+		}()
+		var got []byte
+		err = netns.Do(p.Client().Netns, func() error {
+			c, err := net.DialTimeout("tcp4", netip.AddrPortFrom(sv.Addr, 5201).String(), 5*time.Second)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			got, err = io.ReadAll(c)
+			return err
+		})
+		if err != nil || string(got) != sv.Netns {
+			t.Fatalf("from the shared client to %v: %q, %v", sv.Addr, got, err)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(netns.Path(b.Server().Netns)); err == nil {
+		t.Errorf("the joined path's server namespace %s is left", b.Server().Netns)
+	}
+	err := netns.Do(a.Client().Netns, func() error {
+		if _, err := netlink.LinkByName("lh1"); err == nil {
+			return fmt.Errorf("lh1 is left in the shared client")
+		}
+		_, err := netlink.LinkByName(DevName)
+		return err
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}

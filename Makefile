@@ -9,7 +9,7 @@ FUZZTIME ?= 3s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test unit race fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes eval-captures clean
+.PHONY: all deps build test unit race fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
 .PHONY: man deb compat
 
 all: build
@@ -81,6 +81,12 @@ REPEAT_CC := $(or $(REPEAT),10)
 bench-cc: build
 	LONGHAUL_BENCH_CC=1 REPEAT=$(REPEAT_CC) LONGHAUL_BENCH_CC_SHAPE=$(SHAPE) LONGHAUL_BENCH_CC_OUT=$(abspath $(BENCH_CC_OUT)) \
 		$(GO) test -count=1 -timeout 4h -run '^TestIntegrationCCMatrix$$' -v ./cmd/longhaul
+
+# the lab mesh at length (root; ~6 min): five far hosts behind their own
+# emulated paths probed through a real Prometheus, three alert cycles
+# (make test runs three hosts and one cycle).
+bench-mesh: build
+	LONGHAUL_BENCH_MESH=1 $(GO) test -count=1 -timeout 30m -run '^TestIntegrationProbeMesh$$' -v ./cmd/longhaul
 
 # the path causes test names, each case over the emulated path (root;
 # ~5 min with RUNS=3; RUNS=N, SHAPE="100ms 500Mbit/s"):

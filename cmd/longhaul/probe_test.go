@@ -189,7 +189,7 @@ func TestIntegrationExporterProbe(t *testing.T) {
 	}
 
 	// Flat over 1,000 probes: 900 resets, 90 stalls, 10 blackholes.
-	self := func() (float64, float64) {
+	self := func() (float64, float64, float64) {
 		resp, err := http.Get("http://" + exp + "/metrics")
 		if err != nil {
 			t.Fatal(err)
@@ -197,13 +197,14 @@ func TestIntegrationExporterProbe(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		s := samples(string(b))
-		return s["go_goroutines"], s["process_resident_memory_bytes"]
+		return s["go_goroutines"], s["process_resident_memory_bytes"], s["longhaul_exporter_probes_total"] +
+			s["longhaul_exporter_probe_results_reused_total"] + s["longhaul_exporter_probes_refused_total"]
 	}
 	time.Sleep(2 * time.Second) // the stalled probes above end
 	for range 300 {             // warm-up: the heap grows to its working size
 		probeGet(t, exp, "target=127.0.0.1:7001", 2)
 	}
-	g0, rss0 := self()
+	g0, rss0, runs0 := self()
 	var wg sync.WaitGroup
 	n := 0
 	for round := range 9 {
@@ -223,8 +224,11 @@ func TestIntegrationExporterProbe(t *testing.T) {
 	}
 	n += 10
 	time.Sleep(2 * time.Second)
-	g1, rss1 := self()
+	g1, rss1, runs1 := self()
 	t.Logf("%d probes: goroutines %.0f -> %.0f, RSS %.1f -> %.1f MB", n, g0, g1, rss0/1e6, rss1/1e6)
+	if runs1-runs0 != float64(n) {
+		t.Errorf("%d probe requests, %.0f counted run, reused or refused", n, runs1-runs0)
+	}
 	if g1 > g0+5 || rss1 > rss0+4e6 {
 		t.Errorf("over %d probes goroutines went %.0f -> %.0f and RSS %.1f -> %.1f MB: want flat", n, g0, g1, rss0/1e6, rss1/1e6)
 	}

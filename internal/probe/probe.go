@@ -60,7 +60,7 @@ type Config struct {
 	Timeout time.Duration
 	// Concurrent is the most probes running at once (at most one per
 	// target); MinInterval the age under which a target's last result
-	// is served again instead of testing again.
+	// is served again instead of testing again (0: every scrape tests).
 	Concurrent  int
 	MinInterval time.Duration
 	Netns       string // probe from this namespace ("": the process's)
@@ -80,9 +80,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Concurrent == 0 {
 		c.Concurrent = DefaultConcurrent
-	}
-	if c.MinInterval == 0 {
-		c.MinInterval = DefaultMinInterval
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -252,7 +249,7 @@ func (p *Prober) result(ctx context.Context, target, dial string) *result {
 	}
 	now := p.now()
 	e.used = now
-	if e.last != nil && now.Sub(e.last.at) < p.cfg.MinInterval && e.done == nil {
+	if e.last != nil && now.Before(e.last.until) && e.done == nil {
 		res := e.last.aged(now)
 		p.mu.Unlock()
 		p.cached.Inc()
@@ -303,6 +300,13 @@ func (p *Prober) result(ctx context.Context, target, dial string) *result {
 	return e.last.aged(p.now())
 }
 
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 func deadlineOf(ctx context.Context, now time.Time) time.Time {
 	if d, ok := ctx.Deadline(); ok {
 		return d
@@ -335,7 +339,13 @@ func (p *Prober) probe(ctx context.Context, dial string) *result {
 	if err == nil {
 		doc, err = twohost.Judge(raw, twohost.JudgeOptions{})
 	}
-	res := &result{at: p.now(), took: p.now().Sub(start), doc: doc, err: err}
+	end := p.now()
+	res := &result{at: end, until: end.Add(p.cfg.MinInterval), took: end.Sub(start), doc: doc, err: err}
+	// A busy target said when to come back: not before (no retry storm).
+	var re *twohost.RemoteError
+	if errors.As(err, &re) && re.Code == twohost.CodeBusy {
+		res.until = maxTime(res.until, end.Add(time.Duration(min(re.RetryAfterS, 3600))*time.Second))
+	}
 	if err != nil && ctx.Err() != nil {
 		res.err = fmt.Errorf("the probe's deadline passed (%s): %w", res.took.Round(time.Millisecond), err)
 	}

@@ -230,10 +230,10 @@ func TestProbeConcurrency(t *testing.T) {
 }
 
 // A target whose serve is busy is reported busy and not asked again
-// before --probe-min-interval (no retry storm).
+// before the retry time it gave (no retry storm).
 func TestProbeBusyTarget(t *testing.T) {
 	f := &fakeRun{err: fmt.Errorf("test: x: %w", &twohost.RemoteError{Code: twohost.CodeBusy, Message: "a test is running", RetryAfterS: 30})}
-	p := newTestProber(t, f, nil)
+	p := newTestProber(t, f, nil) // no --probe-min-interval: the target's retry-after holds
 	for range 5 {
 		b := get(p, "target=198.51.100.5").Body.String()
 		if !strings.Contains(b, "longhaul_probe_target_busy 1") || !strings.Contains(b, "longhaul_probe_success 0") {

@@ -15,6 +15,7 @@ import (
 // result is one probe's outcome, and the metrics /probe answers with.
 type result struct {
 	at     time.Time     // when it ended
+	until  time.Time     // served again instead of a new probe until then
 	age    time.Duration // how old it is when served (0: fresh)
 	took   time.Duration
 	doc    *twohost.Doc // nil when the probe failed

@@ -132,9 +132,20 @@ func TestIntegrationServeFlood(t *testing.T) {
 func TestIntegrationExporterFlood(t *testing.T) {
 	nstest.New(t) // root and namespaces: the exporter reads sock_diag
 	bin := binary(t)
-	const addr = "127.0.0.1:19979"
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("flood-test-token-0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// With probes on, one address may hold 64 connections, not 4.
+	for name, extra := range map[string][]string{"metrics": nil, "probes": {"--probe-allow", "198.18.0.0/15", "--probe-auth", token}} {
+		t.Run(name, func(t *testing.T) { exporterFlood(t, bin, extra) })
+	}
+}
+
+func exporterFlood(t *testing.T, bin string, extra []string) {
+	addr := freePort(t)
 	var logs lockedBuf
-	exp := exec.Command(bin, "exporter", "--listen", addr, "--interval", "1s")
+	exp := exec.Command(bin, append([]string{"exporter", "--listen", addr, "--interval", "1s"}, extra...)...)
 	exp.Stderr = &logs
 	if err := exp.Start(); err != nil {
 		t.Fatal(err)
@@ -151,7 +162,8 @@ func TestIntegrationExporterFlood(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() { flood(ctx, t, "", "127.0.0.2", addr, 1000, 3, 2*time.Second) })
+	var dialed int
+	wg.Go(func() { dialed = flood(ctx, t, "", "127.0.0.2", addr, 1000, 3, 2*time.Second) })
 	time.Sleep(time.Second)
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.3")}}
 	c := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, Timeout: 5 * time.Second}
@@ -171,6 +183,7 @@ func TestIntegrationExporterFlood(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+	t.Logf("%d flood connections from one address", dialed)
 }
 
 // lockedBuf is a bytes.Buffer safe for a process's writes and the test's

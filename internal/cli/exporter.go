@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/exporter"
@@ -43,12 +44,7 @@ type probeArgs struct {
 	maxBytes                    units.Size
 }
 
-func newExporterCmd() *cobra.Command {
-	var a exporterArgs
-	c := &cobra.Command{
-		Use:   "exporter [flags]",
-		Short: "Prometheus exporter: what limits this host's TCP flows, per peer group",
-		Long: `exporter serves Prometheus metrics at http://LISTEN/metrics: for each peer
+const exporterLong = `exporter serves Prometheus metrics at http://LISTEN/metrics: for each peer
 group, the seconds TCP sockets were busy sending and the seconds they were
 limited by the peer's receive window (rwnd), their own send buffer
 (sndbuf), the congestion window (cwnd) or the application (app), bytes
@@ -71,7 +67,23 @@ The server is read-only, with timeouts, at most 16 connections and 4
 scrapes at once. It listens on all addresses by default (:9979): where
 the port is reachable from elsewhere, give --listen a management address
 and require a token (--auth-token-file), over TLS (--tls-cert-file,
---tls-key-file).`,
+--tls-key-file).
+
+With --probe-allow PREFIX or --probe-targets FILE it also answers
+/probe?target=HOST[:PORT] (Prometheus's multi-target pattern): a short
+longhaul test against that host's longhaul serve (--probe-auth is its
+token), answered as longhaul_probe_* metrics: each direction's rate, the
+path's rate, RTT idle and loaded, retransmissions, and what limits each
+direction (the host, the setting, the path's cause). The query chooses
+only the target, among the allowed ones; the flags cap everything else.
+deploy/prometheus/longhaul-probes.yml schedules them.`
+
+func newExporterCmd() *cobra.Command {
+	var a exporterArgs
+	c := &cobra.Command{
+		Use:   "exporter [flags]",
+		Short: "Prometheus exporter: what limits this host's TCP flows, per peer group",
+		Long:  exporterLong,
 		Example: `  # all flows, grouped by the busiest /24s
   sudo longhaul exporter
 
@@ -82,7 +94,10 @@ and require a token (--auth-token-file), over TLS (--tls-cert-file,
   sudo longhaul exporter --per-flow --max-series 5000 --listen 127.0.0.1:9979
 
   # scrapers must send the token, over HTTPS
-  sudo longhaul exporter --auth-token-file /etc/longhaul/token --tls-cert-file cert.pem --tls-key-file key.pem`,
+  sudo longhaul exporter --auth-token-file /etc/longhaul/token --tls-cert-file cert.pem --tls-key-file key.pem
+
+  # also test the paths to the hosts running longhaul serve in 198.51.100.0/24
+  sudo longhaul exporter --probe-allow 198.51.100.0/24 --probe-auth /etc/longhaul/serve.token`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			opt, err := a.parse()
@@ -106,7 +121,12 @@ and require a token (--auth-token-file), over TLS (--tls-cert-file,
 	f.StringVar(&a.cert, "tls-cert-file", "", "serve HTTPS with this PEM certificate (with --tls-key-file)")
 	f.StringVar(&a.key, "tls-key-file", "", "the PEM private key of --tls-cert-file")
 	f.IntVar(&a.perSource, "per-source-connections", 0, fmt.Sprintf("most connections one address may hold (default 4, %d with probes: Prometheus scrapes each probe target over its own connection)", exporter.ProbeSourceConns))
-	p := &a.probe
+	a.probe.register(f)
+	return c
+}
+
+// register adds the --probe-* flags to f.
+func (p *probeArgs) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&p.allow, "probe-allow", nil, "serve /probe?target=HOST[:PORT] for targets whose address is in this prefix, e.g. 198.51.100.0/24 (repeatable; none by default)")
 	f.StringVar(&p.targets, "probe-targets", "", "serve /probe for the targets in this file (one HOST[:PORT] per line)")
 	f.StringVar(&p.auth, "probe-auth", "", "file holding the token of the targets' longhaul serve")
@@ -122,7 +142,6 @@ and require a token (--auth-token-file), over TLS (--tls-cert-file,
 	f.Var(&p.maxRate, "probe-max-rate", "most bits/s a probe asks the target to send or receive (default: the target's cap)")
 	p.maxBytes = units.Size{Min: 1 << 20}
 	f.Var(&p.maxBytes, "probe-max-bytes", "most bytes one phase of a probe may move: the target is asked to pace below it")
-	return c
 }
 
 // config checks the --probe-* flags: nil when probes are off.

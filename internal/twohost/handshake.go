@@ -1,0 +1,120 @@
+//go:build linux
+
+package twohost
+
+// The client's side of a connection's start: dial (in a namespace, with
+// an MSS clamp), TLS, the server's hello, and the HMAC proofs both ways.
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/netns"
+)
+
+// dialIn connects from namespace ns: a socket stays in the namespace it
+// was created in.
+func dialIn(ctx context.Context, ns, addr string, timeout time.Duration, mss int) (net.Conn, error) {
+	var c net.Conn
+	dial := func() error {
+		var err error
+		d := net.Dialer{Timeout: timeout}
+		if mss > 0 {
+			d.Control = clampMSS(mss)
+		}
+		c, err = d.DialContext(ctx, "tcp", addr)
+		return err
+	}
+	var err error
+	if ns == "" {
+		err = dial()
+	} else {
+		err = netns.Do(ns, dial)
+	}
+	return c, err
+}
+
+// clientHandshake reads hello, authenticates and checks the server's
+// proof.
+func clientHandshake(ctx context.Context, o ClientOptions, a Auth) (net.Conn, error) {
+	raw, err := dialIn(ctx, o.Netns, o.Addr, o.DialTimeout, o.MSS)
+	if err != nil {
+		return nil, fmt.Errorf("test: cannot reach %s: %w: is longhaul serve running there, and is the port (default %d) open?", o.Addr, unwrapOp(err), DefaultPort)
+	}
+	c := raw
+	_ = c.SetDeadline(time.Now().Add(helloTimeout))
+	// A caller's deadline (a probe's) ends the handshake too: a server
+	// that accepts and stays silent must not hold it for helloTimeout.
+	defer context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Unix(1, 0)) })()
+	if o.TLS != nil {
+		tc := tls.Client(raw, o.TLS)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return nil, fmt.Errorf("test: tls with %s: %w", o.Addr, err)
+		}
+		c = tc
+	}
+	h, err := readHello(c, o.Addr)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	a.ClientNonce = newNonce()
+	a.MAC = clientMAC(o.Token, h.Nonce, a)
+	if err := WriteMsg(c, TypeAuth, a); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("test: %s: %w", o.Addr, err)
+	}
+	f, err := ReadFrame(c, MaxServerFrame)
+	var w Welcome
+	if err == nil {
+		if re := AsError(f); re != nil {
+			err = re
+		} else {
+			err = Decode(f, TypeWelcome, &w)
+		}
+	}
+	if err == nil && !checkMAC(w.MAC, serverMAC(o.Token, h.Nonce, a.ClientNonce)) {
+		err = errors.New("the server does not hold the token (its proof is wrong)")
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("test: %s: authentication: %w", o.Addr, err)
+	}
+	_ = c.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// readHello reads the server's first frame and names what is wrong when
+// the peer is not a longhaul server of this protocol version.
+func readHello(c net.Conn, addr string) (Hello, error) {
+	var h Hello
+	f, err := ReadFrame(c, MaxPreAuthFrame)
+	switch {
+	case errors.Is(err, ErrVersion):
+		return h, fmt.Errorf("test: %s speaks longhaul test protocol version %d, this longhaul speaks %d: run the same longhaul release on both hosts", addr, f.V, ProtoVersion)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return h, fmt.Errorf("test: %s sent no longhaul hello within %s: is it longhaul serve? (default port %d)", addr, helloTimeout, DefaultPort)
+	case err != nil && !errors.Is(err, ErrFrame):
+		return h, fmt.Errorf("test: %s closed the connection before its hello (%w): is it longhaul serve, does its --allow include this host, and is it not refusing this host for now (too many connections from it, or failed ones: the server's log says which)?", addr, err)
+	case err == nil:
+		err = Decode(f, TypeHello, &h)
+	}
+	if err != nil {
+		return h, fmt.Errorf("test: %s is not a longhaul server (%v): check the port (default %d)", addr, err, DefaultPort)
+	}
+	return h, nil
+}
+
+func unwrapOp(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
+}

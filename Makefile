@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin/longhaul
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-FUZZTIME ?= 3s
+FUZZTIME ?= 2s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
@@ -38,7 +38,7 @@ vet:
 # -p 1: the emulator tests measure time and must not share the CPUs with
 # other packages' integration tests.
 unit:
-	$(GO) test -count=1 -p 1 ./...
+	$(GO) test -count=1 -p 1 -timeout 25m ./...
 
 # every fuzz target briefly, on its checked-in corpus and fresh inputs.
 fuzz:

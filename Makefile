@@ -5,7 +5,7 @@ GO       ?= go
 BIN      := bin/longhaul
 VERSION  ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-FUZZTIME ?= 2s
+FUZZTIME ?= 1s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -128,15 +129,30 @@ func TestIntegrationProbeMesh(t *testing.T) {
 	}
 	client := upMesh(t, bin, prefix, token, hosts)
 
-	// Direct tests first, one path at a time, as a person would run them.
+	// Direct tests first, all paths at once as Prometheus will probe
+	// them (each path has its own emulator; they share the prober's CPU).
 	direct := map[string]twohost.Doc{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for _, h := range hosts {
-		out, errOut, code := exe(t, bin, "test", h.addr, "--netns", client, "--auth", token, "--duration", "2s", "--streams", "4", "--json")
-		var doc twohost.Doc
-		if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
-			t.Fatalf("test %s: exit %d\n%s", h.name, code, errOut)
-		}
-		direct[h.name] = doc
+		wg.Go(func() {
+			out, errOut, code := exe(t, bin, "test", h.addr, "--netns", client, "--auth", token, "--duration", "2s", "--streams", "4", "--json")
+			var doc twohost.Doc
+			if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+				t.Errorf("test %s: exit %d\n%s", h.name, code, errOut)
+				return
+			}
+			mu.Lock()
+			direct[h.name] = doc
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	for _, h := range hosts {
+		doc := direct[h.name]
 		for _, d := range doc.Directions {
 			t.Logf("direct %s %s: %.1f Mbit/s, limit %s; path rate %.1f Mbit/s", h.name, d.Name, d.ThroughputBps/1e6, limitOf(d.Limit.Host, d.Limit.Setting), doc.PathRateBps/1e6)
 		}

@@ -4,8 +4,15 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +29,7 @@ import (
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/netns/nstest"
+	"github.com/longhaul/longhaul/internal/secret"
 )
 
 // probeGet scrapes /probe?query with Prometheus's scrape-timeout header
@@ -53,6 +61,33 @@ func samples(text string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// tlsFiles writes a self-signed certificate and key for serve and
+// returns their paths and the key's pin.
+func tlsFiles(t *testing.T, dir string) (cert, key, pin string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "longhaul test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600) != nil ||
+		os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600) != nil {
+		t.Fatal("writing the certificate")
+	}
+	c, _ := x509.ParseCertificate(der)
+	return cert, key, secret.SPKIPin(c)
 }
 
 // listenIn listens on addr inside namespace ns and runs serve on each
@@ -101,8 +136,14 @@ func TestIntegrationExporterProbe(t *testing.T) {
 	if err := os.WriteFile(token, []byte("probe-test-token-0123456789"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// serve with TLS: the targets file gives its pin.
+	cert, key, pin := tlsFiles(t, dir)
+	targets := filepath.Join(dir, "targets")
+	if err := os.WriteFile(targets, []byte("127.0.0.1:9978 "+pin+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var slog lockedBuf
-	srv := exec.Command(bin, "serve", "--netns", ns, "--auth", token, "--listen", "127.0.0.1:9978")
+	srv := exec.Command(bin, "serve", "--netns", ns, "--auth", token, "--listen", "127.0.0.1:9978", "--tls-cert", cert, "--tls-key", key)
 	srv.Stderr = &slog
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -130,7 +171,7 @@ func TestIntegrationExporterProbe(t *testing.T) {
 	exp := freePort(t)
 	var elog lockedBuf
 	ex := exec.Command(bin, "exporter", "--netns", ns, "--listen", exp, "--interval", "1s",
-		"--probe-allow", "127.0.0.0/8", "--probe-allow", "198.18.98.0/24", "--probe-auth", token,
+		"--probe-allow", "127.0.0.0/8", "--probe-allow", "198.18.98.0/24", "--probe-targets", targets, "--probe-auth", token,
 		"--probe-min-interval", "0s", "--probe-max-rate", "20Mbit/s", "--probe-concurrency", "16", "--probe-timeout", "15s")
 	ex.Stderr = &elog
 	if err := ex.Start(); err != nil {
@@ -146,7 +187,8 @@ func TestIntegrationExporterProbe(t *testing.T) {
 	})
 	waitFor(t, "the exporter", 10*time.Second, func() bool { return strings.Contains(elog.String(), "serving metrics") })
 
-	// A real probe: both directions measured, within the rate cap.
+	// A real probe, over TLS with the pinned key: both directions
+	// measured, within the rate cap.
 	code, m, body, took := probeGet(t, exp, "target=127.0.0.1", 15)
 	if code != 200 || m["longhaul_probe_success"] != 1 {
 		t.Fatalf("probe of serve: %d after %s\n%s", code, took, body)

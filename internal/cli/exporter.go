@@ -128,7 +128,7 @@ func newExporterCmd() *cobra.Command {
 // register adds the --probe-* flags to f.
 func (p *probeArgs) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&p.allow, "probe-allow", nil, "serve /probe?target=HOST[:PORT] for targets whose address is in this prefix, e.g. 198.51.100.0/24 (repeatable; none by default)")
-	f.StringVar(&p.targets, "probe-targets", "", "serve /probe for the targets in this file (one HOST[:PORT] per line)")
+	f.StringVar(&p.targets, "probe-targets", "", "serve /probe for the targets in this file: one HOST[:PORT] per line, then sha256:PIN for a serve with TLS (the pin serve prints)")
 	f.StringVar(&p.auth, "probe-auth", "", "file holding the token of the targets' longhaul serve")
 	p.phase = units.Duration{D: probe.DefaultPhase, Min: twohost.MinPhase, Max: time.Minute}
 	f.Var(&p.phase, "probe-phase", "length of each phase of a probe (a download and an upload on one stream each)")

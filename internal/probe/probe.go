@@ -4,6 +4,7 @@ package probe
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -239,7 +241,7 @@ func (p *Prober) deadline(r *http.Request) time.Duration {
 
 // result returns the target's last result if young enough, waits for
 // its running probe, or starts one.
-func (p *Prober) result(ctx context.Context, target, dial string) *result {
+func (p *Prober) result(ctx context.Context, target string, dial Target) *result {
 	p.mu.Lock()
 	e := p.entries[target]
 	if e == nil {
@@ -330,9 +332,13 @@ func (p *Prober) forgetOldest() {
 }
 
 // probe runs one test against dial and judges it.
-func (p *Prober) probe(ctx context.Context, dial string) *result {
+func (p *Prober) probe(ctx context.Context, dial Target) *result {
 	start := p.now()
-	o := twohost.ClientOptions{Addr: dial, Token: p.cfg.Token, Netns: p.cfg.Netns, Download: true, Upload: true,
+	var cfg *tls.Config
+	if dial.Pin != "" {
+		cfg, _ = secret.ClientTLS(dial.Pin) // checked when the targets file was read
+	}
+	o := twohost.ClientOptions{Addr: dial.Addr, TLS: cfg, Token: p.cfg.Token, Netns: p.cfg.Netns, Download: true, Upload: true,
 		Streams: p.cfg.Streams, Duration: p.cfg.Phase, RateBps: p.rateCap(), DialTimeout: 5 * time.Second}
 	raw, err := p.cfg.Run(ctx, o)
 	var doc *twohost.Doc

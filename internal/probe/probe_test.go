@@ -70,7 +70,8 @@ func lookup(m map[string][]string) Resolver {
 
 func newTestProber(t *testing.T, f *fakeRun, mod func(*Config)) *Prober {
 	t.Helper()
-	cfg := Config{Allowed: Allowed{Prefixes: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")}, Targets: []string{"far.example:9000"}},
+	cfg := Config{Allowed: Allowed{Prefixes: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")},
+		Targets: []Target{{Addr: "far.example:9000", Pin: "sha256:" + strings.Repeat("ab", 32)}}},
 		Token: []byte("0123456789abcdef0123"), Run: f.run,
 		Lookup: lookup(map[string][]string{"good.example": {"203.0.113.9", "198.51.100.7"}, "evil.example": {"10.1.2.3"}})}
 	if mod != nil {
@@ -135,10 +136,14 @@ func TestProbeSteering(t *testing.T) {
 			continue
 		}
 		f.mu.Lock()
-		got := f.calls[len(f.calls)-1].Addr
+		o := f.calls[len(f.calls)-1]
 		f.mu.Unlock()
-		if got != tc.dial {
-			t.Errorf("%q dialled %s, want %s", tc.query, got, tc.dial)
+		if o.Addr != tc.dial {
+			t.Errorf("%q dialled %s, want %s", tc.query, o.Addr, tc.dial)
+		}
+		// TLS with the pin the targets file gives; plain otherwise.
+		if (o.TLS != nil) != strings.HasPrefix(tc.dial, "far.example") {
+			t.Errorf("%q: TLS %v", tc.query, o.TLS != nil)
 		}
 	}
 }
@@ -274,13 +279,16 @@ func TestProbeDeadlineAndBounds(t *testing.T) {
 }
 
 func TestReadTargets(t *testing.T) {
-	got, err := ReadTargets(strings.NewReader("# mesh\nfra.example\n\n  sin.example:7000 \n[2001:db8::1]\n"))
-	want := []string{"fra.example:9978", "sin.example:7000", "[2001:db8::1]:9978"}
+	pin := "sha256:" + strings.Repeat("0f", 32)
+	got, err := ReadTargets(strings.NewReader("# mesh\nfra.example\n\n  sin.example:7000 \n[2001:db8::1] " + pin + "\n"))
+	want := []Target{{Addr: "fra.example:9978"}, {Addr: "sin.example:7000"}, {Addr: "[2001:db8::1]:9978", Pin: pin}}
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("ReadTargets = %q, %v; want %q", got, err, want)
+		t.Errorf("ReadTargets = %v, %v; want %v", got, err, want)
 	}
-	if _, err := ReadTargets(strings.NewReader("ok.example\nbad host\n")); err == nil || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("a bad line: %v", err)
+	for _, bad := range []string{"ok.example\nbad/host\n", "ok.example\nx.example sha256:12\n", "ok.example\nx.example " + pin + " more\n"} {
+		if _, err := ReadTargets(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("%q: %v", bad, err)
+		}
 	}
 }
 

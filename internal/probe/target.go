@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
 )
 
@@ -20,9 +21,16 @@ import (
 // a query must not be able to point the exporter at an arbitrary host.
 type Allowed struct {
 	Prefixes []netip.Prefix
-	// Targets are HOST:PORT as written in the targets file (a name there
-	// is trusted as the operator wrote it, whatever it resolves to).
-	Targets []string
+	// Targets are those of the targets file (a name there is trusted as
+	// the operator wrote it, whatever it resolves to).
+	Targets []Target
+}
+
+// Target is a line of the targets file: HOST:PORT, and the pin of its
+// serve's TLS key when it serves TLS (serve --tls-cert prints it).
+type Target struct {
+	Addr string
+	Pin  string // "sha256:..." or "" (plain TCP)
 }
 
 // Empty reports whether nothing is allowed.
@@ -74,14 +82,20 @@ func ParseTarget(s string) (string, error) {
 type Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
 
 // resolve returns the address to dial for target (HOST:PORT from
-// ParseTarget): the target itself when the targets file names it,
-// otherwise the first of its addresses inside an allowed prefix; the
-// address dialled is the one checked, so a name that resolves again
-// differently (DNS rebinding) cannot move the probe elsewhere.
-func (a Allowed) resolve(ctx context.Context, target string, lookup Resolver) (string, error) {
-	if slices.Contains(a.Targets, target) {
-		return target, nil
+// ParseTarget) and its TLS pin: the target itself when the targets file
+// names it, otherwise the first of its addresses inside an allowed
+// prefix (plain TCP); the address dialled is the one checked, so a name
+// that resolves again differently (DNS rebinding) cannot move the probe
+// elsewhere.
+func (a Allowed) resolve(ctx context.Context, target string, lookup Resolver) (Target, error) {
+	if i := slices.IndexFunc(a.Targets, func(t Target) bool { return t.Addr == target }); i >= 0 {
+		return a.Targets[i], nil
 	}
+	dial, err := a.resolveAddr(ctx, target, lookup)
+	return Target{Addr: dial}, err
+}
+
+func (a Allowed) resolveAddr(ctx context.Context, target string, lookup Resolver) (string, error) {
 	host, port, _ := net.SplitHostPort(target)
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if a.inPrefix(ip) {
@@ -107,10 +121,11 @@ func (a Allowed) resolve(ctx context.Context, target string, lookup Resolver) (s
 // maxTargetsFile bounds the targets file's size.
 const maxTargetsFile = 1 << 20
 
-// ReadTargets reads a targets file: one HOST[:PORT] per line; blank
-// lines and lines starting with # are skipped.
-func ReadTargets(r io.Reader) ([]string, error) {
-	var out []string
+// ReadTargets reads a targets file: one HOST[:PORT] per line, followed
+// by the pin of its serve's TLS key when it serves TLS (sha256:HEX, as
+// serve prints it); blank lines and lines starting with # are skipped.
+func ReadTargets(r io.Reader) ([]Target, error) {
+	var out []Target
 	sc := bufio.NewScanner(io.LimitReader(r, maxTargetsFile+1))
 	n, size := 0, 0
 	for sc.Scan() {
@@ -123,11 +138,22 @@ func ReadTargets(r io.Reader) ([]string, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		t, err := ParseTarget(line)
+		f := strings.Fields(line)
+		if len(f) > 2 {
+			return nil, fmt.Errorf("targets file line %d: write HOST[:PORT] and, for a serve with TLS, its pin sha256:HEX", n)
+		}
+		t, err := ParseTarget(f[0])
 		if err != nil {
 			return nil, fmt.Errorf("targets file line %d: %w", n, err)
 		}
-		out = append(out, t)
+		tg := Target{Addr: t}
+		if len(f) == 2 {
+			if _, err := secret.ClientTLS(f[1]); err != nil {
+				return nil, fmt.Errorf("targets file line %d: %w", n, err)
+			}
+			tg.Pin = f[1]
+		}
+		out = append(out, tg)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("targets file: %w", err)

@@ -77,6 +77,36 @@ func TestExporterSecretFilesBadInput(t *testing.T) {
 	}
 }
 
+// One rule for the secret files of every command: a token file that is
+// missing is the run's failure (exit 1, as any missing input file), one
+// that is not a token the user's (exit 2), each one line. serve and test
+// exited 2 for a missing file, the exporter 1.
+func TestSecretFilesOneRule(t *testing.T) {
+	bin := underTest(t)
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, cmd := range map[string]func(token string) []string{
+		"serve": func(tok string) []string { return []string{"serve", "--auth", tok, "--listen", "127.0.0.1:0"} },
+		"test":  func(tok string) []string { return []string{"test", "127.0.0.1:1", "--auth", tok} },
+		"exporter": func(tok string) []string {
+			return []string{"exporter", "--listen", "127.0.0.1:0", "--auth-token-file", tok}
+		},
+		"probe-auth": func(tok string) []string {
+			return []string{"exporter", "--listen", "127.0.0.1:0", "--probe-allow", "198.18.0.0/15", "--probe-auth", tok}
+		},
+	} {
+		out, errOut, code := run2s(t, bin, nil, cmd(filepath.Join(dir, "missing"))...)
+		if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "no such file") {
+			t.Errorf("%s with a missing token file: exit %d, stderr %.300q; want exit 1 and one line", name, code, errOut)
+		}
+		out, errOut, code = run2s(t, bin, nil, cmd(short)...)
+		oneLine(t, name+" with a 3-byte token", out, errOut, code)
+	}
+}
+
 // A world-writable --state-dir with a planted ".lock" symbolic link:
 // rollback took the journal lock before refusing the directory, and the
 // lock's open (O_CREATE, following the link) made root create the link's

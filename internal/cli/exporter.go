@@ -177,7 +177,7 @@ func (p probeArgs) config(netns string) (*probe.Prober, error) {
 	}
 	var err error
 	if cfg.Token, err = secret.ReadToken(p.auth); err != nil {
-		return nil, badinput.Wrap(err)
+		return nil, err // package secret marks what is the user's to fix
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, usagef("%v", err)

@@ -92,7 +92,7 @@ func (a serveArgs) config(stderr io.Writer) (twohost.ServerConfig, error) {
 	}
 	var err error
 	if cfg.Token, err = secret.ReadToken(a.auth); err != nil {
-		return cfg, badinput.Wrap(err)
+		return cfg, err // package secret marks what is the user's to fix
 	}
 	if a.maxClients < 1 || a.maxStreams < 1 || a.maxStreams > twohost.MaxStreams {
 		return cfg, usagef("--max-clients must be >= 1 and --max-streams 1..%d", twohost.MaxStreams)
@@ -126,7 +126,7 @@ func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error 
 			return usagef("--tls-cert and --tls-key go together")
 		}
 		if cfg.TLS, pin, err = secret.ServerTLS(a.tlsCert, a.tlsKey); err != nil {
-			return badinput.Wrap(err)
+			return err
 		}
 	}
 	var ln net.Listener

@@ -140,12 +140,12 @@ func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOption
 		return o, usagef("test needs --auth TOKEN-FILE: the server's pre-shared token")
 	}
 	if o.Token, err = secret.ReadToken(a.auth); err != nil {
-		return o, badinput.Wrap(err)
+		return o, err // package secret marks what is the user's to fix
 	}
 	if a.tlsPin != "" {
 		var cfg *tls.Config
 		if cfg, err = secret.ClientTLS(a.tlsPin); err != nil {
-			return o, badinput.Wrap(err)
+			return o, err
 		}
 		o.TLS = cfg
 	}

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,7 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/longhaul/longhaul/internal/audit"
-	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/connlimit"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/pathmodel"
@@ -163,30 +161,18 @@ func newServer(c *Collector, p *probe.Prober, web Web, log *slog.Logger) (*http.
 	if web.TokenFile != "" {
 		tok, err := secret.ReadToken(web.TokenFile)
 		if err != nil {
-			return nil, badSecret(err)
+			return nil, err // package secret marks what is the user's to fix
 		}
 		srv.Handler = requireToken(string(tok), mux)
 	}
 	if web.CertFile != "" || web.KeyFile != "" {
 		cfg, _, err := secret.ServerTLS(web.CertFile, web.KeyFile)
 		if err != nil {
-			return nil, badSecret(err)
+			return nil, err // package secret marks what is the user's to fix
 		}
 		srv.TLSConfig = cfg
 	}
 	return srv, nil
-}
-
-// badSecret marks what is wrong with a token, certificate or key file as
-// bad input (exit 2): not a regular file (/dev/zero, a FIFO), too large,
-// not a token, not PEM. A file that could not be opened or read (a
-// *fs.PathError) stays the run's failure (exit 1), as a missing input
-// file is for every command.
-func badSecret(err error) error {
-	if _, ok := errors.AsType[*fs.PathError](err); ok {
-		return err
-	}
-	return badinput.Wrap(err)
 }
 
 // listenDestroy folds the final counters of closing sockets.

@@ -4,6 +4,12 @@
 // exporter. Every file is read bounded, and only if it is a regular
 // file: /dev/zero or a FIFO given by mistake gets an error, not a
 // process that eats its memory or hangs before it handles a signal.
+//
+// One rule for what is whose to fix: a file that could not be opened or
+// read is the run's failure (the *fs.PathError is kept: exit 1, as a
+// missing input file is for every command); a file of the wrong kind or
+// content (not regular, too large, not a token, not PEM, a bad pin) is
+// the user's input (marked with badinput: exit 2).
 package secret
 
 import (
@@ -19,6 +25,7 @@ import (
 	"syscall"
 	"unicode"
 
+	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/filekind"
 )
 
@@ -47,14 +54,14 @@ func readBounded(what, path string, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s %s is not a regular file (%s): give a file", what, path, filekind.Of(st.Mode()))
+		return nil, badinput.Errorf("%s %s is not a regular file (%s): give a file", what, path, filekind.Of(st.Mode()))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s %s is larger than %d bytes: it cannot be one", what, path, max)
+		return nil, badinput.Errorf("%s %s is larger than %d bytes: it cannot be one", what, path, max)
 	}
 	return b, nil
 }
@@ -69,10 +76,10 @@ func ReadToken(path string) ([]byte, error) {
 	}
 	tok := strings.TrimSpace(string(b))
 	if strings.ContainsFunc(tok, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		return nil, fmt.Errorf("token file %s: want one word without spaces or line breaks; make one with: head -c 32 /dev/urandom | base64 > %s", path, path)
+		return nil, badinput.Errorf("token file %s: want one word without spaces or line breaks; make one with: head -c 32 /dev/urandom | base64 > %s", path, path)
 	}
 	if len(tok) < MinTokenLen {
-		return nil, fmt.Errorf("token file %s: the token has %d bytes, at least %d are needed; make one with: head -c 32 /dev/urandom | base64 > %s", path, len(tok), MinTokenLen, path)
+		return nil, badinput.Errorf("token file %s: the token has %d bytes, at least %d are needed; make one with: head -c 32 /dev/urandom | base64 > %s", path, len(tok), MinTokenLen, path)
 	}
 	return []byte(tok), nil
 }
@@ -99,11 +106,11 @@ func ServerTLS(certFile, keyFile string) (*tls.Config, string, error) {
 	}
 	c, err := tls.X509KeyPair(cert, key)
 	if err != nil {
-		return nil, "", fmt.Errorf("tls: %s and %s: %w", certFile, keyFile, err)
+		return nil, "", badinput.Errorf("tls: %s and %s: %w", certFile, keyFile, err)
 	}
 	leaf, err := x509.ParseCertificate(c.Certificate[0])
 	if err != nil {
-		return nil, "", fmt.Errorf("tls: %s: %w", certFile, err)
+		return nil, "", badinput.Errorf("tls: %s: %w", certFile, err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{c}, MinVersion: tls.VersionTLS13}, SPKIPin(leaf), nil
 }
@@ -120,7 +127,7 @@ func SPKIPin(cert *x509.Certificate) string {
 func ClientTLS(pin string) (*tls.Config, error) {
 	pin = strings.ToLower(strings.TrimSpace(pin))
 	if h, ok := strings.CutPrefix(pin, "sha256:"); !ok || len(h) != 64 {
-		return nil, fmt.Errorf("tls pin %q: want sha256: and 64 hex digits, as longhaul serve prints it", pin)
+		return nil, badinput.Errorf("tls pin %q: want sha256: and 64 hex digits, as longhaul serve prints it", pin)
 	}
 	return &tls.Config{
 		MinVersion:         tls.VersionTLS13,

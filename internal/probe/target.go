@@ -67,6 +67,11 @@ func ParseTarget(s string) (string, error) {
 	if host == "" {
 		return "", fmt.Errorf("target %q has no host", s)
 	}
+	// No IPv6 zone (a link-local scope means nothing to a probe, and a
+	// zone may hold any byte, brackets too), no stray brackets.
+	if strings.ContainsAny(host, "[]%") {
+		return "", fmt.Errorf("target %q: a host is an IP address without a zone, or a DNS name", s)
+	}
 	if _, err := netip.ParseAddr(host); err != nil {
 		for _, r := range host {
 			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.') {

@@ -30,12 +30,13 @@ func underTest(t *testing.T) string {
 	return binary(t)
 }
 
-// startExporter runs bin's exporter on addr until the test ends (SIGTERM
-// by PID) and waits until it serves.
-func startExporter(t *testing.T, bin, addr string) *lockedBuf {
+// startExporter runs bin's exporter on addr (with the extra flags) until
+// the test ends (SIGTERM by PID), waits until it serves, and logs the end
+// of its log if the test failed.
+func startExporter(t *testing.T, bin, addr string, extra ...string) *lockedBuf {
 	t.Helper()
 	logs := &lockedBuf{}
-	exp := exec.Command(bin, "exporter", "--listen", addr, "--interval", "1s")
+	exp := exec.Command(bin, append([]string{"exporter", "--listen", addr, "--interval", "1s"}, extra...)...)
 	exp.Stderr = logs
 	if err := exp.Start(); err != nil {
 		t.Fatal(err)
@@ -43,6 +44,10 @@ func startExporter(t *testing.T, bin, addr string) *lockedBuf {
 	t.Cleanup(func() {
 		_ = exp.Process.Signal(syscall.SIGTERM)
 		_ = exp.Wait()
+		if t.Failed() {
+			l := logs.String()
+			t.Logf("exporter log (its end):\n%s", l[max(len(l)-6000, 0):])
+		}
 	})
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "serving metrics"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -101,24 +101,35 @@ func promQuery(t *testing.T, prom, query, label string) map[string]float64 {
 	return out
 }
 
+// dashboard is the part of a Grafana dashboard the tests query: each
+// panel's title and PromQL expressions.
+type dashboard struct {
+	Panels []struct {
+		Title   string                  `json:"title"`
+		Targets []struct{ Expr string } `json:"targets"`
+	} `json:"panels"`
+}
+
+// readDashboard reads one of deploy/grafana's dashboards.
+func readDashboard(t *testing.T, name string) dashboard {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../../deploy/grafana", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashboard
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return d
+}
+
 // dashboardQueries checks every query of the Grafana dashboard against
 // the real Prometheus: each must be valid PromQL, and each panel about
 // TCP flows must have data (those of open sockets only while live).
 func dashboardQueries(t *testing.T, prom string, live bool) {
 	t.Helper()
-	b, err := os.ReadFile("../../deploy/grafana/longhaul-dashboard.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dash struct {
-		Panels []struct {
-			Title   string                  `json:"title"`
-			Targets []struct{ Expr string } `json:"targets"`
-		} `json:"panels"`
-	}
-	if err := json.Unmarshal(b, &dash); err != nil {
-		t.Fatal(err)
-	}
+	dash := readDashboard(t, "longhaul-dashboard.json")
 	vars := strings.NewReplacer("$__rate_interval", "5s", "$instance", ".*", "$peer", ".*", "$job", ".*")
 	for _, p := range dash.Panels {
 		for _, tg := range p.Targets {

@@ -144,21 +144,7 @@ func TestIntegrationExporterFlood(t *testing.T) {
 
 func exporterFlood(t *testing.T, bin string, extra []string) {
 	addr := freePort(t)
-	var logs lockedBuf
-	exp := exec.Command(bin, append([]string{"exporter", "--listen", addr, "--interval", "1s"}, extra...)...)
-	exp.Stderr = &logs
-	if err := exp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = exp.Process.Signal(syscall.SIGTERM)
-		_ = exp.Wait()
-	}()
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "serving metrics"); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("exporter not serving:\n%s", logs.String())
-		}
-	}
+	startExporter(t, bin, addr, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup

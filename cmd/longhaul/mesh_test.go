@@ -161,21 +161,7 @@ func TestIntegrationProbeMesh(t *testing.T) {
 	// The prober: the exporter in the client's namespace, probes from
 	// there, its port on the host's loopback.
 	exp := freePort(t)
-	var elog lockedBuf
-	ex := exec.Command(bin, "exporter", "--netns", client, "--listen", exp, "--probe-allow", "198.18.0.0/16",
-		"--probe-auth", token, "--probe-min-interval", "0s")
-	ex.Stderr = &elog
-	if err := ex.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = ex.Process.Signal(syscall.SIGTERM)
-		_ = ex.Wait()
-		if t.Failed() {
-			t.Logf("exporter log:\n%s", elog.String())
-		}
-	})
-	waitFor(t, "the exporter", 10*time.Second, func() bool { return strings.Contains(elog.String(), "serving probes") })
+	startExporter(t, bin, exp, "--netns", client, "--probe-allow", "198.18.0.0/16", "--probe-auth", token, "--probe-min-interval", "0s")
 
 	// Prometheus with the shipped probe job and rules; only the
 	// intervals, the rules' hour and the files' places are the lab's.
@@ -324,19 +310,7 @@ func targets(hosts []*farHost) []string {
 // results must answer (failures may be none).
 func meshDashboardQueries(t *testing.T, prom string) {
 	t.Helper()
-	b, err := os.ReadFile("../../deploy/grafana/longhaul-mesh.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dash struct {
-		Panels []struct {
-			Title   string                  `json:"title"`
-			Targets []struct{ Expr string } `json:"targets"`
-		} `json:"panels"`
-	}
-	if err := json.Unmarshal(b, &dash); err != nil {
-		t.Fatal(err)
-	}
+	dash := readDashboard(t, "longhaul-mesh.json")
 	vars := strings.NewReplacer("$job", ".*", "$source", ".*", "$target", ".*")
 	recorded := regexp.MustCompile(`longhaul:`)
 	n := 0

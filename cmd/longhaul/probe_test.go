@@ -168,24 +168,15 @@ func TestIntegrationExporterProbe(t *testing.T) {
 		})
 	}
 
-	exp := freePort(t)
-	var elog lockedBuf
-	ex := exec.Command(bin, "exporter", "--netns", ns, "--listen", exp, "--interval", "1s",
-		"--probe-allow", "127.0.0.0/8", "--probe-allow", "198.18.98.0/24", "--probe-targets", targets, "--probe-auth", token,
-		"--probe-min-interval", "0s", "--probe-max-rate", "20Mbit/s", "--probe-concurrency", "16", "--probe-timeout", "15s")
-	ex.Stderr = &elog
-	if err := ex.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		_ = ex.Process.Signal(syscall.SIGTERM)
-		_ = ex.Wait()
 		if t.Failed() {
-			e := elog.String()
-			t.Logf("exporter log (its end):\n%s\nserve log:\n%.4000s", e[max(len(e)-6000, 0):], slog.String())
+			t.Logf("serve log:\n%.4000s", slog.String())
 		}
 	})
-	waitFor(t, "the exporter", 10*time.Second, func() bool { return strings.Contains(elog.String(), "serving metrics") })
+	exp := freePort(t)
+	startExporter(t, bin, exp, "--netns", ns, "--probe-allow", "127.0.0.0/8", "--probe-allow", "198.18.98.0/24",
+		"--probe-targets", targets, "--probe-auth", token,
+		"--probe-min-interval", "0s", "--probe-max-rate", "20Mbit/s", "--probe-concurrency", "16", "--probe-timeout", "15s")
 
 	// A real probe, over TLS with the pinned key: both directions
 	// measured, within the rate cap.

@@ -63,8 +63,8 @@ fit under --max-series, and "other". Every longhaul_ series counts
 against --max-series; series over it are dropped and counted in
 longhaul_exporter_series_dropped_total.
 
-The server is read-only, with timeouts, at most 16 connections and 4
-scrapes at once. It listens on all addresses by default (:9979): where
+The server is read-only, with timeouts, 4 connections per address (64
+with probes), at most 64 in all (256 with probes) and 4 scrapes at once. It listens on all addresses by default (:9979): where
 the port is reachable from elsewhere, give --listen a management address
 and require a token (--auth-token-file), over TLS (--tls-cert-file,
 --tls-key-file).

@@ -204,9 +204,12 @@ func (p *Prober) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	target, err := ParseTarget(q.Get("target"))
-	if err != nil || len(q["target"]) != 1 {
+	if err == nil && len(q["target"]) != 1 {
+		err = errors.New("give target once")
+	}
+	if err != nil {
 		p.refused.Inc()
-		http.Error(w, fmt.Sprintf("bad target: %v", orOne(err)), http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("bad target: %v", err), http.StatusBadRequest)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), p.deadline(r))
@@ -221,13 +224,6 @@ func (p *Prober) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(res)
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
-}
-
-func orOne(err error) error {
-	if err == nil {
-		return errors.New("give target once")
-	}
-	return err
 }
 
 // deadline is how long a probe may take for this request.
@@ -267,10 +263,11 @@ func (p *Prober) result(ctx context.Context, target string, dial Target) *result
 				err: fmt.Errorf("%d probes are running (--probe-concurrency)", p.cfg.Concurrent)}
 		}
 		e.done = make(chan struct{})
-		// The probe runs on its own deadline, not the request's: a
-		// scraper that gives up does not waste the test, whose result
-		// the next scrape gets.
-		pctx, cancel := context.WithDeadline(context.Background(), deadlineOf(ctx, now))
+		// The probe keeps the request's deadline (ServeHTTP sets one)
+		// but not its cancellation: a scraper that gives up does not
+		// waste the test, whose result the next scrape gets.
+		deadline, _ := ctx.Deadline()
+		pctx, cancel := context.WithDeadline(context.Background(), deadline)
 		p.running.Add(1)
 		p.runs.Inc()
 		go func(done chan struct{}) {
@@ -307,13 +304,6 @@ func maxTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-func deadlineOf(ctx context.Context, now time.Time) time.Time {
-	if d, ok := ctx.Deadline(); ok {
-		return d
-	}
-	return now.Add(DefaultTimeout)
 }
 
 // forgetOldest makes room for a new target (p.mu held).

@@ -165,6 +165,9 @@ func appText(v Verdict, tl *Timeline, in Info, share, snd, rcv string) (summary,
 			"Buffer and window tuning will not help; make it write more at once, pipeline requests instead of waiting for each answer, or look at what it waits for.", snd, pct(v.Share))
 		return summary, fix
 	}
+	if slices.Contains(v.Flags, FlagWaitsOnPeer) {
+		return waitText(in, summary, snd, rcv)
+	}
 	summary += fmt.Sprintf("; it answered %d request(s) from %s, %s after each reached it (mean)", in.Turns, rcv, dur(in.ThinkMean))
 	if in.FirstReqAck > 0 {
 		summary += fmt.Sprintf("; the first was acknowledged in %s and answered %s later", dur(in.FirstReqAck), dur(in.FirstThink))
@@ -172,6 +175,44 @@ func appText(v Verdict, tl *Timeline, in Info, share, snd, rcv string) (summary,
 	fix = fmt.Sprintf("the flow waits on the conversation, not on TCP: %s answers requests from %s one at a time (%d here), thinking %s on average before each answer, and waits for the next request in between. "+
 		"Fewer round trips help: pipeline or multiplex the requests on %s (HTTP/2, batched queries, larger reads), and look at what delays the answers on %s (a slow backend, disk, locks). Buffer and window tuning will not help.",
 		snd, rcv, in.Turns, dur(in.ThinkMean), rcv, snd)
+	return summary, fix
+}
+
+// waitsOnPeer reports whether a sender in a conversation waits on its
+// peer: both answer each other, and the peer's time to answer (all its
+// answers) is more than twice the sender's and at least a fifth of the
+// transfer. The sender's idle time is then the peer's doing.
+func waitsOnPeer(in Info) bool {
+	if in.Turns == 0 || in.PeerTurns == 0 {
+		return false
+	}
+	peer := in.PeerThinkMean * time.Duration(in.PeerTurns)
+	own := in.ThinkMean * time.Duration(in.Turns)
+	return peer > 2*own && (in.Duration == 0 || peer*5 >= in.Duration)
+}
+
+// waitText explains a sender that waits on its peer's answers: the
+// peer (or a proxy between them) is named, with its latency. A peer that
+// opened the connection is a client taking its time between requests.
+func waitText(in Info, summary, snd, rcv string) (string, string) {
+	peer := in.PeerThinkMean * time.Duration(in.PeerTurns)
+	of := ""
+	if in.Duration > 0 {
+		of = fmt.Sprintf(" of the %s", dur(in.Duration))
+	}
+	if in.ReceiverClient {
+		summary += fmt.Sprintf("; it answered %d request(s) from %s in %s (mean) and waited for the next: %s took %s after each answer reached it (mean; %s in all%s)",
+			in.Turns, rcv, dur(in.ThinkMean), rcv, dur(in.PeerThinkMean), dur(peer), of)
+		fix := fmt.Sprintf("the flow waits on the client %s, not on TCP: it sends one request at a time and takes %s after each answer before the next (%s in all%s): a user, or the client application's own processing or pacing. "+
+			"Pipeline or multiplex the requests on %s (HTTP/2, batched queries); nothing on %s and no buffer or window tuning will help.",
+			rcv, dur(in.PeerThinkMean), dur(peer), of, rcv, snd)
+		return summary, fix
+	}
+	summary += fmt.Sprintf("; it sent in exchanges, waiting for %s to answer %d time(s): %s answered %s after each message reached it (mean; %s in all%s), %s itself answered in %s",
+		rcv, in.PeerTurns, rcv, dur(in.PeerThinkMean), dur(peer), of, snd, dur(in.ThinkMean))
+	fix := fmt.Sprintf("the flow waits on %s, not on TCP: %s sends in exchanges and waits for %s's answer after each, and %s (or a proxy between them) takes %s on average to answer, %s in all%s. "+
+		"Look at what delays the answers on %s (a slow backend, disk, content scanning, locks) or on a proxy in between; fewer exchanges help: pipeline on %s (SMTP PIPELINING and CHUNKING, HTTP/2, batched queries, larger writes). Buffer and window tuning will not help.",
+		rcv, snd, rcv, rcv, dur(in.PeerThinkMean), dur(peer), of, rcv, snd)
 	return summary, fix
 }
 

@@ -41,6 +41,10 @@ const (
 	FlagPeerUnresponsive = "peer-unresponsive"
 	// FlagRequestResponse: the sender answers requests from the peer.
 	FlagRequestResponse = "request-response"
+	// FlagWaitsOnPeer: the sender sends in exchanges and waits for the
+	// peer's answer after each, and the peer's time to answer is most of
+	// the waiting: the idle time is the peer's (or a proxy's between).
+	FlagWaitsOnPeer = "waits-on-peer"
 	// FlagNoRTT: no RTT could be measured; the verdict rests on what
 	// needs none (a window closed, the sender idle).
 	FlagNoRTT = "no-rtt"
@@ -120,6 +124,14 @@ type Info struct {
 	Turns                   int
 	ThinkMean               time.Duration
 	FirstReqAck, FirstThink time.Duration
+	// PeerTurns and PeerThinkMean are the same of the other direction:
+	// the peer answering this sender's messages, and its time to answer
+	// (this sender's message reaching it to its answer).
+	PeerTurns     int
+	PeerThinkMean time.Duration
+	// ReceiverClient: the receiver opened the connection (its SYN was
+	// seen), so its turns are a client's next requests.
+	ReceiverClient bool
 	// ClockTick is the capture clock's granularity when coarse; an RTT
 	// below it is reported as "< tick".
 	ClockTick time.Duration
@@ -215,6 +227,9 @@ func Diagnose(tl *Timeline, in Info) Verdict {
 	stalls(&v, tl, in)
 	if in.Turns > 0 {
 		v.Flags = appendFlag(v.Flags, FlagRequestResponse)
+	}
+	if v.Verdict == AppLimited && waitsOnPeer(in) {
+		v.Flags = appendFlag(v.Flags, FlagWaitsOnPeer)
 	}
 	v.Summary, v.Fix = explain(v, tl, in)
 	return v

@@ -143,8 +143,10 @@ type direction struct {
 	// The sender's view lags the capture by d (ns): acks in history.
 	// lagFromData: d came from the other direction's ACK times, not the
 	// handshake (see Flow.lagFromData).
+	// lagDelay: what fitLag cut from d as the sender's delayed ACK.
 	d           int64
 	lagFromData bool
+	lagDelay    int64
 	acks        []ackRec // ring of histRing records, allocated on first use
 	hHead, hLen int      // oldest unread record and the number unread
 	cur         ackRec

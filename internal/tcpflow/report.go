@@ -121,6 +121,11 @@ type RTTReport struct {
 	SenderLag float64 `json:"sender_lag_s,omitempty"`
 	Path      float64 `json:"path_s,omitempty"`
 	Source    string  `json:"source,omitempty"`
+	// AckDelay is what was taken out of the RTT as delayed ACKs so that
+	// the RTT fits what the window carried: the part of the sender's
+	// half of the handshake its own stack held an ACK, and ACK times
+	// at the capture above the least when even their median does not fit.
+	AckDelay float64 `json:"ack_delay_s,omitempty"`
 }
 
 // Retrans counts retransmitted segments by kind.
@@ -187,6 +192,9 @@ func (f *Flow) report(a *Analyzer) *FlowReport {
 	case f.fin[0] || f.fin[1]:
 		r.Closed = "fin"
 	}
+	for i := range f.dir {
+		f.fitLag(&f.dir[i], f.achieved(&f.dir[i]))
+	}
 	flowFlags := f.flowFlags(a, r)
 	main := 0
 	if f.dir[1].sndMax > f.dir[0].sndMax {
@@ -218,6 +226,7 @@ func (f *Flow) flowFlags(a *Analyzer, r *FlowReport) []string {
 	}
 	if h1, h2, ok := f.halves(); ok {
 		r.Handshake = &Handshake{SynToSynAck: secs(h1), SynAckToAck: secs(h2), RTT: secs(h1 + h2)}
+		h1, h2, _ = f.pathHalves()
 		ms := int64(time.Millisecond)
 		switch {
 		case max(h1, h2) < ms:
@@ -298,12 +307,8 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 		dr.ZeroWindow.Seconds += secs(f.end - d.zwStart)
 	}
 	if d.firstData >= 0 {
-		// The interval that moved data: from the first data to the last
-		// data sent or acknowledged; idle head and tail (a request
-		// awaited, keep-alives, FINs and resets long after) apart.
 		last := max(d.lastData, d.lastProgress)
-		// A sender away from the capture sees the last ACK its lag later.
-		dr.Duration = secs(last - d.firstData + d.d*bool2int(d.lastProgress >= d.lastData && d.sndUna > 0))
+		dr.Duration = secs(f.moved(d))
 		dr.HeadSeconds = secs(d.firstData - f.start)
 		dr.TailSeconds = secs(f.end - last)
 	}
@@ -323,7 +328,7 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	if !f.shiftKnown[1-i] {
 		dr.Rwnd = WindowStats{} // raw values mean nothing without the scale
 	}
-	dr.RTT = f.rttReport(d)
+	dr.RTT = f.rttReport(d, f.achieved(d))
 	info := f.diagInfo(a, i, &dr, flowFlags, stallTime, unresp, dead)
 	d.tl.Settle()
 	info.CaptureLimited = f.captureLimited(a, d, p, info)
@@ -368,9 +373,32 @@ func (f *Flow) scaleReport(i int) ScaleReport {
 	return ScaleReport{State: diagnose.ScaleUnknown, LowerBound: int(f.dir[i].lb)}
 }
 
+// moved is the time (ns) direction d moved data: from the first data to
+// the last data sent or acknowledged; idle head and tail (a request
+// awaited, keep-alives, FINs and resets long after) apart. A sender away
+// from the capture sees the last ACK its lag later.
+func (f *Flow) moved(d *direction) int64 {
+	if d.firstData < 0 {
+		return 0
+	}
+	last := max(d.lastData, d.lastProgress)
+	return last - d.firstData + d.d*bool2int(d.lastProgress >= d.lastData && d.sndUna > 0)
+}
+
+// achieved is direction d's rate (bit/s) over the time it moved data.
+func (f *Flow) achieved(d *direction) float64 {
+	if t := f.moved(d); t > 0 {
+		return float64(d.sndMax) * 8 / time.Duration(t).Seconds()
+	}
+	return 0
+}
+
 // rttReport is the sender's RTT: data to ACK at the capture point plus
-// the sender's half (its lag), else the handshake's.
-func (f *Flow) rttReport(d *direction) RTTReport {
+// the sender's half (its lag), else the handshake's. The RTT must fit
+// what the window carried at bps, the rate achieved (fitLag, fitBound): a lag that does not was
+// a delayed ACK, and when even the median ACK time does not fit, the
+// least one (which cannot hold a delay the others do not) is the path's.
+func (f *Flow) rttReport(d *direction, bps float64) RTTReport {
 	var r RTTReport
 	rt := &r
 	rt.AckSamples = d.rttN
@@ -380,10 +408,18 @@ func (f *Flow) rttReport(d *direction) RTTReport {
 		rt.Path = rt.SenderLag + rt.AckMedian
 		rt.Source = "data to ACK at the capture point"
 		switch {
+		case d.lagDelay > 0:
+			rt.Source = "sender's half of the handshake less its delayed ACK (cut to what the window carried) + data to ACK at the capture point"
 		case d.lagFromData:
 			rt.Source = "sender's half from the other direction's ACK times (10th percentile; the handshake's was slower) + data to ACK at the capture point"
 		case d.d > 0:
 			rt.Source = "sender's half of the handshake + data to ACK at the capture point"
+		}
+		rt.AckDelay = secs(d.lagDelay)
+		if fit := f.fitBound(d, bps); fit > 0 && d.d+int64(d.rttQuantile(0.5)) > fit+fit/10 && d.d+d.rttMin <= fit+fit/10 {
+			rt.AckDelay += rt.AckMedian - rt.AckMin
+			rt.Path = rt.SenderLag + rt.AckMin
+			rt.Source += " (the least: the median held delayed ACKs, it does not fit the window)"
 		}
 	} else if h1, h2, ok := f.halves(); ok {
 		rt.Path, rt.Source = secs(h1+h2), "handshake"
@@ -425,6 +461,9 @@ func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, s
 		UnresponsiveTime: unresp,
 		Turns:            d.turns,
 		ThinkMean:        d.thinkMean(),
+		PeerTurns:        p.turns,
+		PeerThinkMean:    p.thinkMean(),
+		ReceiverClient:   f.client == 1-i,
 		FirstReqAck:      time.Duration(d.firstReqAck),
 		FirstThink:       time.Duration(d.firstThink),
 		ClockTick:        a.clock.tick(),
@@ -439,6 +478,11 @@ func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, s
 	if d.rttN > 0 {
 		info.MinRTT = time.Duration(d.d) + d.rttQuantile(0.1)
 		info.HighRTT = time.Duration(d.d) + d.rttQuantile(0.9)
+		if rt.AckDelay > secs(d.lagDelay) {
+			// The median did not fit the window (rttReport): its ACK
+			// times are delays, not queueing.
+			info.MinRTT, info.HighRTT = info.RTT, info.RTT
+		}
 	}
 	if f.noScaleSide >= 0 {
 		info.NoScaleSide = f.Addr[f.noScaleSide].Addr().String()

@@ -72,6 +72,14 @@ type peer struct {
 	// counters (/proc/net/netstat, /proc/net/snmp) there at the end.
 	tolerate bool
 	netstat  string
+	// Exchanges: parts of part bytes, each answered by reply bytes
+	// after think (the dialling end sends the parts, the listening end
+	// answers). deferAck: TCP_DEFER_ACCEPT on the dialling socket, so
+	// Linux holds the handshake's last ACK (up to 200 ms) for data that
+	// writeDelay later brings.
+	parts, part, reply int
+	think, writeDelay  time.Duration
+	deferAck           bool
 }
 
 func peerMain(args []string) error {
@@ -95,6 +103,12 @@ func peerMain(args []string) error {
 	fs.DurationVar(&p.timeout, "timeout", 30*time.Second, "give up after this long")
 	fs.BoolVar(&p.tolerate, "tolerate", false, "exit 0 when the transfer fails (the peer stopped answering)")
 	fs.StringVar(&p.netstat, "netstat", "", "write the namespace's TCP counters to this file at the end")
+	fs.IntVar(&p.parts, "parts", 0, "exchanges: parts sent, each answered")
+	fs.IntVar(&p.part, "part", 100_000, "exchanges: bytes per part")
+	fs.IntVar(&p.reply, "reply", 30, "exchanges: bytes per answer")
+	fs.DurationVar(&p.think, "think", 0, "exchanges: the answering end's pause before each answer")
+	fs.DurationVar(&p.writeDelay, "write-delay", 0, "pause before the first write")
+	fs.BoolVar(&p.deferAck, "defer-ack", false, "TCP_DEFER_ACCEPT on the dialling socket (the handshake's ACK waits for data)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -120,6 +134,9 @@ func peerMain(args []string) error {
 			}
 			if serr == nil && p.sndbuf > 0 {
 				serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, p.sndbuf)
+			}
+			if serr == nil && p.deferAck {
+				serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_DEFER_ACCEPT, 1)
 			}
 		})
 		return errors.Join(err, serr)
@@ -158,6 +175,10 @@ func peerMain(args []string) error {
 		}
 		_ = conn.SetDeadline(dl)
 	}
+	if p.parts > 0 {
+		return exchange(conn, &p)
+	}
+	time.Sleep(p.writeDelay)
 	// The end that sends closes its half when it is done; an end that
 	// only receives closes after the other's FIN, so that the capture,
 	// stopped when the client returns, holds the whole transfer.
@@ -208,6 +229,36 @@ func peerMain(args []string) error {
 		_ = conn.SetLinger(0)
 		return nil
 	}
+	return err
+}
+
+// exchange plays p.parts exchanges on conn: the dialling end sends a
+// part and reads the answer, the listening end reads the part, thinks
+// and answers; then the dialler closes and the listener reads the EOF.
+func exchange(conn *net.TCPConn, p *peer) error {
+	part, reply := make([]byte, p.part), make([]byte, p.reply)
+	for range p.parts {
+		if p.dial != "" {
+			if _, err := conn.Write(part); err != nil {
+				return err
+			}
+			if _, err := io.ReadFull(conn, reply); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := io.ReadFull(conn, part); err != nil {
+			return err
+		}
+		time.Sleep(p.think)
+		if _, err := conn.Write(reply); err != nil {
+			return err
+		}
+	}
+	if p.dial != "" {
+		return conn.CloseWrite()
+	}
+	_, err := io.Copy(io.Discard, conn)
 	return err
 }
 
@@ -275,6 +326,8 @@ type truthCase struct {
 	client  []string
 	verdict string
 	flags   []string // must be among the flags
+	// check, if set, judges the numbers: what is wrong, or "".
+	check func(f *truthFlow) string
 }
 
 var truthCases = []truthCase{
@@ -345,26 +398,93 @@ var truthCases = []truthCase{
 		verdict: "rwnd-limited",
 		flags:   []string{"no-window-scaling"},
 	},
+	{
+		// Issue 24, class 1: the client sends 18 parts of 100 KB and
+		// waits for the server's answer to each, which comes after
+		// 100 ms; the client answers at once. The waiting is the server's.
+		name:    "waits-on-peer",
+		path:    []string{"--rtt", "10ms", "--rate", "100Mbit/s"},
+		server:  []string{"-parts", "18", "-think", "100ms"},
+		client:  []string{"-parts", "18"},
+		verdict: "app-limited",
+		flags:   []string{"waits-on-peer"},
+		check: func(f *truthFlow) string {
+			srv := f.dir("198.18.0.2")
+			if srv == nil || srv.Turns < 17 || srv.Think < 0.095 || srv.Think > 0.13 {
+				return fmt.Sprintf("the server's answers: %+v, want 18 after ~100 ms", srv)
+			}
+			if !strings.Contains(f.Fix, "waits on 198.18.0.2") {
+				return "the fix does not name the server: " + f.Fix
+			}
+			return ""
+		},
+	},
+	{
+		// Issue 24, class 3: the client holds the handshake's last ACK
+		// for its first data 150 ms later (TCP_DEFER_ACCEPT), so the
+		// handshake's client half reads 150 ms on a 10 ms path; the
+		// server's 4 KB buffer pins the flight. The RTT must fit the
+		// window: ~10 ms, the 150 ms reported as ACK delay.
+		name:    "rtt-fits-window",
+		path:    []string{"--rtt", "10ms", "--rate", "100Mbit/s"},
+		server:  []string{"-rcvbuf", "4096"},
+		client:  []string{"-send", "1000000", "-defer-ack", "-write-delay", "150ms"},
+		verdict: "rwnd-limited",
+		check: func(f *truthFlow) string {
+			d := f.dir("198.18.0.1")
+			switch {
+			case f.RTT < 0.009 || f.RTT > 0.013:
+				return fmt.Sprintf("RTT %.4f s, want the path's 10 ms", f.RTT)
+			case d == nil || d.RTTs.AckDelay < 0.12:
+				return fmt.Sprintf("ACK delay not reported: %+v", d)
+			case len(f.Inconsistent) > 0:
+				return fmt.Sprintf("inconsistent numbers: %v", f.Inconsistent)
+			}
+			return ""
+		},
+	},
 }
 
 // truthFlow is the part of analyze --json the cases check.
 type truthFlow struct {
-	Server     string          `json:"server"`
-	Sender     string          `json:"sender"`
-	Verdict    string          `json:"verdict"`
-	Share      float64         `json:"share"`
-	Flags      []string        `json:"flags"`
-	Shares     json.RawMessage `json:"shares"`
-	Summary    string          `json:"summary"`
-	Directions []struct {
-		Sender  string          `json:"sender"`
-		Bytes   int64           `json:"bytes"`
-		RTT     json.RawMessage `json:"rtt"`
-		Retrans json.RawMessage `json:"retransmissions"`
-		Rwnd    json.RawMessage `json:"rwnd"`
-		Scale   json.RawMessage `json:"window_scale"`
-		Inflt   int64           `json:"inflight_bytes"`
-	} `json:"directions"`
+	Server       string          `json:"server"`
+	Sender       string          `json:"sender"`
+	Verdict      string          `json:"verdict"`
+	Share        float64         `json:"share"`
+	Flags        []string        `json:"flags"`
+	Shares       json.RawMessage `json:"shares"`
+	Summary      string          `json:"summary"`
+	Fix          string          `json:"fix"`
+	RTT          float64         `json:"rtt_s"`
+	Inconsistent []string        `json:"inconsistent"`
+	Directions   []truthDir      `json:"directions"`
+}
+
+type truthDir struct {
+	Sender  string          `json:"sender"`
+	Bytes   int64           `json:"bytes"`
+	RTT     json.RawMessage `json:"rtt"`
+	Retrans json.RawMessage `json:"retransmissions"`
+	Rwnd    json.RawMessage `json:"rwnd"`
+	Scale   json.RawMessage `json:"window_scale"`
+	Inflt   int64           `json:"inflight_bytes"`
+	Turns   int             `json:"turns"`
+	Think   float64         `json:"think_s"`
+	RTTs    struct {
+		AckDelay float64 `json:"ack_delay_s"`
+	} `json:"-"`
+}
+
+// dir is the direction whose sender's address is addr, or nil.
+func (f *truthFlow) dir(addr string) *truthDir {
+	for i := range f.Directions {
+		d := &f.Directions[i]
+		if strings.HasPrefix(d.Sender, addr+":") {
+			_ = json.Unmarshal(d.RTT, &d.RTTs)
+			return d
+		}
+	}
+	return nil
 }
 
 func TestIntegrationAnalyzeTruth(t *testing.T) {
@@ -419,6 +539,11 @@ func TestIntegrationAnalyzeTruth(t *testing.T) {
 			t.Logf("%s in %.1fs: %s (%.0f%%) flags %v shares %s\n  %s", tc.name, took.Seconds(), f.Verdict, 100*f.Share, f.Flags, f.Shares, f.Summary)
 			if msg := truthMismatch(f.Verdict, f.Flags, tc.verdict, tc.flags); msg != "" {
 				t.Errorf("%s\n%s", msg, got)
+			}
+			if tc.check != nil {
+				if msg := tc.check(f); msg != "" {
+					t.Errorf("%s\n%s", msg, got)
+				}
 			}
 		})
 	}

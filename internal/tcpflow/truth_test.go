@@ -39,6 +39,11 @@ func TestTruthCaptures(t *testing.T) {
 		{"rto-stall", "loss-limited", []string{"rto-stall"}, ""},
 		{"peer-unresponsive", "loss-limited", []string{"peer-unresponsive"}, ""},
 		{"burst-loss", "loss-limited", nil, ""},
+		// Issue 24: a client waiting 100 ms for each of 18 answers; a
+		// client whose handshake ACK waited 150 ms for its data (the
+		// RTT fits the window: no inconsistent-numbers, checked below).
+		{"waits-on-peer", "app-limited", []string{"waits-on-peer"}, ""},
+		{"rtt-fits-window", "rwnd-limited", nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -79,6 +84,9 @@ func TestTruthCaptures(t *testing.T) {
 			}
 			if cause != tc.cause {
 				bad = append(bad, "cause "+cause+", want "+tc.cause)
+			}
+			if msgs := CheckInvariants(f); len(msgs) > 0 {
+				bad = append(bad, "inconsistent: "+strings.Join(msgs, "; "))
 			}
 			if len(bad) > 0 {
 				t.Errorf("%s (shares %v: %s)", strings.Join(bad, "; "), f.Shares, f.Summary)

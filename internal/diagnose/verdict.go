@@ -48,6 +48,10 @@ const (
 	// FlagNoRTT: no RTT could be measured; the verdict rests on what
 	// needs none (a window closed, the sender idle).
 	FlagNoRTT = "no-rtt"
+	// FlagPayloadOnly: the capture holds no ACK without payload from the
+	// receiver (filtered to segments with data); a conversation's turns
+	// are judged from when each message was seen, the flight is unknown.
+	FlagPayloadOnly = "payload-only"
 	// FlagInconsistent: the report's numbers contradict each other
 	// (tcpflow.CheckInvariants); the analysis says so rather than
 	// printing them as fact.

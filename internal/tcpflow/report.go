@@ -499,6 +499,9 @@ func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, s
 	if d.missed > 0 {
 		info.Flags = append(info.Flags, diagnose.FlagCaptureDrops)
 	}
+	if payloadOnly(d, p) {
+		info.Flags = append(info.Flags, diagnose.FlagPayloadOnly)
+	}
 	return info
 }
 

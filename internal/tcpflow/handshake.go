@@ -110,38 +110,6 @@ func (f *Flow) lagFromData(d, other *direction) {
 	}
 }
 
-// fitBound is the longest path RTT (ns) direction d's window allows at
-// bps, the rate it achieved: the sender's flight is at most the largest
-// window the receiver offered, so a round trip is at most that window
-// over the rate; 0 when unknown (no rate, or the window's scale
-// unknown). The average, not a peak: a peak over short intervals is a
-// burst's rate, not the window's.
-func (f *Flow) fitBound(d *direction, bps float64) int64 {
-	i := 0
-	if d == &f.dir[1] {
-		i = 1
-	}
-	if bps <= 0 || d.maxRwnd <= 0 || !f.shiftKnown[1-i] {
-		return 0
-	}
-	return int64(float64(d.maxRwnd) * 8 / bps * 1e9)
-}
-
-// fitLag cuts direction d's lag (its sender's half, from the handshake)
-// to what its window allows at bps (fitBound, with a tenth of slack): a
-// half longer than that held an ACK the sender's own stack delayed (the
-// ACK of the SYN-ACK, or of the peer's first data, on an old stack's
-// 200 ms timer), not path. The cut is kept apart as lagDelay.
-func (f *Flow) fitLag(d *direction, bps float64) {
-	fit := f.fitBound(d, bps)
-	if d.d <= 0 || d.rttN == 0 || fit <= 0 || d.d+d.rttMin <= fit+fit/10 {
-		return
-	}
-	nd := max(fit-d.rttMin, 0)
-	d.lagDelay += d.d - nd
-	d.d = nd
-}
-
 // pathHalves are the handshake's halves less what fitLag found to be a
 // delayed ACK: the capture point's place on the path.
 func (f *Flow) pathHalves() (h1, h2 int64, ok bool) {

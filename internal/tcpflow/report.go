@@ -373,60 +373,6 @@ func (f *Flow) scaleReport(i int) ScaleReport {
 	return ScaleReport{State: diagnose.ScaleUnknown, LowerBound: int(f.dir[i].lb)}
 }
 
-// moved is the time (ns) direction d moved data: from the first data to
-// the last data sent or acknowledged; idle head and tail (a request
-// awaited, keep-alives, FINs and resets long after) apart. A sender away
-// from the capture sees the last ACK its lag later.
-func (f *Flow) moved(d *direction) int64 {
-	if d.firstData < 0 {
-		return 0
-	}
-	last := max(d.lastData, d.lastProgress)
-	return last - d.firstData + d.d*bool2int(d.lastProgress >= d.lastData && d.sndUna > 0)
-}
-
-// achieved is direction d's rate (bit/s) over the time it moved data.
-func (f *Flow) achieved(d *direction) float64 {
-	if t := f.moved(d); t > 0 {
-		return float64(d.sndMax) * 8 / time.Duration(t).Seconds()
-	}
-	return 0
-}
-
-// rttReport is the sender's RTT: data to ACK at the capture point plus
-// the sender's half (its lag), else the handshake's. The RTT must fit
-// what the window carried at bps, the rate achieved (fitLag, fitBound): a lag that does not was
-// a delayed ACK, and when even the median ACK time does not fit, the
-// least one (which cannot hold a delay the others do not) is the path's.
-func (f *Flow) rttReport(d *direction, bps float64) RTTReport {
-	var r RTTReport
-	rt := &r
-	rt.AckSamples = d.rttN
-	if d.rttN > 0 {
-		rt.AckMin, rt.AckMedian, rt.AckP90 = secs(d.rttMin), d.rttQuantile(0.5).Seconds(), d.rttQuantile(0.9).Seconds()
-		rt.SenderLag = secs(d.d)
-		rt.Path = rt.SenderLag + rt.AckMedian
-		rt.Source = "data to ACK at the capture point"
-		switch {
-		case d.lagDelay > 0:
-			rt.Source = "sender's half of the handshake less its delayed ACK (cut to what the window carried) + data to ACK at the capture point"
-		case d.lagFromData:
-			rt.Source = "sender's half from the other direction's ACK times (10th percentile; the handshake's was slower) + data to ACK at the capture point"
-		case d.d > 0:
-			rt.Source = "sender's half of the handshake + data to ACK at the capture point"
-		}
-		rt.AckDelay = secs(d.lagDelay)
-		if fit := f.fitBound(d, bps); fit > 0 && d.d+int64(d.rttQuantile(0.5)) > fit+fit/10 && d.d+d.rttMin <= fit+fit/10 {
-			rt.AckDelay += rt.AckMedian - rt.AckMin
-			rt.Path = rt.SenderLag + rt.AckMin
-			rt.Source += " (the least: the median held delayed ACKs, it does not fit the window)"
-		}
-	} else if h1, h2, ok := f.halves(); ok {
-		rt.Path, rt.Source = secs(h1+h2), "handshake"
-	}
-	return r
-}
-
 // diagInfo is what diagnose needs of direction i besides its timeline:
 // the report's numbers, the handshake's facts and the flags that qualify
 // the verdict.

@@ -24,10 +24,18 @@ const (
 	// EvDSACK: the receiver reported data it got twice (RFC 2883): an
 	// earlier retransmission was spurious. Not a transmission.
 	EvDSACK
+	// EvRetransProbe: a tail loss probe (RFC 8985): the last segment sent
+	// again after a short silence, to draw an ACK or SACK that starts a
+	// fast recovery instead of a timeout.
+	EvRetransProbe
+	// EvSpuriousTS: an ACK echoed the timestamp of a segment's first
+	// transmission after it was resent (RFC 3522): the resend was
+	// spurious. Not a transmission.
+	EvSpuriousTS
 	numEvents
 )
 
-var eventNames = [numEvents]string{"retrans-fast", "retrans-rto", "retrans-spurious", "hardware-dup", "zero-window", "window-open", "zero-window-probe", "keep-alive", "reorder", "dsack"}
+var eventNames = [numEvents]string{"retrans-fast", "retrans-rto", "retrans-spurious", "hardware-dup", "zero-window", "window-open", "zero-window-probe", "keep-alive", "reorder", "dsack", "retrans-probe", "spurious-timestamps"}
 
 func (k EventKind) String() string {
 	if k < numEvents {

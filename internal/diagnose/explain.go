@@ -220,8 +220,11 @@ func waitText(in Info, summary, snd, rcv string) (string, string) {
 // receiver that stopped answering, with the fix each needs.
 func lossText(v Verdict, in Info, rtt, snd, rcv string) (summary, fix string) {
 	segs := fmt.Sprintf("%d segments", in.Retrans)
-	if in.RetransFast+in.RetransRTO > 0 {
+	if in.RetransFast+in.RetransRTO+in.RetransProbe > 0 {
 		segs += fmt.Sprintf(": %d fast, %d after a timeout", in.RetransFast, in.RetransRTO)
+		if in.RetransProbe > 0 {
+			segs += fmt.Sprintf(", %d tail loss probe(s)", in.RetransProbe)
+		}
 	}
 	switch {
 	case slices.Contains(v.Flags, FlagPeerUnresponsive):

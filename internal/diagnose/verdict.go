@@ -90,6 +90,8 @@ type Info struct {
 	Segments int64         // data segments sent
 
 	Retrans, RetransFast, RetransRTO, RetransSpurious int64
+	// RetransProbe: tail loss probes among the retransmissions.
+	RetransProbe int64
 	// RetransBytes is the payload retransmitted, spurious retransmissions
 	// excluded; when known (captures) the loss rate is counted in bytes,
 	// since a capture at a TSO sender holds data segments of up to 64 KB

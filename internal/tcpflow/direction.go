@@ -102,8 +102,14 @@ type direction struct {
 	stallFrom, stallTo             int64
 	stallTime                      int64
 	retrans                        int64
-	fast, rto                      int64
-	spurious                       int64
+	fast, rto, probes              int64
+	// Eifel (stall.go): the first resend of an episode, its timestamp
+	// and segments, until the next ACK of new data judges it.
+	eifelOn    bool
+	eifelTS    uint32
+	eifelSegs  int64
+	eifelBytes int64
+	spurious   int64
 	// retransmitted payload, the part of it found spurious, and the part
 	// sent while a queue stood on the path (see queued)
 	retransBytes, spuriousBytes, queuedBytes int64

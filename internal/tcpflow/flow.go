@@ -147,6 +147,9 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if newData && p.rtoRecovery && p.frto && min(ack, p.sndMax) < p.frtoHigh {
 		p.frtoHigh = p.sndMax // RFC 5682 step 2.b: new data goes out now
 	}
+	if newData && p.eifelOn {
+		f.eifel(p, o, t)
+	}
 	dup := false
 	if newData {
 		f.ackedNew(&f.dir[i], p, ack, t)
@@ -369,8 +372,13 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 	}
 	kind, timedOut := diagnose.EvRetransSpurious, false
 	if end > d.sndUna {
-		kind, timedOut = f.retransKind(d, seq, t)
+		kind, timedOut = f.retransKind(d, seq, end, t)
 		if seq <= d.sndUna {
+			if !d.recovery && o.HasTimestamp {
+				// The first resend of an episode: its timestamp tells
+				// whether the ACK that follows answers it (Eifel).
+				d.eifelOn, d.eifelTS, d.eifelSegs, d.eifelBytes = true, o.TSval, segs, int64(n)
+			}
 			d.headRetxT, d.headRetxMax = t, d.sndMax
 		}
 	}
@@ -380,6 +388,8 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 		d.spuriousBytes += int64(n)
 	case diagnose.EvRetransFast:
 		d.fast += segs
+	case diagnose.EvRetransProbe:
+		d.probes += segs
 	default:
 		d.rto += segs
 		if timedOut {
@@ -402,7 +412,8 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 	if d.timing && seq < d.timedEnd {
 		d.timing = false // Karn: no sample from retransmitted data
 	}
-	if !d.recovery && end > d.sndUna {
+	if !d.recovery && end > d.sndUna && kind != diagnose.EvRetransProbe {
+		// A probe is no recovery: the SACK it draws may start one.
 		d.recovery, d.recoverPoint = true, d.sndMax
 		d.rtoRecovery = kind == diagnose.EvRetransRTO
 	}

@@ -128,11 +128,15 @@ type RTTReport struct {
 	AckDelay float64 `json:"ack_delay_s,omitempty"`
 }
 
-// Retrans counts retransmitted segments by kind.
+// Retrans counts retransmitted segments by kind: fast (clocked by
+// ACKs), after a timeout, tail loss probes, and those found spurious
+// (data already acknowledged, or reported twice by a D-SACK; counted in
+// their kind too when found after they left).
 type Retrans struct {
 	Total    int64 `json:"total"`
 	Fast     int64 `json:"fast"`
 	RTO      int64 `json:"rto"`
+	Probe    int64 `json:"probe"`
 	Spurious int64 `json:"spurious"`
 }
 
@@ -293,7 +297,7 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 		Sender: f.Addr[i].String(), Receiver: f.Addr[1-i].String(),
 		Bytes: d.sndMax, BytesSent: d.bytes, Segments: d.segs, MSS: int(d.effMSS()), MaxSeg: d.maxSeg,
 		SenderSyn: synOpts(d), ReceiverSyn: synOpts(p),
-		Retrans:     Retrans{d.retrans, d.fast, d.rto, d.spurious},
+		Retrans:     Retrans{d.retrans, d.fast, d.rto, d.probes, d.spurious},
 		HWDups:      d.hwdup,
 		Reordered:   d.reorder,
 		MissedBytes: d.missed,
@@ -394,6 +398,7 @@ func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, s
 		Retrans:          d.retrans,
 		RetransFast:      d.fast,
 		RetransRTO:       d.rto,
+		RetransProbe:     d.probes,
 		RetransSpurious:  d.spurious,
 		RetransBytes:     max(d.retransBytes-d.spuriousBytes, 0),
 		RetransQueued:    min(d.queuedBytes, max(d.retransBytes-d.spuriousBytes, 0)),

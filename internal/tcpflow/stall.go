@@ -3,10 +3,11 @@ package tcpflow
 import (
 	"time"
 
+	"github.com/longhaul/longhaul/internal/capture"
 	"github.com/longhaul/longhaul/internal/diagnose"
 )
 
-// Retransmission kinds are told by evidence (RFC 5681, 6298, 6675):
+// Retransmission kinds are told by evidence (RFC 5681, 6298, 6675, 8985):
 //
 //   - timeout: the peer had been silent (no ACK at all) for longer than
 //     any RTO the sender can have armed: at least rtoFloor, and more than
@@ -17,21 +18,31 @@ import (
 //     transmission and duplicate ACKs do not stop it; RACK would need
 //     such a SACK to find the resend lost); or it resends the flight
 //     after a timeout before any ACK showed data never resent arrived
-//     (RFC 5682's test, Linux's Loss state);
+//     (RFC 5682's test, Linux's Loss state); or one or two duplicate
+//     ACKs without SACK came, too few for a fast retransmit (Linux needs
+//     three without SACK, and RACK needs SACK), and the resend left well
+//     after the last of them, not clocked by it;
 //   - fast: duplicate ACKs or SACK blocks showing a hole came before it
 //     (three dupACKs, or fewer with RFC 5827 early retransmit / RACK), or
 //     it follows the partial ACKs of a recovery under way;
-//   - anything else (no evidence, short silence: a tail loss probe) is
-//     counted with the timeouts, as timer-driven.
+//   - probe: with no such evidence and a short silence, the last segment
+//     sent, on a connection that may use SACK: a tail loss probe (RFC
+//     8985, Linux's TCPLossProbes), which draws the SACK that starts a
+//     fast recovery;
+//   - anything else (no evidence, short silence, not the tail) is counted
+//     with the timeouts, as timer-driven.
 const (
 	rtoFloor = 150 * time.Millisecond
 	rtoSlack = 100 * time.Millisecond
+	// dupThresh is the duplicate ACKs that start a fast retransmit
+	// without SACK (RFC 5681; Linux's tcp_reordering).
+	dupThresh = 3
 )
 
 // retransKind classifies a retransmission of data not yet acknowledged,
-// sent at t; timedOut says the timer fired after silence (a stall), not
-// that it continues a recovery a timeout began.
-func (f *Flow) retransKind(d *direction, seq, t int64) (kind diagnose.EventKind, timedOut bool) {
+// [seq, end) sent at t; timedOut says the timer fired after silence (a
+// stall), not that it continues a recovery a timeout began.
+func (f *Flow) retransKind(d *direction, seq, end, t int64) (kind diagnose.EventKind, timedOut bool) {
 	thr := f.rtoThreshold(d)
 	if time.Duration(t-max(d.lastAckT, d.firstData)) >= thr {
 		return diagnose.EvRetransRTO, true // no ACK at all for that long
@@ -49,13 +60,39 @@ func (f *Flow) retransKind(d *direction, seq, t int64) (kind diagnose.EventKind,
 		// arrived (F-RTO, RFC 5682: then it recovers as from dupACKs).
 		return diagnose.EvRetransRTO, false
 	}
-	if d.dupAcks >= 1 || d.nsack > 0 || d.recovery {
+	if d.recovery || d.nsack > 0 || d.dupAcks >= dupThresh {
 		// Clocked by ACKs: duplicate ACKs, SACK holes, or the partial
 		// ACKs of a recovery under way (also the rest of a flight resent
 		// after a timeout, as ACKs return: Linux counts those as fast).
 		return diagnose.EvRetransFast, false
 	}
-	return diagnose.EvRetransRTO, false // a timer with no evidence: a tail loss probe
+	if d.dupAcks > 0 {
+		if t-d.lastAckT >= f.clockedWithin(d) {
+			return diagnose.EvRetransRTO, true // too few dupACKs: the timer
+		}
+		return diagnose.EvRetransFast, false // early retransmit (RFC 5827)
+	}
+	if end >= d.sndMax && f.maySACK() {
+		return diagnose.EvRetransProbe, false
+	}
+	return diagnose.EvRetransRTO, false // a timer with no evidence
+}
+
+// clockedWithin is how soon after an ACK a retransmission it triggered
+// leaves, as the capture sees it: the sender's lag plus a quarter of the
+// RTT (at least 20 ms). Later, the timer sent it.
+func (f *Flow) clockedWithin(d *direction) int64 {
+	return d.d + max(int64(f.rtt(d))/4, int64(20*time.Millisecond))
+}
+
+// maySACK reports whether the connection may use SACK: both SYNs offered
+// it, or no handshake was seen (a tail loss probe needs SACK in Linux).
+func (f *Flow) maySACK() bool {
+	a, b := &f.dir[0], &f.dir[1]
+	if !a.synSeen || !b.synSeen {
+		return true
+	}
+	return a.syn.SACKPermitted && b.syn.SACKPermitted
 }
 
 // rtoThreshold is the silence after which a retransmission can only be
@@ -125,4 +162,30 @@ func (d *direction) newsOfUnresent(l, r int64) bool {
 		}
 	}
 	return false
+}
+
+// eifel judges the first resend of an episode by the first ACK of new
+// data after it (RFC 3522, the Eifel detection; Linux's undo by
+// timestamps): an ACK echoing a timestamp older than the resend's
+// answers the original, so the resend was spurious. Only where SACK is
+// off: with SACK the receiver reports the duplicate by D-SACK, counted
+// there.
+func (f *Flow) eifel(d *direction, o *capture.Options, t int64) {
+	d.eifelOn = false
+	if f.sackOn() || !o.HasTimestamp || o.TSecr == 0 || int32(o.TSecr-d.eifelTS) >= 0 {
+		return
+	}
+	n := min(d.eifelSegs, d.retrans-d.spurious)
+	if n <= 0 {
+		return
+	}
+	d.spurious += n
+	d.spuriousBytes += d.eifelBytes
+	d.tl.AddEvent(time.Duration(t-f.start), diagnose.EvSpuriousTS, d.sndUna, d.eifelBytes)
+}
+
+// sackOn reports whether both SYNs were seen and offered SACK.
+func (f *Flow) sackOn() bool {
+	a, b := &f.dir[0], &f.dir[1]
+	return a.synSeen && b.synSeen && a.syn.SACKPermitted && b.syn.SACKPermitted
 }

@@ -13,13 +13,15 @@ import (
 )
 
 // Ground truth for the faults analyze must name (issue 14, classes 2 and
-// 3): transfers on emulated paths with an outage (a retransmission-timeout
-// stall), a peer that stops answering for good (an outage that outlasts
-// the transfer), and bursty loss (Gilbert-Elliott). Each checks the
-// verdict and flags; all of them check analyze's retransmission kinds
-// against the kernel's own count in the sender's namespace
-// (TcpExtTCPFastRetrans against TcpExtTCPSlowStartRetrans +
-// TcpExtTCPTimeouts + TcpExtTCPLossProbes, in segments).
+// 3) and for retransmission kinds as the stack made them (issue 24,
+// class 4): transfers on emulated paths with an outage (a
+// retransmission-timeout stall), a peer that stops answering for good
+// (an outage that outlasts the transfer), bursty loss (Gilbert-Elliott),
+// tail losses (tail loss probes), reordering (spurious retransmissions,
+// D-SACK) and loss with SACK off (timeouts after one or two duplicate
+// ACKs). Each checks the verdict and flags; all of them check analyze's
+// retransmission kinds against the kernel's own count in the sender's
+// namespace, in segments (kernelRetrans).
 var faultCases = []truthCase{
 	{
 		// Everything dropped for 3 s in the middle of a 3 s transfer: the
@@ -35,7 +37,7 @@ var faultCases = []truthCase{
 		// application gives up and resets.
 		name:    "peer-unresponsive",
 		path:    []string{"--rtt", "40ms", "--rate", "10Mbit/s", "--outage", "120s@1500ms"},
-		client:  []string{"-send", "40000000", "-timeout", "14s", "-tolerate"},
+		client:  []string{"-send", "40000000", "-timeout", "9s", "-tolerate"},
 		verdict: "loss-limited",
 		flags:   []string{"peer-unresponsive"},
 	},
@@ -47,16 +49,47 @@ var faultCases = []truthCase{
 		client:  []string{"-send", "4000000"},
 		verdict: "loss-limited",
 	},
+	{
+		// 60 writes of two segments 100 ms apart, 10% of them lost: a
+		// lost tail is probed (TLP fires at about two RTTs, long before
+		// the next write, so it resends the tail); a lost probe waits
+		// for the timer.
+		name:    "tail-loss",
+		path:    []string{"--rtt", "20ms", "--rate", "100Mbit/s", "--up-loss", "10%"},
+		client:  []string{"-send", "173760", "-chunk", "2896", "-every", "100ms"},
+		verdict: "app-limited",
+	},
+	{
+		// 2% of the data held back 8 ms on a 20 ms path: the receiver
+		// SACKs past each, fast retransmissions before the reordering
+		// is learnt prove spurious by D-SACK.
+		name:    "reordering",
+		path:    []string{"--rtt", "20ms", "--rate", "50Mbit/s", "--up-reorder", "2%/8ms"},
+		client:  []string{"-send", "3000000"},
+		verdict: "",
+	},
+	{
+		// SACK off at the sender, 3% loss, 4 KB writes 60 ms apart: one
+		// or two duplicate ACKs only, so losses wait for the timer.
+		name:    "no-sack",
+		path:    []string{"--rtt", "20ms", "--rate", "100Mbit/s", "--up-loss", "5%", "--client-sysctl", "net.ipv4.tcp_sack=0"},
+		client:  []string{"-send", "240000", "-chunk", "4000", "-every", "60ms"},
+		verdict: "",
+	},
 }
+
+// retransKinds are the kinds compared with the kernel's counters.
+var retransKinds = []string{"fast", "timeout", "probe", "spurious"}
 
 // fRTOCase is the case whose retransmission kinds after the outage hang
 // on F-RTO (RFC 5682, tcp_frto=2): when the timeout proves spurious the
 // kernel undoes its Loss state and resends the rest in fast recovery
 // (TCPFastRetrans), and analyze still calls some of those timeout
-// retransmissions: 88-94% right in about half the runs at this commit
-// (and before this session's changes, measured at fa3a188 and d2bc832),
-// 100% in the others. Issue 24 item 4 is the fix; until then this case
-// is held to 85% on its own and the others to 95% together.
+// retransmissions: 88-94% right in about half the runs (measured at
+// fa3a188 and d2bc832), 100% in the others; with issue 24's kinds (tail
+// loss probes apart, timeouts after one or two duplicate ACKs) 100% in
+// five runs of five. This case is still held to 85% on its own; all the
+// cases together to 97% (issue 24's acceptance).
 const fRTOCase, fRTOMin = "rto-stall", 0.85
 
 func TestIntegrationAnalyzeTruthFaults(t *testing.T) {
@@ -94,16 +127,17 @@ func TestIntegrationAnalyzeTruthFaults(t *testing.T) {
 			if msg := truthMismatch(f.Verdict, f.Flags, tc.verdict, tc.flags); msg != "" {
 				t.Errorf("%s", msg)
 			}
-			kfast, ktimeout := kernelRetrans(t, counters)
-			fast, timeout := f.retransSegments()
-			r := min(fast, kfast) + min(timeout, ktimeout)
-			t.Logf("retransmissions: analyze %d fast, %d timeout; kernel %d fast, %d timeout (segments; %s)", fast, timeout, kfast, ktimeout, kernelDetail(counters))
-			all := max(kfast+ktimeout, fast+timeout)
+			kernel, got := kernelRetrans(t, counters), f.retransSegments()
+			var r, all int64
+			for _, k := range retransKinds {
+				r += min(got[k], kernel[k])
+				all += max(got[k], kernel[k])
+			}
+			t.Logf("retransmissions (segments): analyze %v; kernel %v (%s)", got, kernel, kernelDetail(counters))
 			if tc.name == fRTOCase {
 				if all > 0 && float64(r) < fRTOMin*float64(all) {
 					t.Errorf("retransmission kinds after the outage: %d of %d right (%.1f%%), want >= %.0f%%", r, all, 100*float64(r)/float64(all), 100*fRTOMin)
 				}
-				return
 			}
 			right += r
 			total += all
@@ -112,8 +146,8 @@ func TestIntegrationAnalyzeTruthFaults(t *testing.T) {
 	if total == 0 {
 		t.Fatal("no retransmissions in the fault cases")
 	}
-	if right*100 < total*95 {
-		t.Errorf("retransmission kinds: %d of %d right (%.1f%%), want >= 95%%", right, total, 100*float64(right)/float64(total))
+	if right*100 < total*97 {
+		t.Errorf("retransmission kinds: %d of %d right (%.1f%%), want >= 97%%", right, total, 100*float64(right)/float64(total))
 	} else {
 		t.Logf("retransmission kinds: %d of %d right (%.1f%%)", right, total, 100*float64(right)/float64(total))
 	}
@@ -123,8 +157,11 @@ func TestIntegrationAnalyzeTruthFaults(t *testing.T) {
 type faultFlow struct {
 	truthFlow
 	Dirs []struct {
-		Sender   string `json:"sender"`
-		MSS      int64  `json:"mss"`
+		Sender  string `json:"sender"`
+		MSS     int64  `json:"mss"`
+		Retrans struct {
+			Spurious int64 `json:"spurious"`
+		} `json:"retransmissions"`
 		Timeline struct {
 			Events []struct {
 				Kind string `json:"kind"`
@@ -152,39 +189,49 @@ func truthFlowOf(t *testing.T, out string) *faultFlow {
 }
 
 // retransSegments counts the sender's retransmissions by kind in MSS
-// segments (a capture at a TSO sender may hold several in one frame).
-func (f *faultFlow) retransSegments() (fast, timeout int64) {
+// segments (a capture at a TSO sender may hold several in one frame):
+// fast, timeout, probe, and spurious (as analyze found them: D-SACKed or
+// told by timestamps, and resends of data already acknowledged).
+func (f *faultFlow) retransSegments() map[string]int64 {
+	out := map[string]int64{}
 	for _, d := range f.Dirs {
 		if d.Sender != f.Sender || d.MSS <= 0 {
 			continue
 		}
-		// The kernel does not count spurious retransmissions apart: each
-		// goes with the recovery it was part of (the kind before it).
+		// The kernel counts a resend of data already acknowledged with
+		// the recovery it was part of (the kind before it).
 		last := "retrans-fast"
 		for _, e := range d.Timeline.Events {
-			n := (e.Len + d.MSS - 1) / d.MSS
+			n := max((e.Len+d.MSS-1)/d.MSS, 1) // a FIN sent again: one segment
 			kind := e.Kind
 			switch kind {
 			case "retrans-spurious":
 				kind = last
-			case "retrans-fast", "retrans-rto":
+			case "retrans-fast", "retrans-rto", "retrans-probe":
 				last = kind
 			}
 			switch kind {
 			case "retrans-fast":
-				fast += n
+				out["fast"] += n
 			case "retrans-rto":
-				timeout += n
+				out["timeout"] += n
+			case "retrans-probe":
+				out["probe"] += n
 			}
 		}
+		out["spurious"] += d.Retrans.Spurious
 	}
-	return fast, timeout
+	return out
 }
 
-// kernelRetrans reads the sender namespace's counters: fast
-// retransmissions, and those of the timer (after a timeout, in slow
-// start; the timeouts themselves; tail loss probes).
-func kernelRetrans(t *testing.T, file string) (fast, timeout int64) {
+// kernelRetrans reads the sender namespace's counters, in segments: fast
+// retransmissions (TCPFastRetrans: from duplicate ACKs, SACK, RACK), the
+// timer's (each TCPTimeouts resends one segment; TCPSlowStartRetrans the
+// rest of the flight after it), tail loss probes that resent data (what
+// RetransSegs holds beyond those: a probe may send new data instead,
+// which TCPLossProbes counts too) and spurious ones (TCPDSACKRecvSegs:
+// segments the receiver reported twice).
+func kernelRetrans(t *testing.T, file string) map[string]int64 {
 	t.Helper()
 	fh, err := os.Open(file)
 	if err != nil {
@@ -208,7 +255,9 @@ func kernelRetrans(t *testing.T, file string) (fast, timeout int64) {
 			vals[strings.TrimSuffix(names[0], ":")+names[i]] = v
 		}
 	}
-	return vals["TcpExtTCPFastRetrans"], vals["TcpExtTCPSlowStartRetrans"] + vals["TcpExtTCPTimeouts"] + vals["TcpExtTCPLossProbes"]
+	fast, timeout := vals["TcpExtTCPFastRetrans"], vals["TcpExtTCPSlowStartRetrans"]+vals["TcpExtTCPTimeouts"]
+	return map[string]int64{"fast": fast, "timeout": timeout,
+		"probe": max(vals["TcpRetransSegs"]-fast-timeout, 0), "spurious": vals["TcpExtTCPDSACKRecvSegs"]}
 }
 
 // kernelDetail lists the counters behind the kernel's numbers.
@@ -223,7 +272,7 @@ func kernelDetail(file string) string {
 		}
 		for j, n := range names {
 			switch n {
-			case "TCPFastRetrans", "TCPSlowStartRetrans", "TCPTimeouts", "TCPLossProbes", "RetransSegs":
+			case "TCPFastRetrans", "TCPSlowStartRetrans", "TCPTimeouts", "TCPLossProbes", "RetransSegs", "TCPDSACKRecvSegs", "TCPSpuriousRTOs":
 				out = append(out, n+"="+vals[j])
 			}
 		}

@@ -62,6 +62,10 @@ type Sample struct {
 	// before a retransmission timeout; it is loss time, whatever the
 	// state was when it began.
 	Stalled bool
+	// ProbeWait: the interval that ends at this sample was the silence
+	// before a tail loss probe (the sender waiting on a lost tail): loss
+	// time too, but no timeout's stall.
+	ProbeWait bool
 	// SendGap: the interval that ends at this sample was a wait with room
 	// in both windows and nothing sent (the sender had nothing to send
 	// after an ACK freed room); it is application time.
@@ -234,6 +238,8 @@ func (tl *Timeline) add(s *Sample) {
 		case s.Stalled && tl.prevState != StateZeroWindow:
 			tl.StateTime[StateLoss] += dt
 			tl.StallTime += dt
+		case s.ProbeWait && tl.prevState != StateZeroWindow:
+			tl.StateTime[StateLoss] += dt
 		case s.SendGap && (tl.prevState == StateSlowStart || tl.prevState == StateNetwork || tl.prevState == StateApp):
 			tl.StateTime[StateApp] += dt
 			tl.SendGaps++

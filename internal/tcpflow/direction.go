@@ -144,7 +144,9 @@ type direction struct {
 	firstThink, firstReqAck int64
 	reqAckT, turnT          int64
 	pureAcks                int64 // ACKs without payload from the peer
-	fin                     bool
+	fin, finAcked           bool
+	probeOut                bool  // a tail loss probe since the last ACK of new data
+	probeT                  int64 // when the last one left
 
 	// The sender's view lags the capture by d (ns): acks in history.
 	// lagFromData: d came from the other direction's ACK times, not the

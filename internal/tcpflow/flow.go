@@ -119,6 +119,7 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if ack > p.sndMax {
 		// The receiver got data the capture did not see (capture drops or
 		// asymmetric routing), or the ACK of a FIN.
+		p.finAcked = p.finAcked || (p.fin && ack == p.sndMax+1)
 		if !(p.fin && ack == p.sndMax+1) {
 			p.missed += ack - p.sndMax
 			p.sndMax = ack
@@ -142,7 +143,8 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	}
 	undone := false // F-RTO (stall.go: frtoAck)
 	if newData && p.rtoRecovery && p.frto && p.newsOfUnresent(p.sndUna, min(ack, p.sndMax)) {
-		p.rtoRecovery, undone = false, true
+		p.undoTimeout()
+		undone = true
 	}
 	if newData && p.rtoRecovery && p.frto && min(ack, p.sndMax) < p.frtoHigh {
 		p.frtoHigh = p.sndMax // RFC 5682 step 2.b: new data goes out now
@@ -188,7 +190,7 @@ func (f *Flow) ackedNew(acker, p *direction, ack, t int64) {
 		}
 	}
 	p.sndUna = min(ack, p.sndMax)
-	p.dupAcks = 0
+	p.dupAcks, p.probeOut = 0, false
 	p.lastProgress, p.ackAdvT = t, t
 	if p.rtoRun > 0 {
 		p.stallTo = t
@@ -220,7 +222,8 @@ func (f *Flow) sackBlocks(p *direction, o *capture.Options, ack, t int64) (sacks
 			// Only data sent before the timeout (or step 2.b) counts:
 			// Linux's FLAG_ORIG_SACK_ACKED is for data up to high_seq.
 			if p.rtoRecovery && p.frto && p.newsOfUnresent(max(l, ack), min(r, p.sndMax, p.frtoHigh)) {
-				p.rtoRecovery, undone = false, true
+				p.undoTimeout()
+				undone = true
 			}
 			p.addSACK(max(l, ack), min(r, p.sndMax))
 			if r > p.headRetxMax {
@@ -268,6 +271,10 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 	seq := d.rel(s.Seq, d.sndMax)
 	end := seq + int64(n)
 	if s.Flags&capture.FlagFIN != 0 {
+		if n == 0 && d.fin && seq == d.sndMax {
+			f.finResent(d, seq, t)
+			return
+		}
 		d.fin = true
 	}
 	if f.probed(d, s, seq, t) {
@@ -390,6 +397,7 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 		d.fast += segs
 	case diagnose.EvRetransProbe:
 		d.probes += segs
+		d.probeT = t
 	default:
 		d.rto += segs
 		if timedOut {

@@ -125,3 +125,26 @@ func TestKindSpuriousByTimestamps(t *testing.T) {
 		})
 	}
 }
+
+// A FIN sent again is a retransmitted segment, as the stack counts it
+// (RetransSegs): the first resend of a lost FIN, the tail, is a probe
+// (with one segment out Linux waits the RTT plus 200 ms); the next one,
+// the timer's; one after the FIN was acknowledged, spurious.
+func TestKindFINResent(t *testing.T) {
+	c := newConv()
+	handshake(c, stdSyn, stdSyn, kindRTT, "client")
+	rounds(c, client, []int{14480}, 1448, []time.Duration{kindRTT})
+	fin := c.Next[client]
+	c.Fin(client) // lost
+	c.Advance(kindRTT + 200*time.Millisecond)
+	c.Emit(client, ct.TCP{Seq: fin, Ack: c.Rcvd[client], Flags: capture.FlagACK | capture.FlagFIN, Window: c.Win[client]})
+	c.Advance(500 * time.Millisecond)
+	c.Emit(client, ct.TCP{Seq: fin, Ack: c.Rcvd[client], Flags: capture.FlagACK | capture.FlagFIN, Window: c.Win[client]})
+	c.Advance(kindRTT)
+	c.AckAll(server) // the FIN acknowledged
+	c.Emit(client, ct.TCP{Seq: fin, Ack: c.Rcvd[client], Flags: capture.FlagACK | capture.FlagFIN, Window: c.Win[client]})
+	r := kindsOf(t, c)
+	if r.Probe != 1 || r.RTO != 1 || r.Spurious != 1 || r.Total != 3 {
+		t.Errorf("retransmissions %+v, want a probe, a timeout and a spurious one", r)
+	}
+}

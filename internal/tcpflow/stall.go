@@ -25,10 +25,13 @@ import (
 //   - fast: duplicate ACKs or SACK blocks showing a hole came before it
 //     (three dupACKs, or fewer with RFC 5827 early retransmit / RACK), or
 //     it follows the partial ACKs of a recovery under way;
-//   - probe: with no such evidence and a short silence, the last segment
-//     sent, on a connection that may use SACK: a tail loss probe (RFC
-//     8985, Linux's TCPLossProbes), which draws the SACK that starts a
-//     fast recovery;
+//   - probe: the last segment sent, resent once after silence outside a
+//     recovery with no duplicate ACK or SACK before it, on a connection
+//     that may use SACK, before an RTO could have fired: a tail loss
+//     probe (RFC 8985, Linux's TCPLossProbes), which draws the SACK that
+//     starts a fast recovery (with one segment out Linux waits the RTT
+//     plus 200 ms, about when the timer would fire: the probe comes
+//     first);
 //   - anything else (no evidence, short silence, not the tail) is counted
 //     with the timeouts, as timer-driven.
 const (
@@ -37,6 +40,9 @@ const (
 	// dupThresh is the duplicate ACKs that start a fast retransmit
 	// without SACK (RFC 5681; Linux's tcp_reordering).
 	dupThresh = 3
+	// probeSlack: a tail loss probe leaves before the RTO would have
+	// (rtoThreshold) plus this much of the capture's lag and jitter.
+	probeSlack = 150 * time.Millisecond
 )
 
 // retransKind classifies a retransmission of data not yet acknowledged,
@@ -44,7 +50,16 @@ const (
 // stall), not that it continues a recovery a timeout began.
 func (f *Flow) retransKind(d *direction, seq, end, t int64) (kind diagnose.EventKind, timedOut bool) {
 	thr := f.rtoThreshold(d)
-	if time.Duration(t-max(d.lastAckT, d.firstData)) >= thr {
+	silence := time.Duration(t - max(d.lastAckT, d.firstData))
+	if end >= d.sndMax && !d.recovery && !d.probeOut && d.nsack == 0 && d.dupAcks == 0 && f.maySACK() && silence < thr+probeSlack {
+		// The tail, resent once after silence outside a recovery: Linux
+		// probes before its timer fires (RFC 8985: after two RTTs, or
+		// the RTT plus 200 ms with one segment out, never after the
+		// RTO), and sends one probe a tail.
+		d.probeOut = true
+		return diagnose.EvRetransProbe, false
+	}
+	if silence >= thr {
 		return diagnose.EvRetransRTO, true // no ACK at all for that long
 	}
 	if seq <= d.sndUna && d.headRetxT > d.ackAdvT && d.rackT <= d.headRetxT && time.Duration(t-d.headRetxT) >= thr {
@@ -71,9 +86,6 @@ func (f *Flow) retransKind(d *direction, seq, end, t int64) (kind diagnose.Event
 			return diagnose.EvRetransRTO, true // too few dupACKs: the timer
 		}
 		return diagnose.EvRetransFast, false // early retransmit (RFC 5827)
-	}
-	if end >= d.sndMax && f.maySACK() {
-		return diagnose.EvRetransProbe, false
 	}
 	return diagnose.EvRetransRTO, false // a timer with no evidence
 }
@@ -188,4 +200,36 @@ func (f *Flow) eifel(d *direction, o *capture.Options, t int64) {
 func (f *Flow) sackOn() bool {
 	a, b := &f.dir[0], &f.dir[1]
 	return a.synSeen && b.synSeen && a.syn.SACKPermitted && b.syn.SACKPermitted
+}
+
+// finResent counts a FIN sent again (without data) as one retransmitted
+// segment, as the sender's stack does (RetransSegs, tcpi_total_retrans):
+// spurious once the FIN was acknowledged, else of the kind its evidence
+// shows (a tail loss probe, most often). It moves no data, so it starts
+// no stall or recovery.
+func (f *Flow) finResent(d *direction, seq, t int64) {
+	kind := diagnose.EvRetransSpurious
+	if !d.finAcked {
+		kind, _ = f.retransKind(d, seq, seq+1, t)
+	}
+	d.retrans++
+	switch kind {
+	case diagnose.EvRetransSpurious:
+		d.spurious++
+	case diagnose.EvRetransFast:
+		d.fast++
+	case diagnose.EvRetransProbe:
+		d.probes++
+	default:
+		d.rto++
+	}
+	d.tl.AddEvent(time.Duration(t-f.start), kind, seq, 0)
+}
+
+// undoTimeout ends a timeout's recovery that F-RTO proved spurious
+// (RFC 5682; Linux's tcp_try_undo_loss returns to the Open state): a
+// loss found after it starts a fast recovery of its own, whose recovery
+// point is the data sent by then, not the timeout's.
+func (d *direction) undoTimeout() {
+	d.rtoRecovery, d.recovery = false, false
 }

@@ -84,6 +84,7 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 	d.tl.MSS = int(mss)
 	s.TimeoutRecovery = d.recovery && d.rtoRecovery
 	s.Stalled = d.rtoRun > 0 && d.rtoLastT == t
+	s.ProbeWait = d.probeT == t
 	s.SendGap = infl > 0 && d.ackAdvT > d.lastNewT && f.sendGap(d, t, infl, v.rwnd, mss, int64(s.RTT))
 	s.Turn = d.turnT == t
 	d.tl.AddSample(&s)

@@ -276,9 +276,12 @@ func TestLossAndRetransmissionKinds(t *testing.T) {
 			c.Advance(rtt)
 			c.AckAll(server)
 		} else if k%8 == 1 {
-			// A tail loss recovered by the retransmission timer.
+			// A tail loss: the tail loss probe (before the timer) is
+			// lost too; the retransmission timer recovers it.
 			c.Ack(server, c.Next[client]-1448)
-			c.Advance(200 * time.Millisecond)
+			c.Advance(180 * time.Millisecond)
+			c.Resend(client, c.Next[client]-1448, 1448)
+			c.Advance(400 * time.Millisecond)
 			c.Resend(client, c.Next[client]-1448, 1448)
 			c.Advance(rtt)
 			c.AckAll(server)
@@ -292,8 +295,8 @@ func TestLossAndRetransmissionKinds(t *testing.T) {
 	c.AckAll(server)
 	f := analyze(t, c, Options{}).Flows[0]
 	r := f.Directions[0].Retrans
-	if r.Fast != 20 || r.RTO != 5 || r.Spurious != 1 || r.Total != 26 {
-		t.Errorf("retransmissions %+v, want 20 fast, 5 rto, 1 spurious", r)
+	if r.Fast != 20 || r.Probe != 5 || r.RTO != 5 || r.Spurious != 1 || r.Total != 31 {
+		t.Errorf("retransmissions %+v, want 20 fast, 5 probes, 5 rto, 1 spurious", r)
 	}
 	if f.Verdict.Verdict != diagnose.LossLimited {
 		t.Errorf("verdict %s (shares %v), want loss-limited", f.Verdict.Verdict, f.Shares)

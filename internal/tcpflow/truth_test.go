@@ -132,3 +132,40 @@ func TestFRTOLossWasReal(t *testing.T) {
 		t.Errorf("retransmitted segments: %d fast, %d timer's; the kernel counted 81 fast and 21 by the timer (4 timeouts, 16 in slow start, 1 probe)", fast, rto)
 	}
 }
+
+// Retransmission kinds against the kernel's own count (issue 24, class
+// 4): captures of cmd/longhaul's TestIntegrationAnalyzeTruthFaults with
+// the sender namespace's counters of the same run (segments: fast is
+// TCPFastRetrans, timeout TCPTimeouts + TCPSlowStartRetrans, probe what
+// RetransSegs holds beyond those, spurious TCPDSACKRecvSegs).
+// rto-stall-undo is the outage run whose timeout F-RTO proved spurious
+// and whose next losses the kernel recovered fast (TCPSpuriousRTOs=1):
+// analyze called 18 of them timeouts before the undo ended the
+// timeout's recovery.
+func TestTruthRetransKinds(t *testing.T) {
+	for _, tc := range []struct {
+		file                           string
+		fast, timeout, probe, spurious int64
+	}{
+		{"tail-loss", 8, 0, 4, 0}, // the fourth probe resends the FIN
+		{"reordering", 9, 0, 0, 9},
+		{"no-sack", 11, 1, 0, 0},
+		{"rto-stall-undo", 93, 4, 0, 1},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			fh, err := os.Open(filepath.Join("testdata", "truth", tc.file+".pcap.gz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			an, err := Analyze(fh, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := dirOf(t, an.Flows[0], an.Flows[0].Client).Retrans
+			if r.Fast != tc.fast || r.RTO != tc.timeout || r.Probe != tc.probe || r.Spurious != tc.spurious {
+				t.Errorf("retransmissions %+v; the kernel counted %d fast, %d timeout, %d probe, %d spurious", r, tc.fast, tc.timeout, tc.probe, tc.spurious)
+			}
+		})
+	}
+}

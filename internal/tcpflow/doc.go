@@ -10,9 +10,10 @@
 // the highest byte sent and acknowledged, a SACK scoreboard (so bytes in
 // flight exclude SACKed data), the receiver's window scaled by the shift
 // from the handshake, and classifies every segment below the highest
-// byte sent: a retransmission (fast after duplicate ACKs or SACK, RTO
-// otherwise; spurious when the data was already acknowledged or a D-SACK
-// reports it), a hardware duplicate (the same segment captured twice:
+// byte sent: a retransmission (fast after duplicate ACKs or SACK, a tail
+// loss probe, RTO otherwise: see stall.go; spurious when the data was
+// already acknowledged, a D-SACK reports it, or without SACK an ACK
+// echoes the first send's timestamp), a hardware duplicate (the same segment captured twice:
 // same IPv4 ID, or same TSval for IPv6; a capture artefact, not loss),
 // reordering (a hole filled within a quarter RTT), a keep-alive or a
 // zero-window probe (one byte or none at snd.una-1, told apart by the

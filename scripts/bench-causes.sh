@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# bench-causes.sh: the path causes test names, on emulated paths (root).
-# Each case runs `longhaul test` (download on one stream, then 8 streams)
-# over an emulated path with a known failure and big buffers at both ends
-# (128 MiB, cubic), RUNS times, and prints what test named against what
-# the path did: the direction's verdict and cause, the path rate it
-# reports and its basis. The start of issue 23's ground-truth matrix.
-#   RUNS=3 SHAPE="100ms 500Mbit/s" IPV6=1 scripts/bench-causes.sh [CASE...]
+# bench-causes.sh: the path causes longhaul names, on emulated paths
+# (root): issue 23's ground-truth matrix. Each case runs `longhaul test`
+# (download on one stream, then 8 streams) over an emulated path with a
+# known failure and big buffers at both ends (128 MiB, cubic), RUNS times,
+# and prints what test named against what the path did: the direction's
+# verdict and cause, the path rate it reports and its basis. On the same
+# runs (MATRIX=1, the default) the server's end is captured (tcpdump -s
+# 128 in its namespace: the sender of the download) and `longhaul
+# analyze` judges the single-stream download in the capture, and
+# `longhaul flows --netns` reads the server's sockets for 2 s during it;
+# each gets a column, and a tally per case ends the output (named right /
+# runs, per tool; "weaker": a documented weaker verdict where the tool
+# cannot see the cause).
+#   RUNS=3 SHAPE="100ms 500Mbit/s" IPV6=1 MATRIX=0 scripts/bench-causes.sh [CASE...]
 # (IPV6=1: the ends get 2001:2::/48 addresses too and test dials the
-# server's IPv6 address)
+# server's IPv6 address; MATRIX=0: test only)
 # Cases: clean, random-loss, shallow-buffer, bufferbloat, policer (at half
 # the rate, 64 KB burst), reordering (5% held 30 ms), window-scale-stripped
 # and cpu-bound (the server held to 0.01 of a core on its own 20 ms x
 # 1 Gbit/s path: less does not bind at 100 Mbit/s) (all by default). test
-# runs with --loss-probes (PROBES=0: without).
+# runs with --loss-probes (PROBES=0: without). KEEP=1 keeps the documents
+# and captures (the directory is printed).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 L=${LONGHAUL:-$here/bin/longhaul}
@@ -43,34 +51,37 @@ probes=--loss-probes
 [ "${PROBES:-1}" != 0 ] || probes=
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(clean random-loss shallow-buffer bufferbloat policer reordering window-scale-stripped cpu-bound)
-printf '%-22s %-4s %-14s %-15s %-22s %-14s %s\n' case run single verdict cause path-rate basis
+matrix=${MATRIX:-1}
+tally=$out/tally.tsv
+: >"$tally"
+printf '%-22s %-4s %-14s %-15s %-22s %-14s %-22s %-22s %s\n' case run single verdict cause path-rate analyze flows basis
 for c in "${cases[@]}"; do
 	extra=${flags[$c]-}
 	for i in $(seq "$RUNS"); do
-		doc="$out/$c-$i.json"
+		doc="$out/$c-$i.json" pcap="$out/$c-$i.pcap" fl="$out/$c-$i.flows.json"
+		srv="$L serve --auth $out/token --netns \$LONGHAUL_SERVER_NETNS 2>$out/serve.log"
+		cli="$L test $server --auth $out/token --netns \$LONGHAUL_CLIENT_NETNS --download --duration $dur $probes --json >$doc"
+		if [ "$matrix" = 1 ]; then
+			# The sender's end captured; its sockets read for 2 s a third
+			# of the way into the single-stream download.
+			srv="tcpdump -i lh0 -s 128 -U -w $pcap 2>/dev/null & $srv"
+			wait=$(awk -v d="$dur" -v r="$rtt" 'BEGIN { sub(/s$/, "", d); ms = r + 0; if (r ~ /ms$/) ms /= 1000; print 1 + 8 * ms + d / 3 }')
+			cli="(sleep $wait; $L flows --netns \$LONGHAUL_SERVER_NETNS --interval 2s --json >$fl 2>/dev/null) & $cli; wait"
+		fi
 		# shellcheck disable=SC2086
 		if ! "$L" emulate --rtt "$rtt" --rate "$rate" --cc cubic "${v6[@]}" $extra \
 			--client-sysctl "net.ipv4.tcp_rmem=$big" --client-sysctl "net.ipv4.tcp_wmem=$big" \
 			--server-sysctl "net.ipv4.tcp_rmem=$big" --server-sysctl "net.ipv4.tcp_wmem=$big" \
-			--server "$L serve --auth $out/token --netns \$LONGHAUL_SERVER_NETNS 2>$out/serve.log" -- \
-			sh -c "$L test $server --auth $out/token --netns \$LONGHAUL_CLIENT_NETNS --download --duration $dur $probes --json >$doc" \
-			2>"$out/emulate.log"; then
+			--server "$srv" -- sh -c "$cli" 2>"$out/emulate.log"; then
 			printf '%-22s %-4s %s\n' "$c" "$i" "not valid: $(tail -1 "$out/emulate.log")"
 			continue
 		fi
-		python3 - "$c" "$i" "$doc" <<'PY'
-import json, sys
-c, i, path = sys.argv[1:]
-d = json.load(open(path))
-dl = next(x for x in d["directions"] if x["name"] == "download")
-cause = (dl.get("cause") or {}).get("name", "-")
-flags = dl["flow"].get("flags") or []
-if "bufferbloat" in flags and cause == "-":
-    cause = "(bloat flag)"
-seen = [x["name"] for x in dl.get("seen") or []]
-if seen and cause == "-":
-    cause = "(seen " + ",".join(seen) + ")"
-print(f'{c:22s} {i:4s} {dl["throughput_bps"]/1e6:9.1f} Mb/s {dl["flow"]["verdict"]:15s} {cause:22s} {d["path_rate_bps"]/1e6:9.1f} Mb/s {d["path_rate_basis"]}')
-PY
+		an="$out/$c-$i.analyze.json"
+		if [ "$matrix" = 1 ] && [ -s "$pcap" ]; then
+			"$L" analyze --json "$pcap" >"$an" 2>/dev/null || true
+		fi
+		python3 "$here/scripts/causes-row.py" "$c" "$i" "$doc" "$an" "$fl" "$tally"
 	done
 done
+python3 "$here/scripts/causes-row.py" --tally "$tally"
+[ -z "${KEEP:-}" ] || echo "kept in $out" >&2

@@ -8,7 +8,8 @@
 # runs (MATRIX=1, the default) the server's end is captured (tcpdump -s
 # 128 in its namespace: the sender of the download) and `longhaul
 # analyze` judges the single-stream download in the capture, and
-# `longhaul flows --netns` reads the server's sockets for 2 s during it;
+# `longhaul flows --netns` reads the server's sockets over the middle half
+# of it (sampling them 20 times in between);
 # each gets a column, and a tally per case ends the output (named right /
 # runs, per tool; "weaker": a documented weaker verdict where the tool
 # cannot see the cause).
@@ -62,11 +63,12 @@ for c in "${cases[@]}"; do
 		srv="$L serve --auth $out/token --netns \$LONGHAUL_SERVER_NETNS 2>$out/serve.log"
 		cli="$L test $server --auth $out/token --netns \$LONGHAUL_CLIENT_NETNS --download --duration $dur $probes --json >$doc"
 		if [ "$matrix" = 1 ]; then
-			# The sender's end captured; its sockets read for 2 s a third
-			# of the way into the single-stream download.
+			# The sender's end captured; its sockets read over the middle
+			# half of the single-stream download (it starts after the
+			# session's set-up, a second and a few round trips).
 			srv="tcpdump -i lh0 -s 128 -U -w $pcap 2>/dev/null & $srv"
-			wait=$(awk -v d="$dur" -v r="$rtt" 'BEGIN { sub(/s$/, "", d); ms = r + 0; if (r ~ /ms$/) ms /= 1000; print 1 + 8 * ms + d / 3 }')
-			cli="(sleep $wait; $L flows --netns \$LONGHAUL_SERVER_NETNS --interval 2s --json >$fl 2>/dev/null) & $cli; wait"
+			read -r wait span < <(awk -v d="$dur" -v r="$rtt" 'BEGIN { sub(/s$/, "", d); s = r + 0; if (r ~ /ms$/) s /= 1000; print 1 + 8 * s + d / 4, d / 2 }')
+			cli="(sleep $wait; $L flows --netns \$LONGHAUL_SERVER_NETNS --interval ${span}s --json >$fl 2>/dev/null) & $cli; wait"
 		fi
 		# shellcheck disable=SC2086
 		if ! "$L" emulate --rtt "$rtt" --rate "$rate" --cc cubic "${v6[@]}" $extra \

@@ -5,8 +5,8 @@
   causes-row.py --tally TALLY.tsv
 
 A row reads what `longhaul test` named for the download, what `longhaul
-analyze` named for the largest flow the server sent in the capture (the
-single-stream download: the capacity phase's streams each carry less),
+analyze` named for the single-stream download in the capture (the first
+flow the server sent 1 MB or more on),
 and what `longhaul flows` named for the server's busiest sending socket;
 it prints them and appends to the tally whether each named the case's
 failure. Missing files count as not named.
@@ -67,18 +67,16 @@ def from_test(doc):
 
 
 def from_analyze(doc, server_port):
+    """The single-stream download: the first flow (in the order the
+    capture saw them) whose server sent 1 MB or more; the capacity
+    phase's streams and the probes come after it."""
     if not doc:
         return "?"
-    best = None
     for f in doc.get("flows", []):
         for d in f.get("directions", []):
-            if not d.get("sender", "").endswith(server_port):
-                continue
-            if best is None or d.get("bytes", 0) > best.get("bytes", 0):
-                best = d
-    if best is None:
-        return "?"
-    return named(best.get("cause"), best.get("flags"))
+            if d.get("sender", "").endswith(server_port) and d.get("bytes", 0) >= 1 << 20:
+                return named(d.get("cause"), d.get("flags"))
+    return "?"
 
 
 def from_flows(doc):

@@ -135,6 +135,10 @@ func runFlows(ctx context.Context, a flowsArgs, stdout, stderr io.Writer) error 
 	}
 	t0 := time.Now()
 	for n := 1; ; n++ {
+		// Samples between the two dumps (a twentieth of the interval
+		// apart, 50 ms..1 s) tell how the senders lost segments.
+		step := min(max(o.interval/20, 50*time.Millisecond), time.Second)
+		tracks := flows.TrackUntil(ctx, d.Dump, prev, o.filter, step, t0.Add(o.interval))
 		select {
 		case <-ctx.Done():
 			if a.watch {
@@ -148,8 +152,15 @@ func runFlows(ctx context.Context, a flowsArgs, stdout, stderr io.Writer) error 
 			return fmt.Errorf("flows: %w", err)
 		}
 		t1 := time.Now()
+		for _, s := range cur {
+			if tr := tracks[s.Key()]; tr != nil {
+				tr.Add(s)
+			}
+		}
+		opt := o.opt
+		opt.Tracks = tracks
 		doc := flowsDoc{Schema: "longhaul.flows/v1", Time: t1.UTC(), Netns: a.netns, Interval: t1.Sub(t0).Seconds(), Sockets: len(cur),
-			Flows: flows.Compare(prev, cur, t1.Sub(t0), o.filter, a.all, o.opt)}
+			Flows: flows.Compare(prev, cur, t1.Sub(t0), o.filter, a.all, opt)}
 		if a.json {
 			if a.watch {
 				b, err := json.Marshal(doc)

@@ -135,6 +135,11 @@ type Options struct {
 	// sizes the fixes (the buffers for the whole path, not only for the
 	// rate reached).
 	RateBps float64
+	// Tracks holds, by socket (Sock.Key), the samples read between the
+	// two dumps, when the caller took some: how a sending socket lost
+	// segments over the interval, which names random loss, a shallow
+	// buffer or bufferbloat (lossCause).
+	Tracks map[string]*LossTrack
 }
 
 // Judge compares two dumps of the same socket taken dt apart.
@@ -176,14 +181,14 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	if f.Verdict.Verdict == diagnose.SlowStart {
 		f.Summary, f.Fix = slowStartText(cur, dt, f.Share, in.Sender)
 	}
-	pathCauses(&f, prev, cur)
+	pathCauses(&f, prev, cur, opt)
 	return f
 }
 
 // pathCauses names reordering for a sending flow: the cause of a flow
 // held by its losses when most of the interval's retransmissions were
 // spurious, else seen when the socket tolerated it.
-func pathCauses(f *Flow, prev, cur Sock) {
+func pathCauses(f *Flow, prev, cur Sock, opt Options) {
 	sender := "this host"
 	v := f.Verdict.Verdict
 	held := v == diagnose.LossLimited || v == diagnose.Bottleneck
@@ -197,9 +202,45 @@ func pathCauses(f *Flow, prev, cur Sock) {
 	}
 	life := diagnose.ReorderEvidence{Events: cur.ReordSeen, Degree: cur.Reordering, Spurious: cur.DSACKDups, Retrans: cur.Retrans,
 		Segments: cur.DataSegsOut, Sender: sender}
-	if c, ok := diagnose.ReorderNote(life); ok {
+	c, reordered := diagnose.ReorderNote(life)
+	if reordered {
 		f.Seen = append(f.Seen, c)
 	}
+	if lc, ok := lossCause(f, cur, opt, reordered); ok && held {
+		f.Cause = &lc
+		f.Fix = strings.Join(lc.Fix, "; ")
+	}
+}
+
+// minTrack is the least samples of an interval that tell how a socket
+// lost (a few per round trip of the interval at least).
+const minTrack = 8
+
+// lossCause names what the path did to a sending socket held by its
+// congestion window, from the samples taken over the interval (its
+// Options.Tracks entry): random loss (a segment here and there, the
+// smoothed RTT at its minimum), a shallow buffer (segments lost several
+// at a time with little queue) or bufferbloat (the RTT far above its
+// minimum), by diagnose.LossCause's rules, as test judges a phase. A
+// socket at the path's known rate (RateBps) has none; a bottleneck's
+// queue stays a flag of its verdict.
+func lossCause(f *Flow, cur Sock, opt Options, reordered bool) (diagnose.Cause, bool) {
+	tr := opt.Tracks[cur.Key()]
+	if tr == nil || tr.Samples() < minTrack || cur.MinRTT <= 0 {
+		return diagnose.Cause{}, false
+	}
+	if opt.RateBps > 0 && f.ThroughputBps >= 0.9*opt.RateBps {
+		return diagnose.Cause{}, false
+	}
+	e := diagnose.LossEvidence{MinRTT: cur.MinRTT, LoadedRTT: tr.MedianRTT(), Bps: f.ThroughputBps, PeakBps: tr.PeakBps,
+		MSS: int(cur.MSS), CC: cur.CC, Sender: "this host", Reordered: reordered,
+		FilledPath: f.Verdict.Verdict == diagnose.Bottleneck}
+	tr.Fill(&e)
+	c, ok := diagnose.LossCause(e)
+	if !ok || (f.Verdict.Verdict == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) {
+		return diagnose.Cause{}, false
+	}
+	return c, true
 }
 
 // senderTimeline turns an interval's split (SplitInterval: the kernel's

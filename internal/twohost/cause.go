@@ -43,20 +43,11 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64,
 	}
 	// Losses over the whole phase, slow start's included: how they came
 	// (one here and there, or in bursts) is what tells the causes apart.
-	var prev, acked int64
+	track := flows.NewLossTrack(flows.Sock{})
 	for _, s := range all {
-		if d := s.Sock.Retrans - prev; d > 0 {
-			e.LossEvents++
-			e.Lost += d
-		}
-		if s.Sock.BytesAcked > acked {
-			e.Intervals++
-		}
-		prev, acked = max(prev, s.Sock.Retrans), max(acked, s.Sock.BytesAcked)
+		track.Add(s.Sock)
 	}
-	if last.DataSegsOut > 0 {
-		e.LossRate = float64(e.Lost) / float64(last.DataSegsOut)
-	}
+	track.Fill(&e)
 	for _, s := range half {
 		e.PeakBps = max(e.PeakBps, s.Sock.DeliveryBps)
 	}

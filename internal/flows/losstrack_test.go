@@ -1,0 +1,82 @@
+package flows
+
+import (
+	"testing"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
+)
+
+// trackOf samples the interval from p to c in n steps: the counters
+// grow evenly, the retransmissions come as losses (segments per sample,
+// zero for none), the smoothed RTT is rtt throughout.
+func trackOf(p, c Sock, n int, losses []int64, rtt time.Duration) *LossTrack {
+	tr := NewLossTrack(p)
+	s := p
+	for i := 1; i <= n; i++ {
+		s.BytesAcked = p.BytesAcked + (c.BytesAcked-p.BytesAcked)*int64(i)/int64(n)
+		s.DataSegsOut = p.DataSegsOut + (c.DataSegsOut-p.DataSegsOut)*int64(i)/int64(n)
+		if i-1 < len(losses) {
+			s.Retrans += losses[i-1]
+		}
+		s.RTT = rtt
+		s.DeliveryBps = 80e6
+		tr.Add(s)
+	}
+	return tr
+}
+
+// Issue 23: flows names the loss causes from the samples of its
+// interval, as test names a phase's: a segment lost here and there with
+// the smoothed RTT at its minimum is random loss; the same losses in two
+// bursts with a small queue, a shallow buffer; without samples, none.
+func TestJudgeLossCauses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		losses []int64
+		rtt    time.Duration
+		want   string
+	}{
+		{"random loss", []int64{4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 9}, 201 * time.Millisecond, diagnose.CauseRandomLoss},
+		{"shallow buffer", []int64{0, 0, 0, 0, 0, 0, 0, 0, 0, 36, 0, 0, 0, 0, 0, 0, 0, 0, 0, 37}, 215 * time.Millisecond, diagnose.CauseShallowBuffer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, c := lossy(tc.rtt)
+			c.Retrans = p.Retrans
+			for _, l := range tc.losses {
+				c.Retrans += l
+			}
+			tracks := map[string]*LossTrack{c.Key(): trackOf(p, c, 20, tc.losses, tc.rtt)}
+			f := Judge(p, c, time.Second, Options{Tracks: tracks})
+			if f.Cause == nil || f.Cause.Name != tc.want {
+				t.Fatalf("verdict %s cause %+v, want %s", f.Verdict.Verdict, f.Cause, tc.want)
+			}
+			if f.Fix == "" || f.Fix[:len(diagnose.ActorNetwork)] != diagnose.ActorNetwork {
+				t.Errorf("fix %q does not start with the network's part", f.Fix)
+			}
+			// The same interval without samples: no cause.
+			if g := Judge(p, c, time.Second, Options{}); g.Cause != nil {
+				t.Errorf("without samples: cause %+v", g.Cause)
+			}
+			// At the path's known rate: its losses held nothing back.
+			if g := Judge(p, c, time.Second, Options{Tracks: tracks, RateBps: f.ThroughputBps}); g.Cause != nil {
+				t.Errorf("at the path's rate: cause %+v", g.Cause)
+			}
+		})
+	}
+}
+
+func TestLossTrackCounts(t *testing.T) {
+	p := sender()
+	c := after(p, 10<<20, time.Second, 0, 0)
+	c.Retrans = p.Retrans + 5
+	tr := trackOf(p, c, 10, []int64{0, 2, 0, 3}, 200*time.Millisecond)
+	var e diagnose.LossEvidence
+	tr.Fill(&e)
+	if e.LossEvents != 2 || e.Lost != 5 || e.Intervals != 10 || tr.MedianRTT() != 200*time.Millisecond {
+		t.Errorf("evidence %+v median %s", e, tr.MedianRTT())
+	}
+	if segs := c.DataSegsOut - p.DataSegsOut; e.LossRate != 5/float64(segs) {
+		t.Errorf("loss rate %g, want 5/%d", e.LossRate, segs)
+	}
+}

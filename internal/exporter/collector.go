@@ -49,6 +49,8 @@ var (
 		"Smallest tcpi_min_rtt among the peer group's open sockets at the last sample.", "peer")
 	descFlows = desc("longhaul_tcp_flows",
 		"Sockets that sent data in the last sample interval, by the verdict of longhaul flows.", "verdict")
+	descCause = desc("longhaul_tcp_flows_cause",
+		"Open sending sockets whose last 10 s of samples named this path cause by longhaul flows' rules (random-loss, shallow-buffer, bufferbloat, reordering; in the last 20 s).", "cause")
 	descFlowLimited = desc("longhaul_tcp_flow_limited_seconds_total",
 		"Per socket (--per-flow): time limited, by reason, since the exporter saw the socket.", "peer", "local", "remote", "limit")
 	descFlowSent = desc("longhaul_tcp_flow_sent_bytes_total",
@@ -122,7 +124,7 @@ func buildInfo() [3]string {
 // Describe sends every description Collect may use.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBusy, descLimited, descSent, descReceived, descRetrans, descReorders, descSpurious, descClosed,
-		descOpen, descMinRTT, descFlows, descFlowLimited, descFlowSent, descWindow, descFinding, descBuild,
+		descOpen, descMinRTT, descFlows, descCause, descFlowLimited, descFlowSent, descWindow, descFinding, descBuild,
 		descScrape, descSample, descSamples, descFullDumps, descTracked, descNotified, descMissed, descOverruns, descDropped, descMaxSeries} {
 		ch <- d
 	}
@@ -167,6 +169,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for verdict, n := range v.Verdicts {
 		e.emit(descFlows, prometheus.GaugeValue, float64(n), verdict)
+	}
+	for cause, n := range v.Causes {
+		e.emit(descCause, prometheus.GaugeValue, float64(n), cause)
 	}
 	for _, g := range v.Groups {
 		emitGroup(e, g)

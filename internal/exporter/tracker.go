@@ -109,6 +109,40 @@ type sockState struct {
 	active bool
 	flow   Counters // with --per-flow
 	group  string
+	loss   causeWindow
+}
+
+// causeWindow follows a sending socket over about causeEvery of samples
+// (flows.LossTrack) and keeps the path cause flows' rules named for its
+// last such window, and when: longhaul_tcp_flows_cause.
+type causeWindow struct {
+	track *flows.LossTrack
+	base  flows.Sock
+	from  time.Time
+	cause string
+	at    time.Time
+}
+
+// causeEvery is how long a socket is followed before its window is
+// judged (ten samples at the default --interval of 1 s); its cause is
+// shown for two windows after.
+const causeEvery = 10 * time.Second
+
+// follow adds a sample of a socket that sent data (prev its previous
+// view, pdt before now) and judges the window once it is long enough.
+func (c *causeWindow) follow(prev, cur flows.Sock, now time.Time, pdt time.Duration) {
+	if c.track == nil {
+		c.track, c.base, c.from = flows.NewLossTrack(prev), prev, now.Add(-pdt)
+	}
+	c.track.Add(cur)
+	if now.Sub(c.from) < causeEvery {
+		return
+	}
+	f := flows.Judge(c.base, cur, now.Sub(c.from), flows.Options{Tracks: map[string]*flows.LossTrack{cur.Key(): c.track}})
+	c.cause, c.at, c.track = "", now, nil
+	if f.Cause != nil {
+		c.cause = f.Cause.Name
+	}
 }
 
 // Tracker folds dumps and destroy notifications into group totals. It is
@@ -297,6 +331,7 @@ func (t *Tracker) sample(now time.Time, socks []flows.Sock, full bool) {
 		if d.Sent > 0 {
 			v := flows.Judge(prev, *s, pdt, flows.Options{})
 			t.verdicts[v.Verdict.Verdict]++
+			st.loss.follow(prev, *s, now, pdt)
 		}
 		moved = append(moved, pending{st, d})
 		if d.Sent+d.Received > 0 && !t.isNamed(s.Remote.Addr()) {

@@ -336,3 +336,38 @@ func TestTrackerReordering(t *testing.T) {
 		t.Errorf("reorders %v, spurious %v; want 6 and 2 (the growth after the first view, as for the other counters)", got.Reorders, got.Spurious)
 	}
 }
+
+// Issue 23: the exporter names a sending socket's path cause by flows'
+// rules over its last window of samples: random loss (a segment lost in
+// some samples, the smoothed RTT at its minimum), under the cause label.
+func TestTrackerCause(t *testing.T) {
+	far := Group{Name: "far", Prefix: netip.MustParsePrefix("198.18.0.0/24")}
+	tr := NewTracker(cfg(far))
+	s := sk(1, peer, 1e6, 1, 0, 0)
+	s.Ssthresh, s.Cwnd, s.CAState = 1<<19, 1<<20, 0
+	for i := range 13 {
+		s.BytesAcked += 5e6
+		s.DataSegsOut += 3453
+		s.Busy += sec(1)
+		s.DeliveryBps = 45e6
+		if i%3 == 1 {
+			s.Retrans++
+			s.BytesRetrans += 1448
+		}
+		tr.Sample(at(float64(i)), []flows.Sock{s})
+	}
+	if got := tr.View(0).Causes; got["random-loss"] != 1 {
+		t.Fatalf("causes %v, want one random-loss (verdicts %v)", got, tr.View(0).Verdicts)
+	}
+	// A clean socket: no cause.
+	tr = NewTracker(cfg(far))
+	c := sk(2, peer, 1e6, 1, 0, 0)
+	for i := range 13 {
+		c.BytesAcked += 5e6
+		c.Busy += sec(1)
+		tr.Sample(at(float64(i)), []flows.Sock{c})
+	}
+	if got := tr.View(0).Causes; len(got) != 0 {
+		t.Errorf("causes %v for a clean socket", got)
+	}
+}

@@ -29,7 +29,10 @@ type View struct {
 	Flows     []FlowView  // by socket cookie, at most the maxFlows asked for
 	MoreFlows int         // flows left out of Flows
 	Verdicts  map[string]int
-	Self      SelfStats
+	// Causes counts open sockets by the path cause their last window
+	// named (within two windows).
+	Causes map[string]int
+	Self   SelfStats
 }
 
 // View copies the state; at most maxFlows flows (with --per-flow).
@@ -43,6 +46,12 @@ func (t *Tracker) View(maxFlows int) View {
 	slices.SortFunc(v.Groups, func(a, b GroupView) int { return cmp.Compare(a.Name, b.Name) })
 	for k, n := range t.verdicts {
 		v.Verdicts[k] = n
+	}
+	v.Causes = map[string]int{}
+	for _, st := range t.socks {
+		if !st.gone && st.loss.cause != "" && t.last.Sub(st.loss.at) <= 2*causeEvery {
+			v.Causes[st.loss.cause]++
+		}
 	}
 	if !t.cfg.PerFlow {
 		return v

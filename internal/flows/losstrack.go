@@ -28,8 +28,10 @@ type LossTrack struct {
 	n       int
 }
 
-// maxRTTs bounds the RTTs a track keeps (the first ones of a long run).
-const maxRTTs = 256
+// maxRTTs bounds the RTTs a track keeps (the first ones of a long run;
+// an interval of flows has 20 samples, an exporter window about 10), so
+// a track costs under a kilobyte (the exporter keeps one per sender).
+const maxRTTs = 64
 
 // NewLossTrack starts a track from base: the socket's counters before
 // the first sample (the zero Sock for a socket opened for the purpose).

@@ -268,80 +268,26 @@ func (c *clock) report() ClockReport {
 	return ClockReport{TickSeconds: c.tick().Seconds(), Backwards: c.backwards, Steps: c.steps}
 }
 
-// item is one decoded packet handed from the reading goroutine to the
-// analyzing one, its TCP options parsed there too (the analyzing side is
-// the busier one).
-type item struct {
-	seg    capture.Segment
-	opt    capture.Options
-	ts     int64
-	res    capture.Result
-	badOpt bool
-}
-
-type batch struct {
-	items []item
-	n     int
-	err   error
-}
-
-const (
-	batchSize = 4096
-	nBatches  = 4
-)
-
-// run reads and decodes in one goroutine and follows flows in this one,
-// so the two halves of the work use two cores. A fixed set of batches
-// circulates between them: memory stays bounded and nothing is
-// allocated per packet. It returns the reader's final error (io.EOF at a
-// clean end).
+// run reads, decodes and follows flows in one loop: each record is
+// decoded in place (its bytes alias the reader's buffer, or the mapped
+// file) and handed to the flow at once, so nothing is copied or
+// allocated per packet. It returns the reader's final error (io.EOF at
+// a clean end).
 func (a *Analyzer) run(rd *capture.Reader) error {
-	free := make(chan *batch, nBatches)
-	full := make(chan *batch, nBatches)
-	for range nBatches {
-		free <- &batch{items: make([]item, batchSize)}
-	}
-	go func() {
-		var p capture.Packet
-		for {
-			b := <-free
-			b.n, b.err = 0, nil
-			for b.n < len(b.items) {
-				if err := rd.Next(&p); err != nil {
-					b.err = err
-					break
-				}
-				it := &b.items[b.n]
-				it.res = capture.Decode(p.LinkType, p.Data, p.OrigLen, &it.seg)
-				it.badOpt = false
-				if it.res == capture.OK {
-					it.badOpt = capture.ParseOptions(it.seg.Options, &it.opt) != nil
-					if it.seg.Flags&capture.FlagSYN != 0 {
-						it.opt.SetLayout(it.seg.Options)
-					}
-				}
-				// The raw options alias the read buffer: not for the
-				// other side.
-				it.seg.Options = nil
-				it.ts = p.Time
-				b.n++
-			}
-			err := b.err
-			full <- b
-			if err != nil {
-				return
-			}
-		}
-	}()
+	var p capture.Packet
+	s, o := &a.seg, &a.opt
 	for {
-		b := <-full
-		for i := range b.n {
-			it := &b.items[i]
-			a.segment(&it.seg, &it.opt, it.badOpt, it.res, it.ts)
+		if err := rd.Next(&p); err != nil {
+			return err
 		}
-		if b.err != nil {
-			return b.err
+		res := capture.Decode(p.LinkType, p.Data, p.OrigLen, s)
+		badOpt := false
+		if res == capture.OK {
+			badOpt = capture.ParseOptions(s.Options, o) != nil
+			if s.Flags&capture.FlagSYN != 0 {
+				o.SetLayout(s.Options)
+			}
 		}
-		free <- b
+		a.segment(s, o, badOpt, res, p.Time)
 	}
 }

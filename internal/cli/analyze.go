@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -125,7 +126,12 @@ func AnalyzeFile(ctx context.Context, path string, opts tcpflow.Options) (*tcpfl
 		return nil, err
 	}
 	defer fh.Close()
-	an, err := tcpflow.Analyze(fh, opts)
+	src := io.Reader(fh)
+	if m := mapInput(ctx, fh); m != nil {
+		defer m.Close()
+		src = m
+	}
+	an, err := tcpflow.Analyze(src, opts)
 	if errInterrupted(err) {
 		return an, fmt.Errorf("analyze: %s: interrupted", path)
 	}
@@ -137,6 +143,27 @@ func AnalyzeFile(ctx context.Context, path string, opts tcpflow.Options) (*tcpfl
 		return an, fmt.Errorf("analyze: %s: %w", path, err)
 	}
 	return an, nil
+}
+
+// mapInput maps a regular file opened by openInput, to be read in place
+// (capture.Mapping: no read calls, no copies), checking for Ctrl-C every
+// megabyte as ctxReader does. It returns nil for a pipe, or where the
+// file cannot be mapped: it is read as a stream then.
+func mapInput(ctx context.Context, fh io.ReadCloser) *capture.Mapping {
+	rc, ok := fh.(readCloser)
+	if !ok {
+		return nil
+	}
+	f, ok := rc.Closer.(*os.File)
+	if !ok {
+		return nil
+	}
+	m, err := capture.MapFile(f)
+	if err != nil {
+		return nil
+	}
+	m.Stop = ctx.Err
+	return m
 }
 
 func runAnalyze(ctx context.Context, a analyzeArgs, path string, w io.Writer) error {

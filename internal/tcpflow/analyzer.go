@@ -187,7 +187,7 @@ func Analyze(r io.Reader, opts Options) (*Analysis, error) {
 		return nil, err
 	}
 	a := New(opts)
-	err = a.run(rd)
+	err = rd.Guard(func() error { return a.run(rd) })
 	an := a.Finish()
 	an.Format = rd.Format()
 	if errors.Is(err, io.EOF) {

@@ -43,6 +43,12 @@ type cacheEntry struct {
 	r ref
 }
 
+// holds reports whether the entry is s's flow: its ports first, without
+// building the key (two netip.AddrPorts) to compare.
+func (c *cacheEntry) holds(s *capture.Segment) bool {
+	return c.k.src.Port() == s.SrcPort && c.k.dst.Port() == s.DstPort && c.k.src.Addr() == s.Src && c.k.dst.Addr() == s.Dst
+}
+
 func cacheSlot(s *capture.Segment) int {
 	h := uint32(s.SrcPort)*0x9e3779b1 ^ uint32(s.DstPort)*0x85ebca6b
 	return int((h ^ h>>15 ^ h>>23) % cacheSize)
@@ -78,11 +84,12 @@ func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, 
 	if badOpt {
 		a.stats.BadOptions++
 	}
-	k := key{netip.AddrPortFrom(s.Src, s.SrcPort), netip.AddrPortFrom(s.Dst, s.DstPort)}
 	var r ref
-	if c := &a.cache[cacheSlot(s)]; c.r.f != nil && c.k == k {
-		r = c.r
+	var k key
+	if c := &a.cache[cacheSlot(s)]; c.r.f != nil && c.holds(s) {
+		r, k = c.r, c.k
 	} else {
+		k = key{netip.AddrPortFrom(s.Src, s.SrcPort), netip.AddrPortFrom(s.Dst, s.DstPort)}
 		var ok bool
 		r, ok = a.index[k]
 		if !ok {
@@ -234,11 +241,38 @@ func (c *clock) fix(t int64) int64 {
 	} else if c.minDelta == 0 || d < c.minDelta {
 		c.minDelta = d
 	}
-	for c.div > 1 && (t-c.offset)%c.div != 0 {
+	for c.div > 1 && !multipleOf(t-c.offset, c.div) {
 		c.div /= 10
 	}
 	c.last = t
 	return t
+}
+
+// multipleOf reports whether x is a multiple of div, a power of ten up
+// to 1e9: by constant divisors, which compile to multiplications (a
+// division by a variable per packet showed in profiles).
+func multipleOf(x, div int64) bool {
+	switch div {
+	case 1e9:
+		return x%1e9 == 0
+	case 1e8:
+		return x%1e8 == 0
+	case 1e7:
+		return x%1e7 == 0
+	case 1e6:
+		return x%1e6 == 0
+	case 1e5:
+		return x%1e5 == 0
+	case 1e4:
+		return x%1e4 == 0
+	case 1e3:
+		return x%1e3 == 0
+	case 100:
+		return x%100 == 0
+	case 10:
+		return x%10 == 0
+	}
+	return x%div == 0
 }
 
 // ClockReport describes the capture's clock.

@@ -12,6 +12,12 @@ import (
 
 // Analyzer follows every TCP flow in a stream of packets.
 type Analyzer struct {
+	// cache is a direct-mapped cache of the flow index by port hash: a
+	// map lookup hashes two netip.AddrPorts (64 bytes), which cost 40% of
+	// the per-packet work when packets alternate between flows and
+	// directions. First in the struct: its entries then sit on cache
+	// lines of their own.
+	cache [cacheSize]cacheEntry
 	opts  Options
 	flows []*Flow
 	index map[key]ref
@@ -19,16 +25,11 @@ type Analyzer struct {
 	// nextID numbers connections in the order their first packet came.
 	pending pending
 	nextID  int
-	// cache is a direct-mapped cache of the flow index by port hash: a
-	// map lookup hashes two netip.AddrPorts (64 bytes), which cost 40% of
-	// the per-packet work when packets alternate between flows and
-	// directions.
-	cache [cacheSize]cacheEntry
-	seg   capture.Segment
-	opt   capture.Options
-	clock clock
-	base  int64
-	stats Stats
+	seg     capture.Segment
+	opt     capture.Options
+	clock   clock
+	base    int64
+	stats   Stats
 	// listed holds the reports of flows no longer followed, at most
 	// maxFlows, the rest counted in summary (evict.go).
 	listed  byBytes
@@ -38,15 +39,30 @@ type Analyzer struct {
 
 const cacheSize = 256
 
+// cacheEntry maps a flow's key to its ref in 64 bytes, one cache line
+// of the 16 KB table (a key and a ref took 80: two lines per lookup).
 type cacheEntry struct {
-	k key
-	r ref
+	src, dst     netip.Addr
+	f            *Flow
+	sport, dport uint16
+	dir          uint8
 }
+
+func (c *cacheEntry) set(k key, r ref) {
+	*c = cacheEntry{k.src.Addr(), k.dst.Addr(), r.f, k.src.Port(), k.dst.Port(), r.dir}
+}
+
+func (c *cacheEntry) ref() ref { return ref{c.f, c.dir} }
 
 // holds reports whether the entry is s's flow: its ports first, without
 // building the key (two netip.AddrPorts) to compare.
 func (c *cacheEntry) holds(s *capture.Segment) bool {
-	return c.k.src.Port() == s.SrcPort && c.k.dst.Port() == s.DstPort && c.k.src.Addr() == s.Src && c.k.dst.Addr() == s.Dst
+	return c.sport == s.SrcPort && c.dport == s.DstPort && c.src == s.Src && c.dst == s.Dst
+}
+
+// is reports whether the entry holds key k.
+func (c *cacheEntry) is(k key) bool {
+	return c.sport == k.src.Port() && c.dport == k.dst.Port() && c.src == k.src.Addr() && c.dst == k.dst.Addr()
 }
 
 func cacheSlot(s *capture.Segment) int {
@@ -85,11 +101,10 @@ func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, 
 		a.stats.BadOptions++
 	}
 	var r ref
-	var k key
-	if c := &a.cache[cacheSlot(s)]; c.r.f != nil && c.holds(s) {
-		r, k = c.r, c.k
+	if c := &a.cache[cacheSlot(s)]; c.f != nil && c.holds(s) {
+		r = c.ref()
 	} else {
-		k = key{netip.AddrPortFrom(s.Src, s.SrcPort), netip.AddrPortFrom(s.Dst, s.DstPort)}
+		k := key{netip.AddrPortFrom(s.Src, s.SrcPort), netip.AddrPortFrom(s.Dst, s.DstPort)}
 		var ok bool
 		r, ok = a.index[k]
 		if !ok {
@@ -102,14 +117,14 @@ func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, 
 				r = a.newFlow(k, s, t)
 			}
 		}
-		c.k, c.r = k, r
+		c.set(k, r)
 	}
 	// A new SYN on the ports of a finished flow (or with another ISN) is
 	// a new connection.
 	if s.Flags&(capture.FlagSYN|capture.FlagACK) == capture.FlagSYN && r.f.packets > 0 {
 		d := &r.f.dir[r.dir]
 		if r.f.closed() || (d.synSeen && d.base != s.Seq+1) || (!d.synSeen && d.segs > 0) {
-			r = a.newFlow(k, s, t)
+			r = a.newFlow(key{netip.AddrPortFrom(s.Src, s.SrcPort), netip.AddrPortFrom(s.Dst, s.DstPort)}, s, t)
 		}
 	}
 	r.f.packet(int(r.dir), s, o, t)
@@ -129,10 +144,10 @@ func (a *Analyzer) newFlowID(k key, s *capture.Segment, t int64, id int) ref {
 	a.index[key{k.dst, k.src}] = ref{f, 1}
 	// A new connection on the ports of an old one: the cache must not
 	// hand out the old flow in either direction.
-	a.cache[cacheSlot(s)] = cacheEntry{k, ref{f, 0}}
+	a.cache[cacheSlot(s)].set(k, ref{f, 0})
 	rev := capture.Segment{SrcPort: s.DstPort, DstPort: s.SrcPort}
-	if c := &a.cache[cacheSlot(&rev)]; c.k == (key{k.dst, k.src}) {
-		c.r = ref{f, 1}
+	if c := &a.cache[cacheSlot(&rev)]; c.is(key{k.dst, k.src}) {
+		c.f, c.dir = f, 1
 	}
 	return ref{f, 0}
 }

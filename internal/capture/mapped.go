@@ -20,8 +20,11 @@ import (
 //
 // A file truncated while mapped faults on the pages it lost (SIGBUS):
 // the Reader's [Reader.Guard] turns that into a truncation error instead
-// of a crash. The file's length is taken when it is mapped: data appended
-// after that (a capture still being written) is not read.
+// of a crash (checked with a 600 MB capture truncated mid-read). What is
+// read before the fault may include the zeros the kernel shows past the
+// new end in its last page (a few zero-length records, counted as
+// skipped packets). The file's length is taken when it is mapped: data
+// appended after that (a capture still being written) is not read.
 type Mapping struct {
 	data []byte
 	off  int // Read's position

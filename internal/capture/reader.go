@@ -336,9 +336,7 @@ func (r *Reader) fillMapped(n int) ([]byte, error) {
 		if err := r.mem.advance(r.pos); err != nil {
 			r.rerr = err
 		} else {
-			e := min(len(r.buf), max(r.pos+n, r.end+bufSize))
-			populate(r.buf[r.end/pageSize*pageSize : e])
-			r.end = e
+			r.end = min(len(r.buf), max(r.pos+n, r.end+bufSize))
 			if r.end == len(r.buf) {
 				r.rerr = io.EOF
 			}

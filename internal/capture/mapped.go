@@ -42,9 +42,6 @@ var errNotMappable = errors.New("capture: not a mappable file")
 // are released.
 const releaseChunk = 8 << 20
 
-// Bytes returns the mapped file.
-func (m *Mapping) Bytes() []byte { return m.data }
-
 // Read reads the mapped bytes in order, as a file would be read.
 func (m *Mapping) Read(p []byte) (int, error) {
 	if m.off >= len(m.data) {
@@ -91,10 +88,25 @@ func (m *Mapping) Close() error {
 // while being read) ends f with a truncation error instead of crashing
 // the program. f must not start goroutines that touch the packets.
 func (r *Reader) Guard(f func() error) (err error) {
-	if r.mem == nil {
+	if r.mapped == nil {
 		return f()
 	}
-	return r.mem.guard(f, r)
+	return r.mapped.guard(f, r)
+}
+
+// openStream opens a gzip-compressed mapped file, read through it as a
+// stream (its header read under guard too).
+func (m *Mapping) openStream(rd io.Reader) (r *Reader, err error) {
+	err = m.guard(func() error {
+		var err error
+		r, err = openStream(rd)
+		return err
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.mapped = m
+	return r, nil
 }
 
 // guard runs f with faults turned into panics, and a panic from a fault

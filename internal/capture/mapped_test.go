@@ -4,6 +4,7 @@ package capture_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -103,9 +104,24 @@ func TestMappedReadsAsStream(t *testing.T) {
 func tail(s string) string { return s[max(0, len(s)-200):] }
 
 // A file cut short while it is mapped faults on the pages it lost
-// (SIGBUS): the reading ends with a truncation error, the program goes on.
+// (SIGBUS): the reading ends with a truncation error, the program goes on;
+// gzip too, read through the mapping as a stream.
 func TestMappedFileShrinks(t *testing.T) {
-	b := bigFile(ct.Format{}, 200000) // ~20 MB: beyond the first steps
+	t.Run("pcap", func(t *testing.T) { shrinkWhileMapped(t, bigFile(ct.Format{}, 200000)) }) // ~20 MB: beyond the first steps
+	t.Run("gzip", func(t *testing.T) { shrinkWhileMapped(t, gzipped(t, bigFile(ct.Format{}, 200000))) })
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&out, gzip.NoCompression) // stays ~20 MB
+	if _, err := zw.Write(b); err != nil || zw.Close() != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+func shrinkWhileMapped(t *testing.T, b []byte) {
 	m, name := mapFile(t, b)
 	r, err := capture.Open(m)
 	if err != nil {

@@ -105,6 +105,7 @@ const convertHint = "convert it with `editcap -F pcap FILE out.pcap` (or `tshark
 type Reader struct {
 	src      io.Reader // the sniffing bufio.Reader (its buffered bytes first)
 	mem      *Mapping  // a mapped file read in place: buf is all of it
+	mapped   *Mapping  // the mapped file under it, in place or not (Guard)
 	buf      []byte
 	pos, end int   // buf[pos:end] is read and not yet consumed
 	rerr     error // sticky error from src
@@ -141,14 +142,22 @@ func (r *Reader) Next(p *Packet) error {
 }
 
 // Open sniffs the start of rd and returns a Reader for it. rd is read
-// through a buffer; gzip input is decompressed on the fly.
+// through a buffer, a *Mapping in place (see MapFile); gzip input is
+// decompressed on the fly.
 func Open(rd io.Reader) (*Reader, error) {
-	if m, ok := rd.(*Mapping); ok {
+	m, _ := rd.(*Mapping)
+	if m != nil {
 		if r, gz, err := openMapped(m); !gz {
 			return r, err
 		}
 		// gzip: decompressed as it is read, below.
+		return m.openStream(rd)
 	}
+	return openStream(rd)
+}
+
+// openStream opens a capture read through a buffer.
+func openStream(rd io.Reader) (*Reader, error) {
 	br := bufio.NewReaderSize(rd, sniffSize)
 	gz := false
 	head, err := br.Peek(8)
@@ -184,7 +193,7 @@ func openMapped(m *Mapping) (r *Reader, gz bool, err error) {
 			gz = true
 			return nil
 		}
-		r = &Reader{buf: b, mem: m}
+		r = &Reader{buf: b, mem: m, mapped: m}
 		// sniffOther looks at most 512 bytes in.
 		return r.sniff(bufio.NewReaderSize(bytes.NewReader(b[:min(len(b), 512)]), 512), b[:min(len(b), 8)])
 	}, nil)

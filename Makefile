@@ -94,9 +94,11 @@ bench-mesh: build
 bench-causes: build
 	scripts/bench-causes.sh
 
-# analyze's speed and memory on a >= 500 MB capture made in namespaces
-# (iperf3 + tcpdump -s 128), against tcptrace -n -l and tshark -z conv,tcp
-# in the same run (root; ~6 min; REPEATS=N, SIZE_MB=N, OUT=file.json):
+# analyze's CPU per packet and memory on a >= 500 MB capture made in
+# namespaces (iperf3 + tcpdump -s 128), against tcptrace -n -l and tshark
+# -z conv,tcp in the same run, and a CPU profile of longhaul's (root;
+# ~6 min; REPEATS=N, SIZE_MB=N, OUT=file.json, CAPTURE=file to time a
+# given capture without root, BASE=binary to time another build too):
 # scripts/bench-analyze.sh
 bench-analyze: build
 	@BIN=$(BIN) scripts/bench-analyze.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bench-analyze: how fast does `longhaul analyze` read a big capture, and
-# in how much memory, next to tcptrace and tshark on the same file in the
-# same run. Root (network namespaces); ~6 min; make bench-analyze.
+# bench-analyze: how fast does `longhaul analyze` read a big capture, in
+# CPU per packet and in memory, next to tcptrace and tshark on the same
+# file in the same run. Root (network namespaces) unless CAPTURE is
+# given; ~6 min; make bench-analyze.
 #
 # Recipe: two throwaway namespaces joined by a veth pair (198.18.0.1 and
 # .2, the benchmarking range of RFC 2544), segmentation offload off on
@@ -9,17 +10,26 @@
 # with 4 streams, tcpdump -s 128 on the sender's end until the file
 # reaches SIZE_MB. Then each tool reads the file REPEATS times,
 # interleaved so that drifting noise hits them alike, from the page cache
-# (the file was just written; 20+ GB of RAM here): wall seconds, MB/s,
-# max RSS (GNU time). The capture and the namespaces are removed on exit,
+# (the file was just written; 20+ GB of RAM here): wall seconds, CPU
+# seconds (user + sys) and CPU ns per packet, max RSS (GNU time). A last,
+# untimed run of longhaul writes a CPU profile (pprof) of it next to the
+# results. A capture made here and the namespaces are removed on exit,
 # whatever happens.
 #
 #   OUT=bench-analyze.json  results file
+#   PROFILE=FILE            longhaul's CPU profile (default: OUT without
+#                           .json, then -cpu.pprof; go tool pprof BIN FILE)
 #   SIZE_MB=600             capture size (>= 500 for the issue's target)
 #   REPEATS=3               runs per tool
 #   BIN=bin/longhaul        the binary to time
+#   BASE=BIN2               another longhaul build to time alongside, as
+#                           "longhaul-base" (e.g. main's, for the speedup)
 #   TOOLS="longhaul tcptrace tshark"
-#   KEEP_CAPTURE=FILE       keep the capture there instead of deleting it
-#                           (e.g. to refresh cmd/longhaul/default.pgo, see
+#   CAPTURE=FILE            time this capture instead of making one (no
+#                           root needed; the file is left as it is)
+#   KEEP_CAPTURE=FILE       keep the capture made there instead of
+#                           deleting it (e.g. to refresh
+#                           cmd/longhaul/default.pgo, see
 #                           BenchmarkAnalyzeFile in internal/tcpflow)
 set -euo pipefail
 
@@ -28,14 +38,23 @@ SIZE_MB=${SIZE_MB:-600}
 REPEATS=${REPEATS:-3}
 BIN=${BIN:-bin/longhaul}
 TOOLS=${TOOLS:-longhaul tcptrace tshark}
+BASE=${BASE:-}
+CAPTURE=${CAPTURE:-}
 KEEP_CAPTURE=${KEEP_CAPTURE:-}
+PROFILE=${PROFILE:-${OUT%.json}-cpu.pprof}
 TIME=/usr/bin/time
 
 die() { echo "bench-analyze: $*" >&2; exit 1; }
 
-[ "$(id -u)" = 0 ] || die "needs root (network namespaces); run: sudo make bench-analyze"
+[ -n "$CAPTURE" ] || [ "$(id -u)" = 0 ] || die "needs root (network namespaces) to make a capture; run: sudo make bench-analyze (or CAPTURE=FILE to time one)"
+[ -z "$CAPTURE" ] || [ -f "$CAPTURE" ] || die "CAPTURE=$CAPTURE: no such file"
 [ -x "$BIN" ] || die "$BIN not found; run make build"
-for t in ip iperf3 tcpdump tcptrace tshark "$TIME"; do
+[ -z "$BASE" ] || [ -x "$BASE" ] || die "BASE=$BASE: not an executable"
+[ -z "$BASE" ] || TOOLS="longhaul-base $TOOLS"
+need="$TIME"
+[ -n "$CAPTURE" ] || need="$need ip iperf3 tcpdump"
+for t in $need $TOOLS; do
+	case $t in longhaul | longhaul-base) continue ;; esac
 	command -v "$t" >/dev/null || die "$t not installed; run scripts/deps.sh"
 done
 "$TIME" -f %M true >/dev/null 2>&1 || die "$TIME is not GNU time (needs -f %M); run scripts/deps.sh"
@@ -51,9 +70,11 @@ cleanup() {
 	# Only our own children that have not been reaped yet.
 	for p in $ipid $tdpid $spid; do kill "$p" 2>/dev/null || true; done
 	for p in $ipid $tdpid $spid; do wait "$p" 2>/dev/null || true; done
-	ip netns del "$A" 2>/dev/null || true
-	ip netns del "$B" 2>/dev/null || true
-	if [ -n "$KEEP_CAPTURE" ] && [ -f "$CAP" ]; then
+	if [ -z "$CAPTURE" ]; then
+		ip netns del "$A" 2>/dev/null || true
+		ip netns del "$B" 2>/dev/null || true
+	fi
+	if [ -z "$CAPTURE" ] && [ -n "$KEEP_CAPTURE" ] && [ -f "$CAP" ]; then
 		mv "$CAP" "$KEEP_CAPTURE" && echo "bench-analyze: capture kept in $KEEP_CAPTURE" >&2
 	fi
 	rm -rf "$WORK"
@@ -63,54 +84,61 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 trap 'echo "bench-analyze: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
-echo "bench-analyze: generating a ${SIZE_MB} MB capture (iperf3 + tcpdump -s 128 in namespaces $A, $B)" >&2
-ip netns add "$A"
-ip netns add "$B"
-ip link add "$run-v0" netns "$A" type veth peer name "$run-v1" netns "$B"
-ip -n "$A" link set "$run-v0" name veth0
-ip -n "$B" link set "$run-v1" name veth0
-ip -n "$A" addr add 198.18.0.1/30 dev veth0
-ip -n "$B" addr add 198.18.0.2/30 dev veth0
-for ns in "$A" "$B"; do
-	ip -n "$ns" link set lo up
-	# One MSS per packet, as a capture on a router or a NIC without
-	# offloads sees it (TSO super-frames would make few, huge packets).
-	ip -n "$ns" link set veth0 gso_max_segs 1 gso_max_size 1500 up
-done
+drops=0
+if [ -n "$CAPTURE" ]; then
+	CAP=$CAPTURE
+	echo "bench-analyze: timing $CAP" >&2
+else
+	echo "bench-analyze: generating a ${SIZE_MB} MB capture (iperf3 + tcpdump -s 128 in namespaces $A, $B)" >&2
+	ip netns add "$A"
+	ip netns add "$B"
+	ip link add "$run-v0" netns "$A" type veth peer name "$run-v1" netns "$B"
+	ip -n "$A" link set "$run-v0" name veth0
+	ip -n "$B" link set "$run-v1" name veth0
+	ip -n "$A" addr add 198.18.0.1/30 dev veth0
+	ip -n "$B" addr add 198.18.0.2/30 dev veth0
+	for ns in "$A" "$B"; do
+		ip -n "$ns" link set lo up
+		# One MSS per packet, as a capture on a router or a NIC without
+		# offloads sees it (TSO super-frames would make few, huge packets).
+		ip -n "$ns" link set veth0 gso_max_segs 1 gso_max_size 1500 up
+	done
 
-ip netns exec "$B" iperf3 -s -1 -B 198.18.0.2 >/dev/null 2>&1 &
-spid=$!
-ip netns exec "$A" tcpdump -i veth0 -s 128 -B 131072 -n -w "$CAP" tcp port 5201 2>"$WORK/tcpdump.err" &
-tdpid=$!
-for _ in $(seq 100); do
-	grep -q "listening on" "$WORK/tcpdump.err" 2>/dev/null && ss -N "$B" -ltn 2>/dev/null | grep -q 5201 && break
-	sleep 0.1
-done
-# Rate-capped so that tcpdump keeps up on two cores; stopped once the
-# file is big enough.
-ip netns exec "$A" iperf3 -c 198.18.0.2 -P 4 -b 400M -t 120 -i 0 >/dev/null 2>&1 &
-ipid=$!
-want=$((SIZE_MB * 1000 * 1000))
-while kill -0 "$ipid" 2>/dev/null; do
-	size=$(stat -c %s "$CAP" 2>/dev/null || echo 0)
-	[ "$size" -ge "$want" ] && break
-	sleep 0.2
-done
-kill -INT "$ipid" 2>/dev/null || true
-wait "$ipid" 2>/dev/null || true
-ipid=
-sleep 0.5
-kill -TERM "$tdpid"
-wait "$tdpid" 2>/dev/null || true
-tdpid=
-kill "$spid" 2>/dev/null || true
-wait "$spid" 2>/dev/null || true
-spid=
-ip netns del "$A"
-ip netns del "$B"
+	ip netns exec "$B" iperf3 -s -1 -B 198.18.0.2 >/dev/null 2>&1 &
+	spid=$!
+	ip netns exec "$A" tcpdump -i veth0 -s 128 -B 131072 -n -w "$CAP" tcp port 5201 2>"$WORK/tcpdump.err" &
+	tdpid=$!
+	for _ in $(seq 100); do
+		grep -q "listening on" "$WORK/tcpdump.err" 2>/dev/null && ss -N "$B" -ltn 2>/dev/null | grep -q 5201 && break
+		sleep 0.1
+	done
+	# Rate-capped so that tcpdump keeps up on two cores; stopped once the
+	# file is big enough.
+	ip netns exec "$A" iperf3 -c 198.18.0.2 -P 4 -b 400M -t 120 -i 0 >/dev/null 2>&1 &
+	ipid=$!
+	want=$((SIZE_MB * 1000 * 1000))
+	while kill -0 "$ipid" 2>/dev/null; do
+		size=$(stat -c %s "$CAP" 2>/dev/null || echo 0)
+		[ "$size" -ge "$want" ] && break
+		sleep 0.2
+	done
+	kill -INT "$ipid" 2>/dev/null || true
+	wait "$ipid" 2>/dev/null || true
+	ipid=
+	sleep 0.5
+	kill -TERM "$tdpid"
+	wait "$tdpid" 2>/dev/null || true
+	tdpid=
+	kill "$spid" 2>/dev/null || true
+	wait "$spid" 2>/dev/null || true
+	spid=
+	ip netns del "$A"
+	ip netns del "$B"
+	bytes=$(stat -c %s "$CAP")
+	[ "$bytes" -ge "$want" ] || die "capture reached only $bytes bytes of $want"
+	drops=$(sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$WORK/tcpdump.err")
+fi
 bytes=$(stat -c %s "$CAP")
-[ "$bytes" -ge "$want" ] || die "capture reached only $bytes bytes of $want"
-drops=$(sed -n 's/^\([0-9]*\) packets dropped by kernel.*/\1/p' "$WORK/tcpdump.err")
 
 # Not timed: checks the file and counts what is in it (the table's first
 # line: "Capture F: pcap, 776,208 packets (776,208 TCP), 5 TCP flow(s), ...").
@@ -122,21 +150,27 @@ flows=$(sed -n 's/.*, \([0-9,]*\) TCP flow(s).*/\1/p' <<<"$head" | tr -d ,)
 mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
 echo "bench-analyze: capture $mb MB, $packets packets, $flows flows (tcpdump dropped ${drops:-0})" >&2
 
+# The packet count is longhaul's; capinfos (Wireshark) checks it when
+# installed.
+if command -v capinfos >/dev/null; then
+	n=$(capinfos -M -c "$CAP" 2>/dev/null | sed -n 's/^Number of packets: *\([0-9]*\).*/\1/p')
+	[ -z "$n" ] || [ "$n" = "$packets" ] || die "longhaul counts $packets packets, capinfos $n"
+fi
+
 cmd_longhaul=("$BIN" analyze "$CAP")
+cmd_longhaul_base=("$BASE" analyze "$CAP")
 cmd_tcptrace=(tcptrace -n -l "$CAP")
 cmd_tshark=(tshark -q -z conv,tcp -r "$CAP")
 
-# timed TOOL REP: appends "tool wall_s rss_kb" to $WORK/runs.
+# timed TOOL: appends "tool wall_s user_s sys_s rss_kb" to $WORK/runs.
 timed() {
-	local name=$1 cmd t0 t1
-	local -n c="cmd_$name"
+	local name=$1
+	local -n c="cmd_${name//-/_}"
 	# Let the previous run's aftermath (tshark frees 2+ GB) settle.
 	sync
 	sleep 1
-	t0=$(date +%s%N)
-	"$TIME" -f %M -o "$WORK/rss" "${c[@]}" >/dev/null 2>"$WORK/$name.err" || die "$name failed: $(tail -3 "$WORK/$name.err")"
-	t1=$(date +%s%N)
-	echo "$name $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }') $(tail -1 "$WORK/rss")" >>"$WORK/runs"
+	"$TIME" -f '%e %U %S %M' -o "$WORK/time" "${c[@]}" >/dev/null 2>"$WORK/$name.err" || die "$name failed: $(tail -3 "$WORK/$name.err")"
+	echo "$name $(tail -1 "$WORK/time")" >>"$WORK/runs"
 }
 
 : >"$WORK/runs"
@@ -146,6 +180,12 @@ for r in $(seq "$REPEATS"); do
 		timed "$tool"
 	done
 done
+
+# Not timed: where longhaul's CPU goes.
+if [[ " $TOOLS " == *" longhaul "* ]]; then
+	"$BIN" analyze --cpuprofile "$PROFILE" "$CAP" >/dev/null || die "longhaul --cpuprofile failed"
+	echo "bench-analyze: CPU profile: $PROFILE (go tool pprof -top $BIN $PROFILE)" >&2
+fi
 
 # json quotes a string.
 json() {
@@ -157,58 +197,86 @@ json() {
 version() {
 	case $1 in
 	longhaul) git describe --always --dirty 2>/dev/null || echo dev ;;
+	longhaul-base) "$BASE" version 2>/dev/null | head -1 || echo dev ;;
 	tcptrace) tcptrace -v 2>&1 | head -1 ;;
 	tshark) tshark -v 2>/dev/null | head -1 ;;
 	esac
 }
 
-# Per tool: median wall, spread, MB/s at the median, largest RSS.
-summary() {
-	local tool=$1
-	awk -v t="$tool" -v bytes="$bytes" '
-		$1 == t { w[n++] = $2; if ($3 > rss) rss = $3 }
+# stats TOOL FIELD: median, min and max of a column of $WORK/runs (2 wall,
+# 3 user, 4 sys; 0 is user + sys).
+stats() {
+	awk -v t="$1" -v f="$2" '
+		$1 == t { v[n++] = f ? $f : $3 + $4 }
 		END {
-			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (w[j] < w[i]) { x = w[i]; w[i] = w[j]; w[j] = x }
-			med = (n % 2) ? w[int(n / 2)] : (w[n / 2 - 1] + w[n / 2]) / 2
-			printf "%.3f %.3f %.3f %.1f %.1f\n", med, w[0], w[n - 1], bytes / 1e6 / med, rss / 1024
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { x = v[i]; v[i] = v[j]; v[j] = x }
+			med = (n % 2) ? v[int(n / 2)] : (v[n / 2 - 1] + v[n / 2]) / 2
+			printf "%.3f %.3f %.3f\n", med, v[0], v[n - 1]
 		}' "$WORK/runs"
 }
 
-declare -A med mbps rss
+# list TOOL FIELD: the runs' values, comma-separated.
+list() {
+	awk -v t="$1" -v f="$2" '$1 == t { printf "%s%.2f", s, f ? $f : $3 + $4; s = ", " }' "$WORK/runs"
+}
+
+maxrss() {
+	awk -v t="$1" '$1 == t && $5 > m { m = $5 } END { printf "%.1f", m / 1024 }' "$WORK/runs"
+}
+
+declare -A cpu rss
+for tool in $TOOLS; do
+	read -r m _ _ <<<"$(stats "$tool" 0)"
+	cpu[$tool]=$m
+	rss[$tool]=$(maxrss "$tool")
+done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 {
-	printf '{\n  "schema": "longhaul.bench-analyze/v1",\n'
+	printf '{\n  "schema": "longhaul.bench-analyze/v2",\n'
 	printf '  "date": "%s",\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	printf '  "host": {"kernel": "%s", "cpus": %d, "cpu": "%s", "mem_kb": %d},\n' \
 		"$(uname -r)" "$(nproc)" "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)" "$(awk '/MemTotal/ { print $2 }' /proc/meminfo)"
-	printf '  "capture": {"bytes": %d, "packets": %d, "flows": %d, "snaplen": 128, "tcpdump_drops": %d, "recipe": "veth in two namespaces, gso_max_segs 1, iperf3 -P 4 -b 400M, tcpdump -s 128 on the sender"},\n' \
-		"$bytes" "$packets" "$flows" "${drops:-0}"
+	printf '  "capture": {"bytes": %d, "packets": %d, "flows": %d, "snaplen": 128, "tcpdump_drops": %d, "recipe": %s},\n' \
+		"$bytes" "$packets" "$flows" "${drops:-0}" \
+		"$(json "$([ -n "$CAPTURE" ] && echo "given: $(basename "$CAPTURE")" || echo "veth in two namespaces, gso_max_segs 1, iperf3 -P 4 -b 400M, tcpdump -s 128 on the sender")")"
 	printf '  "repeats": %d,\n  "tools": [\n' "$REPEATS"
 	first=1
 	for tool in $TOOLS; do
-		read -r m lo hi mbs r <<<"$(summary "$tool")"
-		med[$tool]=$m mbps[$tool]=$mbs rss[$tool]=$r
-		local_cmd="cmd_$tool[*]"
+		read -r cm clo chi <<<"$(stats "$tool" 0)"
+		read -r wm wlo whi <<<"$(stats "$tool" 2)"
+		local_cmd="cmd_${tool//-/_}[*]"
 		[ $first = 1 ] || printf ',\n'
 		first=0
-		printf '    {"tool": "%s", "version": %s, "command": %s, "wall_s": [%s], "median_wall_s": %s, "min_wall_s": %s, "max_wall_s": %s, "mb_per_s": %s, "max_rss_mb": %s}' \
+		printf '    {"tool": "%s", "version": %s, "command": %s, "wall_s": [%s], "cpu_s": [%s], "median_wall_s": %s, "min_wall_s": %s, "max_wall_s": %s, "median_cpu_s": %s, "min_cpu_s": %s, "max_cpu_s": %s, "cpu_ns_per_packet": %s, "mb_per_s": %s, "max_rss_mb": %s}' \
 			"$tool" "$(json "$(version "$tool")")" "$(json "$(echo "${!local_cmd}" | sed "s|$CAP|CAPTURE|")")" \
-			"$(awk -v t="$tool" '$1 == t { printf "%s%s", s, $2; s = ", " }' "$WORK/runs")" "$m" "$lo" "$hi" "$mbs" "$r"
+			"$(list "$tool" 2)" "$(list "$tool" 0)" "$wm" "$wlo" "$whi" "$cm" "$clo" "$chi" \
+			"$(awk -v c="$cm" -v p="$packets" 'BEGIN { printf "%.1f", c * 1e9 / p }')" \
+			"$(awk -v w="$wm" -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 / w }')" "${rss[$tool]}"
 	done
 	printf '\n  ]'
-	if [ -n "${mbps[longhaul]:-}" ] && [ -n "${mbps[tcptrace]:-}" ]; then
-		speedup=$(awk -v a="${mbps[longhaul]}" -v b="${mbps[tcptrace]}" 'BEGIN { printf "%.2f", a / b }')
-		printf ',\n  "targets": {"speedup_vs_tcptrace": %s, "speedup_target": 3, "max_rss_mb": %s, "max_rss_target_mb": 64, "met": %s}' \
-			"$speedup" "${rss[longhaul]}" "$(awk -v s="$speedup" -v r="${rss[longhaul]}" 'BEGIN { print (s >= 3 && r <= 64) ? "true" : "false" }')"
+	if [ -n "${cpu[longhaul]:-}" ]; then
+		printf ',\n  "profile": %s' "$(json "$(basename "$PROFILE")")"
+		printf ',\n  "targets": {"max_rss_mb": %s, "max_rss_target_mb": 64' "${rss[longhaul]}"
+		[ -z "${cpu[tcptrace]:-}" ] || printf ', "cpu_vs_tcptrace": %s, "cpu_vs_tcptrace_target": 5' "$(ratio "${cpu[tcptrace]}" "${cpu[longhaul]}")"
+		[ -z "${cpu[longhaul-base]:-}" ] || printf ', "cpu_vs_base": %s, "cpu_vs_base_target": 2' "$(ratio "${cpu[longhaul-base]}" "${cpu[longhaul]}")"
+		printf '}'
 	fi
 	printf '\n}\n'
 } >"$WORK/out.json"
 cp "$WORK/out.json" "$OUT"
 
-printf '\ncapture: %s MB, %s packets, %s flows (snaplen 128); %s runs each, median [min-max]\n\n' "$mb" "$packets" "$flows" "$REPEATS"
-printf '%-10s %28s %10s %12s\n' tool "wall s" "MB/s" "max RSS MB"
+printf '\ncapture: %s MB, %s packets, %s flows (snaplen 128); %s runs each, interleaved, median [min-max]\n\n' "$mb" "$packets" "$flows" "$REPEATS"
+printf '%-14s %22s %22s %9s %11s\n' tool "CPU s (user+sys)" "wall s" "ns/packet" "max RSS MB"
 for tool in $TOOLS; do
-	read -r m lo hi mbs r <<<"$(summary "$tool")"
-	printf '%-10s %28s %10s %12s\n' "$tool" "$m [$lo-$hi]" "$mbs" "$r"
+	read -r cm clo chi <<<"$(stats "$tool" 0)"
+	read -r wm wlo whi <<<"$(stats "$tool" 2)"
+	printf '%-14s %22s %22s %9s %11s\n' "$tool" "$cm [$clo-$chi]" "$wm [$wlo-$whi]" \
+		"$(awk -v c="$cm" -v p="$packets" 'BEGIN { printf "%.0f", c * 1e9 / p }')" "${rss[$tool]}"
 done
-[ -z "${speedup:-}" ] || printf '\nlonghaul vs tcptrace: %sx the MB/s (target >= 3x), max RSS %s MB (target <= 64)\n' "$speedup" "${rss[longhaul]}"
+if [ -n "${cpu[longhaul]:-}" ]; then
+	printf '\n'
+	[ -z "${cpu[longhaul-base]:-}" ] || printf 'longhaul-base / longhaul CPU: %sx (target >= 2x)\n' "$(ratio "${cpu[longhaul-base]}" "${cpu[longhaul]}")"
+	[ -z "${cpu[tcptrace]:-}" ] || printf 'tcptrace / longhaul CPU: %sx (target >= 5x)\n' "$(ratio "${cpu[tcptrace]}" "${cpu[longhaul]}")"
+	printf 'longhaul max RSS %s MB (target <= 64); CPU profile %s\n' "${rss[longhaul]}" "$PROFILE"
+fi
 echo "results: $OUT" >&2

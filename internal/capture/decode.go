@@ -93,6 +93,9 @@ func Decode(lt LinkType, data []byte, origLen int, s *Segment) Result {
 		if len(data) < 14 {
 			return Short
 		}
+		if data[12] == 0x08 && data[13] == 0 { // IPv4, untagged: the common case first
+			return decodeIPv4(data[14:], cut, s)
+		}
 		return decodeEther(binary.BigEndian.Uint16(data[12:]), data[14:], cut, s)
 	case LinkRaw, LinkRawDLT12, LinkRawDLT14, LinkIPv4, LinkIPv6:
 		ip = data

@@ -12,6 +12,11 @@
 // a [*CorruptError] carrying the byte offset and the packets read before
 // it, so callers can report what they analysed so far.
 //
+// A regular file can be mapped instead ([MapFile]): [Open] then reads its
+// records in place, with no read calls and no copies, and [Reader.Guard]
+// turns the fault of a file truncated while mapped into a truncation
+// error. Pipes, and gzip, are read as streams.
+//
 // # Link types and network layer
 //
 // [Decode] takes a record's link type and bytes and fills a [Segment]:

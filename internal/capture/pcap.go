@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/binary"
 	"io"
 )
 
@@ -52,6 +53,33 @@ func (r *Reader) openPcap() error {
 }
 
 func (r *Reader) nextPcap(p *Packet) error {
+	hl := 16 + r.pcapExtra
+	b := r.buf[r.pos:r.end]
+	if len(b) < hl || r.order != little {
+		return r.nextPcapSlow(p)
+	}
+	// The fast path: a little-endian record wholly in the buffer.
+	incl := int(binary.LittleEndian.Uint32(b[8:]))
+	if incl > maxRecord || incl < 0 || len(b)-hl < incl {
+		return r.nextPcapSlow(p)
+	}
+	p.Time = int64(binary.LittleEndian.Uint32(b)) * 1e9
+	if frac := int64(binary.LittleEndian.Uint32(b[4:])); r.nanos {
+		p.Time += frac
+	} else {
+		p.Time += frac * 1000
+	}
+	p.CapLen, p.OrigLen = incl, max(int(binary.LittleEndian.Uint32(b[12:])), incl)
+	p.LinkType, p.Interface = r.linkType, 0
+	p.Data = b[hl : hl+incl]
+	r.pos += hl + incl
+	r.off += int64(hl + incl)
+	return nil
+}
+
+// nextPcapSlow reads a record that is not all in the buffer, or
+// big-endian.
+func (r *Reader) nextPcapSlow(p *Packet) error {
 	hl := 16 + r.pcapExtra
 	h, err := r.peek(hl)
 	if err != nil {

@@ -104,6 +104,8 @@ const convertHint = "convert it with `editcap -F pcap FILE out.pcap` (or `tshark
 // Reader streams the packets of a pcap or pcapng file.
 type Reader struct {
 	src      io.Reader // the sniffing bufio.Reader (its buffered bytes first)
+	mem      *Mapping  // a mapped file read in place: buf is all of it
+	mapped   *Mapping  // the mapped file under it, in place or not (Guard)
 	buf      []byte
 	pos, end int   // buf[pos:end] is read and not yet consumed
 	rerr     error // sticky error from src
@@ -140,8 +142,22 @@ func (r *Reader) Next(p *Packet) error {
 }
 
 // Open sniffs the start of rd and returns a Reader for it. rd is read
-// through a buffer; gzip input is decompressed on the fly.
+// through a buffer, a *Mapping in place (see MapFile); gzip input is
+// decompressed on the fly.
 func Open(rd io.Reader) (*Reader, error) {
+	m, _ := rd.(*Mapping)
+	if m != nil {
+		if r, gz, err := openMapped(m); !gz {
+			return r, err
+		}
+		// gzip: decompressed as it is read, below.
+		return m.openStream(rd)
+	}
+	return openStream(rd)
+}
+
+// openStream opens a capture read through a buffer.
+func openStream(rd io.Reader) (*Reader, error) {
 	br := bufio.NewReaderSize(rd, sniffSize)
 	gz := false
 	head, err := br.Peek(8)
@@ -166,6 +182,25 @@ func Open(rd io.Reader) (*Reader, error) {
 		r.format += " (gzip)"
 	}
 	return r, nil
+}
+
+// openMapped opens a mapped file to read in place; gz says it is
+// gzip-compressed instead (to be read as a stream).
+func openMapped(m *Mapping) (r *Reader, gz bool, err error) {
+	err = m.guard(func() error {
+		b := m.data
+		if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+			gz = true
+			return nil
+		}
+		r = &Reader{buf: b, mem: m, mapped: m}
+		// sniffOther looks at most 512 bytes in.
+		return r.sniff(bufio.NewReaderSize(bytes.NewReader(b[:min(len(b), 512)]), 512), b[:min(len(b), 8)])
+	}, nil)
+	if err != nil || gz {
+		return nil, gz, err
+	}
+	return r, false, nil
 }
 
 // sniff opens the format that head (the first bytes) shows.
@@ -260,6 +295,9 @@ func (r *Reader) peek(n int) ([]byte, error) {
 
 // fill reads until n bytes are buffered, or the source ends.
 func (r *Reader) fill(n int) ([]byte, error) {
+	if r.mem != nil {
+		return r.fillMapped(n)
+	}
 	switch {
 	case n > len(r.buf):
 		// Only a record larger than the buffer (at most maxRecord plus
@@ -283,6 +321,12 @@ func (r *Reader) fill(n int) ([]byte, error) {
 			}
 		}
 	}
+	return r.filled(n)
+}
+
+// filled returns the n bytes at pos, or those there are with the error
+// that cut them short.
+func (r *Reader) filled(n int) ([]byte, error) {
 	if r.end-r.pos < n {
 		b := r.buf[r.pos:r.end]
 		if r.rerr == io.EOF {
@@ -291,6 +335,23 @@ func (r *Reader) fill(n int) ([]byte, error) {
 		return b, r.rerr
 	}
 	return r.buf[r.pos : r.pos+n], nil
+}
+
+// fillMapped makes the next n bytes of a mapped file available, a
+// megabyte at a time: each step checks for an interruption and releases
+// the pages behind (Mapping.advance).
+func (r *Reader) fillMapped(n int) ([]byte, error) {
+	if r.rerr == nil {
+		if err := r.mem.advance(r.pos); err != nil {
+			r.rerr = err
+		} else {
+			r.end = min(len(r.buf), max(r.pos+n, r.end+bufSize))
+			if r.end == len(r.buf) {
+				r.rerr = io.EOF
+			}
+		}
+	}
+	return r.filled(n)
 }
 
 // discard consumes n bytes that peek returned.

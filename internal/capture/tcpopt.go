@@ -16,6 +16,9 @@ const (
 	optTimestamp = 8
 )
 
+// tsOnly is NOP, NOP, then the timestamps option's kind and length.
+const tsOnly = optNOP<<24 | optNOP<<16 | optTimestamp<<8 | 10
+
 // SACKBlock is one SACK block: bytes Left..Right-1 were received.
 type SACKBlock struct{ Left, Right uint32 }
 
@@ -62,6 +65,11 @@ func (o *Options) SetLayout(b []byte) {
 // stops at the end-of-list option and returns an error, with what it
 // decoded before, for an option whose length is wrong or runs past b.
 func ParseOptions(b []byte, o *Options) error {
+	if len(b) == 12 && binary.BigEndian.Uint32(b) == tsOnly {
+		// What Linux and the BSDs put on every segment: the fast path.
+		*o = Options{HasTimestamp: true, TSval: binary.BigEndian.Uint32(b[4:]), TSecr: binary.BigEndian.Uint32(b[8:])}
+		return nil
+	}
 	*o = Options{}
 	for i := 0; i < len(b); {
 		kind := b[i]

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -28,6 +30,7 @@ type analyzeArgs struct {
 	paragraphs int
 	points     int
 	maxFlows   int
+	cpuProfile string // hidden: scripts/bench-analyze.sh's profile
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -106,6 +109,8 @@ or a file that is not a pcap/pcapng capture.`,
 	f.IntVar(&a.paragraphs, "explain", 5, "verdict paragraphs: the largest flows")
 	f.IntVar(&a.points, "points", 2000, "with --timeline: at most this many points per direction")
 	f.IntVar(&a.maxFlows, "max-flows", tcpflow.DefaultMaxFlows, "connections followed at once and listed: beyond it the longest idle are judged early and the smallest summarised (memory: ~10 KB each)")
+	f.StringVar(&a.cpuProfile, "cpuprofile", "", "write a CPU profile of the analysis to this file (pprof)")
+	_ = f.MarkHidden("cpuprofile")
 	return c
 }
 
@@ -125,7 +130,12 @@ func AnalyzeFile(ctx context.Context, path string, opts tcpflow.Options) (*tcpfl
 		return nil, err
 	}
 	defer fh.Close()
-	an, err := tcpflow.Analyze(fh, opts)
+	src := io.Reader(fh)
+	if m := mapInput(ctx, fh); m != nil {
+		defer m.Close()
+		src = m
+	}
+	an, err := tcpflow.Analyze(src, opts)
 	if errInterrupted(err) {
 		return an, fmt.Errorf("analyze: %s: interrupted", path)
 	}
@@ -137,6 +147,50 @@ func AnalyzeFile(ctx context.Context, path string, opts tcpflow.Options) (*tcpfl
 		return an, fmt.Errorf("analyze: %s: %w", path, err)
 	}
 	return an, nil
+}
+
+// startCPUProfile profiles the CPU into path (none if empty) until the
+// returned stop.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("analyze: --cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("analyze: --cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("analyze: --cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// mapInput maps a regular file opened by openInput, to be read in place
+// (capture.Mapping: no read calls, no copies), checking for Ctrl-C every
+// megabyte as ctxReader does. It returns nil for a pipe, or where the
+// file cannot be mapped: it is read as a stream then.
+func mapInput(ctx context.Context, fh io.ReadCloser) *capture.Mapping {
+	rc, ok := fh.(readCloser)
+	if !ok {
+		return nil
+	}
+	f, ok := rc.Closer.(*os.File)
+	if !ok {
+		return nil
+	}
+	m, err := capture.MapFile(f)
+	if err != nil {
+		return nil
+	}
+	m.Stop = ctx.Err
+	return m
 }
 
 func runAnalyze(ctx context.Context, a analyzeArgs, path string, w io.Writer) error {
@@ -157,7 +211,14 @@ func runAnalyze(ctx context.Context, a analyzeArgs, path string, w io.Writer) er
 		}
 		opts.MaxPoints = a.points
 	}
+	stop, err := startCPUProfile(a.cpuProfile)
+	if err != nil {
+		return err
+	}
 	an, err := AnalyzeFile(ctx, path, opts)
+	if err := stop(); err != nil {
+		return err
+	}
 	if an == nil {
 		return err
 	}

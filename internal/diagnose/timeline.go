@@ -189,10 +189,11 @@ func Closed(rwnd, mss, peak int64) bool {
 func (tl *Timeline) classify(s *Sample) State {
 	mss := tl.mss()
 	atWindow := s.Rwnd > 0 && s.Inflight > 0 && s.Inflight >= s.Rwnd-mss
+	closed := Closed(s.Rwnd, mss, tl.MaxRwnd)
 	switch {
-	case Closed(s.Rwnd, mss, tl.MaxRwnd) && s.Sent > s.Delivered:
+	case closed && s.Sent > s.Delivered:
 		return StateZeroWindow
-	case Closed(s.Rwnd, mss, tl.MaxRwnd) && s.Inflight == 0 && !s.AppLimited:
+	case closed && s.Inflight == 0 && !s.AppLimited:
 		return StateZeroWindow
 	case s.TimeoutRecovery:
 		return StateLoss

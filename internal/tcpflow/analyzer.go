@@ -12,6 +12,12 @@ import (
 
 // Analyzer follows every TCP flow in a stream of packets.
 type Analyzer struct {
+	// cache is a direct-mapped cache of the flow index by port hash: a
+	// map lookup hashes two netip.AddrPorts (64 bytes), which cost 40% of
+	// the per-packet work when packets alternate between flows and
+	// directions. First in the struct: its entries then sit on cache
+	// lines of their own.
+	cache [cacheSize]cacheEntry
 	opts  Options
 	flows []*Flow
 	index map[key]ref
@@ -19,16 +25,11 @@ type Analyzer struct {
 	// nextID numbers connections in the order their first packet came.
 	pending pending
 	nextID  int
-	// cache is a direct-mapped cache of the flow index by port hash: a
-	// map lookup hashes two netip.AddrPorts (64 bytes), which cost 40% of
-	// the per-packet work when packets alternate between flows and
-	// directions.
-	cache [cacheSize]cacheEntry
-	seg   capture.Segment
-	opt   capture.Options
-	clock clock
-	base  int64
-	stats Stats
+	seg     capture.Segment
+	opt     capture.Options
+	clock   clock
+	base    int64
+	stats   Stats
 	// listed holds the reports of flows no longer followed, at most
 	// maxFlows, the rest counted in summary (evict.go).
 	listed  byBytes
@@ -38,9 +39,30 @@ type Analyzer struct {
 
 const cacheSize = 256
 
+// cacheEntry maps a flow's key to its ref in 64 bytes, one cache line
+// of the 16 KB table (a key and a ref took 80: two lines per lookup).
 type cacheEntry struct {
-	k key
-	r ref
+	src, dst     netip.Addr
+	f            *Flow
+	sport, dport uint16
+	dir          uint8
+}
+
+func (c *cacheEntry) set(k key, r ref) {
+	*c = cacheEntry{k.src.Addr(), k.dst.Addr(), r.f, k.src.Port(), k.dst.Port(), r.dir}
+}
+
+func (c *cacheEntry) ref() ref { return ref{c.f, c.dir} }
+
+// holds reports whether the entry is s's flow: its ports first, without
+// building the key (two netip.AddrPorts) to compare.
+func (c *cacheEntry) holds(s *capture.Segment) bool {
+	return c.sport == s.SrcPort && c.dport == s.DstPort && c.src == s.Src && c.dst == s.Dst
+}
+
+// is reports whether the entry holds key k.
+func (c *cacheEntry) is(k key) bool {
+	return c.sport == k.src.Port() && c.dport == k.dst.Port() && c.src == k.src.Addr() && c.dst == k.dst.Addr()
 }
 
 func cacheSlot(s *capture.Segment) int {
@@ -78,11 +100,11 @@ func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, 
 	if badOpt {
 		a.stats.BadOptions++
 	}
-	k := key{netip.AddrPortFrom(s.Src, s.SrcPort), netip.AddrPortFrom(s.Dst, s.DstPort)}
 	var r ref
-	if c := &a.cache[cacheSlot(s)]; c.r.f != nil && c.k == k {
-		r = c.r
+	if c := &a.cache[cacheSlot(s)]; c.f != nil && c.holds(s) {
+		r = c.ref()
 	} else {
+		k := key{netip.AddrPortFrom(s.Src, s.SrcPort), netip.AddrPortFrom(s.Dst, s.DstPort)}
 		var ok bool
 		r, ok = a.index[k]
 		if !ok {
@@ -95,14 +117,14 @@ func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, 
 				r = a.newFlow(k, s, t)
 			}
 		}
-		c.k, c.r = k, r
+		c.set(k, r)
 	}
 	// A new SYN on the ports of a finished flow (or with another ISN) is
 	// a new connection.
 	if s.Flags&(capture.FlagSYN|capture.FlagACK) == capture.FlagSYN && r.f.packets > 0 {
 		d := &r.f.dir[r.dir]
 		if r.f.closed() || (d.synSeen && d.base != s.Seq+1) || (!d.synSeen && d.segs > 0) {
-			r = a.newFlow(k, s, t)
+			r = a.newFlow(key{netip.AddrPortFrom(s.Src, s.SrcPort), netip.AddrPortFrom(s.Dst, s.DstPort)}, s, t)
 		}
 	}
 	r.f.packet(int(r.dir), s, o, t)
@@ -122,10 +144,10 @@ func (a *Analyzer) newFlowID(k key, s *capture.Segment, t int64, id int) ref {
 	a.index[key{k.dst, k.src}] = ref{f, 1}
 	// A new connection on the ports of an old one: the cache must not
 	// hand out the old flow in either direction.
-	a.cache[cacheSlot(s)] = cacheEntry{k, ref{f, 0}}
+	a.cache[cacheSlot(s)].set(k, ref{f, 0})
 	rev := capture.Segment{SrcPort: s.DstPort, DstPort: s.SrcPort}
-	if c := &a.cache[cacheSlot(&rev)]; c.k == (key{k.dst, k.src}) {
-		c.r = ref{f, 1}
+	if c := &a.cache[cacheSlot(&rev)]; c.is(key{k.dst, k.src}) {
+		c.f, c.dir = f, 1
 	}
 	return ref{f, 0}
 }
@@ -187,7 +209,7 @@ func Analyze(r io.Reader, opts Options) (*Analysis, error) {
 		return nil, err
 	}
 	a := New(opts)
-	err = a.run(rd)
+	err = rd.Guard(func() error { return a.run(rd) })
 	an := a.Finish()
 	an.Format = rd.Format()
 	if errors.Is(err, io.EOF) {
@@ -234,11 +256,38 @@ func (c *clock) fix(t int64) int64 {
 	} else if c.minDelta == 0 || d < c.minDelta {
 		c.minDelta = d
 	}
-	for c.div > 1 && (t-c.offset)%c.div != 0 {
+	for c.div > 1 && !multipleOf(t-c.offset, c.div) {
 		c.div /= 10
 	}
 	c.last = t
 	return t
+}
+
+// multipleOf reports whether x is a multiple of div, a power of ten up
+// to 1e9: by constant divisors, which compile to multiplications (a
+// division by a variable per packet showed in profiles).
+func multipleOf(x, div int64) bool {
+	switch div {
+	case 1e9:
+		return x%1e9 == 0
+	case 1e8:
+		return x%1e8 == 0
+	case 1e7:
+		return x%1e7 == 0
+	case 1e6:
+		return x%1e6 == 0
+	case 1e5:
+		return x%1e5 == 0
+	case 1e4:
+		return x%1e4 == 0
+	case 1e3:
+		return x%1e3 == 0
+	case 100:
+		return x%100 == 0
+	case 10:
+		return x%10 == 0
+	}
+	return x%div == 0
 }
 
 // ClockReport describes the capture's clock.
@@ -268,80 +317,26 @@ func (c *clock) report() ClockReport {
 	return ClockReport{TickSeconds: c.tick().Seconds(), Backwards: c.backwards, Steps: c.steps}
 }
 
-// item is one decoded packet handed from the reading goroutine to the
-// analyzing one, its TCP options parsed there too (the analyzing side is
-// the busier one).
-type item struct {
-	seg    capture.Segment
-	opt    capture.Options
-	ts     int64
-	res    capture.Result
-	badOpt bool
-}
-
-type batch struct {
-	items []item
-	n     int
-	err   error
-}
-
-const (
-	batchSize = 4096
-	nBatches  = 4
-)
-
-// run reads and decodes in one goroutine and follows flows in this one,
-// so the two halves of the work use two cores. A fixed set of batches
-// circulates between them: memory stays bounded and nothing is
-// allocated per packet. It returns the reader's final error (io.EOF at a
-// clean end).
+// run reads, decodes and follows flows in one loop: each record is
+// decoded in place (its bytes alias the reader's buffer, or the mapped
+// file) and handed to the flow at once, so nothing is copied or
+// allocated per packet. It returns the reader's final error (io.EOF at
+// a clean end).
 func (a *Analyzer) run(rd *capture.Reader) error {
-	free := make(chan *batch, nBatches)
-	full := make(chan *batch, nBatches)
-	for range nBatches {
-		free <- &batch{items: make([]item, batchSize)}
-	}
-	go func() {
-		var p capture.Packet
-		for {
-			b := <-free
-			b.n, b.err = 0, nil
-			for b.n < len(b.items) {
-				if err := rd.Next(&p); err != nil {
-					b.err = err
-					break
-				}
-				it := &b.items[b.n]
-				it.res = capture.Decode(p.LinkType, p.Data, p.OrigLen, &it.seg)
-				it.badOpt = false
-				if it.res == capture.OK {
-					it.badOpt = capture.ParseOptions(it.seg.Options, &it.opt) != nil
-					if it.seg.Flags&capture.FlagSYN != 0 {
-						it.opt.SetLayout(it.seg.Options)
-					}
-				}
-				// The raw options alias the read buffer: not for the
-				// other side.
-				it.seg.Options = nil
-				it.ts = p.Time
-				b.n++
-			}
-			err := b.err
-			full <- b
-			if err != nil {
-				return
-			}
-		}
-	}()
+	var p capture.Packet
+	s, o := &a.seg, &a.opt
 	for {
-		b := <-full
-		for i := range b.n {
-			it := &b.items[i]
-			a.segment(&it.seg, &it.opt, it.badOpt, it.res, it.ts)
+		if err := rd.Next(&p); err != nil {
+			return err
 		}
-		if b.err != nil {
-			return b.err
+		res := capture.Decode(p.LinkType, p.Data, p.OrigLen, s)
+		badOpt := false
+		if res == capture.OK {
+			badOpt = capture.ParseOptions(s.Options, o) != nil
+			if s.Flags&capture.FlagSYN != 0 {
+				o.SetLayout(s.Options)
+			}
 		}
-		free <- b
+		a.segment(s, o, badOpt, res, p.Time)
 	}
 }

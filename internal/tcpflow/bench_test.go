@@ -2,6 +2,7 @@ package tcpflow
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"sync"
 	"testing"
@@ -116,7 +117,14 @@ func BenchmarkAnalyzeFile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, err = Analyze(fh, Options{})
+		// Mapped, as longhaul analyze reads a file.
+		var src io.Reader = fh
+		m, merr := capture.MapFile(fh)
+		if merr == nil {
+			src = m
+		}
+		_, err = Analyze(src, Options{})
+		m.Close()
 		fh.Close()
 		if err != nil {
 			b.Fatal(err)

@@ -14,11 +14,11 @@ type rng struct{ l, r int64 }
 // sent remembers a recent transmission for hardware-duplicate checks.
 type sent struct {
 	seq   int64
-	n     int
-	ipid  uint16
-	tsval uint32
-	hasTS bool
 	t     int64
+	n     uint32 // a payload's length fits (records are at most 4 GB)
+	tsval uint32
+	ipid  uint16
+	hasTS bool
 }
 
 // hole is a gap in the sequence space seen at the capture point.
@@ -84,7 +84,6 @@ type direction struct {
 	rttMin   int64
 	rttMax   int64
 	rttLast  int64
-	hist     [nHist]uint32
 
 	recovery     bool
 	rtoRecovery  bool  // the recovery began with a timeout, no F-RTO undo yet
@@ -161,6 +160,10 @@ type direction struct {
 
 	tl diagnose.Timeline
 	ct causeTrack // the evidence of its path cause (cause.go)
+
+	// The RTT samples' histogram (rttBucket), last: one of its lines is
+	// touched per sample, and it would keep the fields above apart.
+	hist [nHist]uint32
 }
 
 // rel unwraps a 32-bit sequence number near ref.
@@ -229,9 +232,12 @@ func rttBucket(ns int64) int {
 	if us <= 1 {
 		return 0
 	}
-	f, e := math.Frexp(us) // us = f * 2^e, f in [0.5, 1)
-	f *= 2
-	b := (e - 1) * 8
+	// us = f * 2^e, f in [1, 2), from the float's bits (math.Frexp,
+	// which is not inlined, gives the same); us > 1 is a normal number.
+	bits := math.Float64bits(us)
+	e := int(bits>>52&0x7ff) - 1023
+	f := math.Float64frombits(bits&(1<<52-1) | 1023<<52)
+	b := e * 8
 	for j := 7; j > 0; j-- {
 		if f >= eighths[j] {
 			b += j
@@ -312,7 +318,9 @@ func (d *direction) pruneSACK() {
 }
 
 func (d *direction) remember(seq int64, n int, s *capture.Segment, o *capture.Options, t int64) {
-	d.recent[d.ri] = sent{seq, n, s.IPID, o.TSval, o.HasTimestamp, t}
+	// Field by field (see Flow.addSample).
+	r := &d.recent[d.ri]
+	r.seq, r.t, r.n, r.tsval, r.ipid, r.hasTS = seq, t, uint32(n), o.TSval, s.IPID, o.HasTimestamp
 	d.ri = (d.ri + 1) % nRecent
 }
 
@@ -322,7 +330,7 @@ func (d *direction) remember(seq int64, n int, s *capture.Segment, o *capture.Op
 func (d *direction) isHWDup(seq int64, n int, s *capture.Segment, o *capture.Options, t int64) bool {
 	for i := range d.recent {
 		r := &d.recent[i]
-		if r.n != n || r.seq != seq || r.n == 0 || t-r.t > int64(time.Second) {
+		if int(r.n) != n || r.seq != seq || r.n == 0 || t-r.t > int64(time.Second) {
 			continue
 		}
 		if s.IPVersion == 4 && s.IPID != 0 {
@@ -400,11 +408,12 @@ func (d *direction) ackedHoles() {
 // record appends the receiver's feedback to the history the sender's
 // view is read from (only when the sender is away from the capture).
 func (d *direction) record(t int64) {
-	rec := ackRec{t, d.sndUna, d.rwnd, d.sacked}
 	if d.d <= 0 {
-		d.cur = rec
+		// Field by field (see Flow.addSample).
+		d.cur.t, d.cur.ack, d.cur.rwnd, d.cur.sacked = t, d.sndUna, d.rwnd, d.sacked
 		return
 	}
+	rec := ackRec{t, d.sndUna, d.rwnd, d.sacked}
 	if d.acks == nil {
 		d.acks = make([]ackRec, histRing)
 	}

@@ -58,7 +58,7 @@ func (a *Analyzer) makeRoom() {
 	}
 	a.summary.Evicted += int64(len(out))
 	for i := range a.cache {
-		if c := &a.cache[i]; c.r.f != nil && c.r.f.evicted {
+		if c := &a.cache[i]; c.f != nil && c.f.evicted {
 			*c = cacheEntry{}
 		}
 	}

@@ -81,7 +81,7 @@ func (f *Flow) closed() bool { return f.rst || (f.fin[0] && f.fin[1]) }
 func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
 	f.packets++
 	f.end = t
-	snd, peer := &f.dir[i], &f.dir[1-i]
+	snd := &f.dir[i]
 	if s.Flags&capture.FlagRST != 0 {
 		f.rst = true
 	}
@@ -99,10 +99,13 @@ func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if s.Flags&capture.FlagFIN != 0 {
 		f.fin[i] = true
 	}
-	for _, d := range []*direction{snd, peer} {
-		if d.segs > 0 {
-			f.sample(d, t)
-		}
+	// Each direction that carries data is sampled (independently: in
+	// a fixed order, so the branches follow the flow, not the packet).
+	if f.dir[0].segs > 0 {
+		f.sample(&f.dir[0], t)
+	}
+	if f.dir[1].segs > 0 {
+		f.sample(&f.dir[1], t)
 	}
 }
 

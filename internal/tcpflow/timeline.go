@@ -67,16 +67,18 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 		// the way to the capture).
 		infl = d.maxRwnd
 	}
-	s := diagnose.Sample{
-		T:          time.Duration(t - f.start),
-		Sent:       sent,
-		Delivered:  v.ack,
-		Inflight:   infl,
-		Rwnd:       v.rwnd,
-		RTT:        f.rtt(d),
-		Retrans:    d.retrans - d.spurious,
-		InRecovery: d.recovery,
-	}
+	// Field by field, not a composite literal: that is built in a
+	// temporary and copied in 16-byte moves which wait for the 8-byte
+	// stores before them (a store-forwarding stall per packet).
+	var s diagnose.Sample
+	s.T = time.Duration(t - f.start)
+	s.Sent = sent
+	s.Delivered = v.ack
+	s.Inflight = infl
+	s.Rwnd = v.rwnd
+	s.RTT = f.rtt(d)
+	s.Retrans = d.retrans - d.spurious
+	s.InRecovery = d.recovery
 	if v.rwnd < 0 {
 		s.RwndLowerBound = int64(d.raw) << d.lb
 	}

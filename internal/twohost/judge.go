@@ -68,7 +68,13 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 			if d.Capacity != nil {
 				carried = max(carried, d.Capacity.Bps)
 			}
-			if c, ok := cpuCause(p, fl[0], carried); ok {
+			// A capacity phase the same CPU held measured that CPU, not
+			// the path: a flow at its rate is no proof of the path's.
+			cpuCarried := carried
+			if d.Capacity != nil && d.Capacity.CPUBound != "" {
+				cpuCarried = pathmodel.Goodput(opt.RateBps)
+			}
+			if c, ok := cpuCause(p, fl[0], cpuCarried); ok {
 				causes[p.Grant.Name] = c
 			} else if c, ok := phaseCause(p, fl[0], rtt, carried, pr); ok {
 				withCCs(c, d.CCPhases)

@@ -493,4 +493,21 @@ func TestJudgeCapacityCPUBound(t *testing.T) {
 	if c := d.Capacity; c == nil || c.CPUBound != HostServer || !c.AtLeast || !strings.Contains(d.PathRateBasis, "the server's CPU held them") {
 		t.Errorf("capacity %+v, basis %q", d.Capacity, d.PathRateBasis)
 	}
+	// The download held by the same CPU, at about what the capacity phase
+	// carried (bench-causes' cpu-bound case: 196 Mbit/s both): still the
+	// server's CPU, not "at the path's rate".
+	dl := phaseOf(PhaseDownload, stream{port: 40000, rate: 160e6, rtt: 20 * time.Millisecond, flight: 300_000, ssthresh: 200_000})
+	for i := range dl.Server {
+		dl.Server[i].Sock.Busy = dl.Server[i].Sock.Busy / 5
+	}
+	dl.Done.Seconds, dl.Done.CPU = 4, &CPUUse{RunS: 0.08, WaitS: 7}
+	d, err = Judge(rawWith(host(big, big), host(big, big), dl, p), JudgeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range d.Directions {
+		if dir.Name == PhaseDownload && (dir.Cause == nil || dir.Cause.Name != diagnose.CauseCPUBound) {
+			t.Errorf("download at the CPU-bound capacity's rate: cause %+v (capacity %+v)", dir.Cause, d.Capacity)
+		}
+	}
 }

@@ -68,13 +68,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 			if d.Capacity != nil {
 				carried = max(carried, d.Capacity.Bps)
 			}
-			// A capacity phase the same CPU held measured that CPU, not
-			// the path: a flow at its rate is no proof of the path's.
-			cpuCarried := carried
-			if d.Capacity != nil && d.Capacity.CPUBound != "" {
-				cpuCarried = pathmodel.Goodput(opt.RateBps)
-			}
-			if c, ok := cpuCause(p, fl[0], cpuCarried); ok {
+			if c, ok := cpuCause(p, fl[0], d.cpuPathBps(carried, opt.RateBps)); ok {
 				causes[p.Grant.Name] = c
 			} else if c, ok := phaseCause(p, fl[0], rtt, carried, pr); ok {
 				withCCs(c, d.CCPhases)
@@ -354,4 +348,15 @@ func minDur(ds []time.Duration) time.Duration {
 		}
 	}
 	return m
+}
+
+// cpuPathBps is the path's rate a CPU-bound end is judged against:
+// what was carried, unless the capacity phase was held by a CPU too (it
+// measured that CPU, not the path: a flow at its rate proves nothing),
+// then only the rate the user gave (rateBps, 0 unknown).
+func (d *Doc) cpuPathBps(carried, rateBps float64) float64 {
+	if d.Capacity != nil && d.Capacity.CPUBound != "" {
+		return pathmodel.Goodput(rateBps)
+	}
+	return carried
 }

@@ -32,7 +32,9 @@ func newFlowsCmd() *cobra.Command {
 		Use:   "flows [flags]",
 		Short: "Live TCP sockets (tcp_info): what limits each flow moving data, and the fix",
 		Long: `flows reads every TCP socket's tcp_info (sock_diag, like ss -ti) twice,
---interval apart, and judges each socket that moved data in between.
+--interval apart, and judges each socket that moved data in between. It
+also reads them 20 times in between, to see how each sender lost
+segments: random loss, a shallow buffer or bufferbloat (the flow's cause).
 
 The kernel measures a sender's limits itself: of the time the socket had
 data to send (tcpi_busy_time), how long the peer's receive window held it

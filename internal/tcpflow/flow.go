@@ -392,29 +392,21 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 			d.headRetxT, d.headRetxMax = t, d.sndMax
 		}
 	}
-	switch kind {
-	case diagnose.EvRetransSpurious:
-		d.spurious += segs
-		d.spuriousBytes += int64(n)
-	case diagnose.EvRetransFast:
-		d.fast += segs
-	case diagnose.EvRetransProbe:
-		d.probes += segs
+	d.countKind(kind, segs, int64(n))
+	switch {
+	case kind == diagnose.EvRetransProbe:
 		d.probeT = t
-	default:
-		d.rto += segs
-		if timedOut {
-			// F-RTO applies to a timeout outside a fast recovery, or a
-			// repeated one (Linux's tcp_enter_loss).
-			d.frto = !(d.recovery && !d.rtoRecovery) || d.rtoRun > 0
-			d.stall(t)
-			// A timeout starts a recovery of its own (RFC 6298 5.5;
-			// Linux's Loss state), even inside a fast recovery whose
-			// retransmission was lost: what follows up to the data sent
-			// so far is resent in slow start, by the timer's doing.
-			d.recovery, d.rtoRecovery, d.recoverPoint = true, true, d.sndMax
-			d.rtoRetxEnd, d.frtoHigh = end, d.sndMax
-		}
+	case kind == diagnose.EvRetransRTO && timedOut:
+		// F-RTO applies to a timeout outside a fast recovery, or a
+		// repeated one (Linux's tcp_enter_loss).
+		d.frto = !(d.recovery && !d.rtoRecovery) || d.rtoRun > 0
+		d.stall(t)
+		// A timeout starts a recovery of its own (RFC 6298 5.5; Linux's
+		// Loss state), even inside a fast recovery whose retransmission
+		// was lost: what follows up to the data sent so far is resent in
+		// slow start, by the timer's doing.
+		d.recovery, d.rtoRecovery, d.recoverPoint = true, true, d.sndMax
+		d.rtoRetxEnd, d.frtoHigh = end, d.sndMax
 	}
 	d.tl.AddEvent(rt, kind, seq, int64(n))
 	if d.rtoRecovery {

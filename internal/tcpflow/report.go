@@ -197,7 +197,7 @@ func (f *Flow) report(a *Analyzer) *FlowReport {
 		r.Closed = "fin"
 	}
 	for i := range f.dir {
-		f.fitLag(&f.dir[i], f.achieved(&f.dir[i]))
+		f.fitLag(&f.dir[i])
 	}
 	flowFlags := f.flowFlags(a, r)
 	main := 0
@@ -332,7 +332,7 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	if !f.shiftKnown[1-i] {
 		dr.Rwnd = WindowStats{} // raw values mean nothing without the scale
 	}
-	dr.RTT = f.rttReport(d, f.achieved(d))
+	dr.RTT = f.rttReport(d)
 	info := f.diagInfo(a, i, &dr, flowFlags, stallTime, unresp, dead)
 	d.tl.Settle()
 	info.CaptureLimited = f.captureLimited(a, d, p, info)

@@ -11,12 +11,13 @@ import "time"
 // (RTTReport.AckDelay).
 
 // fitBound is the longest path RTT (ns) direction d's window allows at
-// bps, the rate it achieved: the sender's flight is at most the largest
-// window the receiver offered, so a round trip is at most that window
-// over the rate; 0 when unknown (no rate, or the window's scale
-// unknown). The average, not a peak: a peak over short intervals is a
-// burst's rate, not the window's.
-func (f *Flow) fitBound(d *direction, bps float64) int64 {
+// the rate it achieved (as its lag now makes it): the sender's flight is
+// at most the largest window the receiver offered, so a round trip is at
+// most that window over the rate; 0 when unknown (no rate, or the
+// window's scale unknown). The average, not a peak: a peak over short
+// intervals is a burst's rate, not the window's.
+func (f *Flow) fitBound(d *direction) int64 {
+	bps := f.achieved(d)
 	i := 0
 	if d == &f.dir[1] {
 		i = 1
@@ -28,12 +29,12 @@ func (f *Flow) fitBound(d *direction, bps float64) int64 {
 }
 
 // fitLag cuts direction d's lag (its sender's half, from the handshake)
-// to what its window allows at bps (fitBound, with a tenth of slack): a
+// to what its window allows (fitBound, with a tenth of slack): a
 // half longer than that held an ACK the sender's own stack delayed (the
 // ACK of the SYN-ACK, or of the peer's first data, on an old stack's
 // 200 ms timer), not path. The cut is kept apart as lagDelay.
-func (f *Flow) fitLag(d *direction, bps float64) {
-	fit := f.fitBound(d, bps)
+func (f *Flow) fitLag(d *direction) {
+	fit := f.fitBound(d)
 	if d.d <= 0 || d.rttN == 0 || fit <= 0 || d.d+d.rttMin <= fit+fit/10 {
 		return
 	}
@@ -64,10 +65,11 @@ func (f *Flow) achieved(d *direction) float64 {
 
 // rttReport is the sender's RTT: data to ACK at the capture point plus
 // the sender's half (its lag), else the handshake's. The RTT must fit
-// what the window carried at bps, the rate achieved (fitLag, fitBound): a lag that does not was
-// a delayed ACK, and when even the median ACK time does not fit, the
-// least one (which cannot hold a delay the others do not) is the path's.
-func (f *Flow) rttReport(d *direction, bps float64) RTTReport {
+// what the window carried at the rate achieved (fitBound); the report's
+// lag was already cut to fit (fitLag), and when even the median ACK time
+// does not fit, the least one (which cannot hold a delay the others do
+// not) is the path's.
+func (f *Flow) rttReport(d *direction) RTTReport {
 	var r RTTReport
 	rt := &r
 	rt.AckSamples = d.rttN
@@ -85,7 +87,7 @@ func (f *Flow) rttReport(d *direction, bps float64) RTTReport {
 			rt.Source = "sender's half of the handshake + data to ACK at the capture point"
 		}
 		rt.AckDelay = secs(d.lagDelay)
-		if fit := f.fitBound(d, bps); fit > 0 && d.d+int64(d.rttQuantile(0.5)) > fit+fit/10 && d.d+d.rttMin <= fit+fit/10 {
+		if fit := f.fitBound(d); fit > 0 && d.d+int64(d.rttQuantile(0.5)) > fit+fit/10 && d.d+d.rttMin <= fit+fit/10 {
 			rt.AckDelay += rt.AckMedian - rt.AckMin
 			rt.Path = rt.SenderLag + rt.AckMin
 			rt.Source += " (the least: the median held delayed ACKs, it does not fit the window)"

@@ -98,13 +98,10 @@ func (f *Flow) clockedWithin(d *direction) int64 {
 }
 
 // maySACK reports whether the connection may use SACK: both SYNs offered
-// it, or no handshake was seen (a tail loss probe needs SACK in Linux).
+// it (sackOn), or no handshake was seen (a tail loss probe needs SACK in
+// Linux).
 func (f *Flow) maySACK() bool {
-	a, b := &f.dir[0], &f.dir[1]
-	if !a.synSeen || !b.synSeen {
-		return true
-	}
-	return a.syn.SACKPermitted && b.syn.SACKPermitted
+	return !f.dir[0].synSeen || !f.dir[1].synSeen || f.sackOn()
 }
 
 // rtoThreshold is the silence after which a retransmission can only be
@@ -213,17 +210,24 @@ func (f *Flow) finResent(d *direction, seq, t int64) {
 		kind, _ = f.retransKind(d, seq, seq+1, t)
 	}
 	d.retrans++
+	d.countKind(kind, 1, 0)
+	d.tl.AddEvent(time.Duration(t-f.start), kind, seq, 0)
+}
+
+// countKind counts segs retransmitted segments (bytes of payload) of a
+// kind (retransKind's, or spurious).
+func (d *direction) countKind(kind diagnose.EventKind, segs, bytes int64) {
 	switch kind {
 	case diagnose.EvRetransSpurious:
-		d.spurious++
+		d.spurious += segs
+		d.spuriousBytes += bytes
 	case diagnose.EvRetransFast:
-		d.fast++
+		d.fast += segs
 	case diagnose.EvRetransProbe:
-		d.probes++
+		d.probes += segs
 	default:
-		d.rto++
+		d.rto += segs
 	}
-	d.tl.AddEvent(time.Duration(t-f.start), kind, seq, 0)
 }
 
 // undoTimeout ends a timeout's recovery that F-RTO proved spurious

@@ -47,15 +47,7 @@ func TestTruthCaptures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			fh, err := os.Open(filepath.Join("testdata", "truth", tc.file+".pcap.gz"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fh.Close()
-			an, err := Analyze(fh, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			an := truthCapture(t, tc.file, Options{})
 			if len(an.Flows) != 1 {
 				t.Fatalf("%d flows, want 1", len(an.Flows))
 			}
@@ -104,15 +96,7 @@ func TestTruthCaptures(t *testing.T) {
 // TCPLossProbes 1 segments; analyze used to take the SACK of the new
 // data for an undo and call the 16 fast.
 func TestFRTOLossWasReal(t *testing.T) {
-	fh, err := os.Open(filepath.Join("testdata", "truth", "burst-loss-rto.pcap.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	an, err := Analyze(fh, Options{MaxPoints: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
+	an := truthCapture(t, "burst-loss-rto", Options{MaxPoints: 100})
 	var fast, rto int64
 	for _, d := range an.Flows[0].Directions {
 		if d.Timeline == nil {
@@ -153,19 +137,26 @@ func TestTruthRetransKinds(t *testing.T) {
 		{"rto-stall-undo", 93, 4, 0, 1},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			fh, err := os.Open(filepath.Join("testdata", "truth", tc.file+".pcap.gz"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fh.Close()
-			an, err := Analyze(fh, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			an := truthCapture(t, tc.file, Options{})
 			r := dirOf(t, an.Flows[0], an.Flows[0].Client).Retrans
 			if r.Fast != tc.fast || r.RTO != tc.timeout || r.Probe != tc.probe || r.Spurious != tc.spurious {
 				t.Errorf("retransmissions %+v; the kernel counted %d fast, %d timeout, %d probe, %d spurious", r, tc.fast, tc.timeout, tc.probe, tc.spurious)
 			}
 		})
 	}
+}
+
+// truthCapture analyzes testdata/truth/NAME.pcap.gz.
+func truthCapture(t *testing.T, name string, opts Options) *Analysis {
+	t.Helper()
+	fh, err := os.Open(filepath.Join("testdata", "truth", name+".pcap.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	an, err := Analyze(fh, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return an
 }

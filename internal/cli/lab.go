@@ -37,7 +37,7 @@ type labArgs struct {
 	repeat                              int
 	cases, clientSysctls, serverSysctls []string
 	prefix                              string
-	quick, noReport                     bool
+	quick, noReport, ipv6               bool
 	flags                               *pflag.FlagSet
 }
 
@@ -90,6 +90,7 @@ Scenarios (and the reported problem or the targets each one checks):
 	f.StringSliceVar(&a.cases, "case", nil, "run only the cases whose ID matches this glob, e.g. 'both-*' (repeatable)")
 	f.StringArrayVar(&a.clientSysctls, "client-sysctl", nil, "extra sysctl key=value in the client namespace of every run (the case's own settings win)")
 	f.StringArrayVar(&a.serverSysctls, "server-sysctl", nil, "extra sysctl key=value in the server namespace of every run")
+	f.BoolVar(&a.ipv6, "ipv6", false, "causes: the ends get IPv6 addresses (2001:2::/48) and the tools talk over IPv6")
 	return c
 }
 
@@ -122,7 +123,7 @@ func (a *labArgs) register(f *pflag.FlagSet, pathDefault, dirName string) {
 // params are the scenario parameters the user set.
 func (a labArgs) params() (scenario.Params, error) {
 	p := scenario.Params{RTT: a.rtt.D, RateBps: a.rate.Bps, Loss: a.loss.F, Queue: a.queue.N, Duration: a.duration.D,
-		Repeat: a.repeat, Quick: a.quick, CC: a.cc}
+		Repeat: a.repeat, Quick: a.quick, CC: a.cc, IPv6: a.ipv6}
 	if a.flags != nil && a.flags.Changed("repeat") && (a.repeat < 1 || a.repeat > 100) {
 		return p, usagef("--repeat %d: give 1..100 runs per case", a.repeat)
 	}
@@ -287,6 +288,15 @@ func printLabTable(w io.Writer, s *scenario.Scenario, runs []results.Run) {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
+	for _, m := range report.CauseMatrices(runs) {
+		fmt.Fprintf(w, "\n%s\n", m.Title)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(m.Head, "\t"))
+		for _, r := range m.Rows {
+			fmt.Fprintln(tw, strings.Join(r, "\t"))
+		}
+		tw.Flush()
+	}
 	for _, l := range scenario.Headlines(s.Header(time.Now()), sums) {
 		fmt.Fprintln(w, l)
 	}

@@ -185,6 +185,15 @@ func curl(ctx context.Context, cl topo.End, allowTimeout bool, args ...string) (
 // startTcpdump captures the server's TCP port to file (headers only,
 // 128 bytes per packet) and returns once tcpdump is listening.
 func startTcpdump(ctx context.Context, sv topo.End, file string) (*exec.Cmd, error) {
+	return startCapture(file, func(bin string, args ...string) *exec.Cmd {
+		return sv.Command(ctx, bin, append(args, "tcp", "port", strconv.Itoa(httpPort))...)
+	}, sv.Dev)
+}
+
+// startCapture runs tcpdump through command (with its arguments, to which
+// command may add a filter), writing file on device dev (headers only,
+// 128 bytes per packet), and returns once tcpdump is listening.
+func startCapture(file string, command func(bin string, args ...string) *exec.Cmd, dev string) (*exec.Cmd, error) {
 	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 		return nil, err
 	}
@@ -192,7 +201,7 @@ func startTcpdump(ctx context.Context, sv topo.End, file string) (*exec.Cmd, err
 	if err != nil {
 		return nil, err
 	}
-	cmd := sv.Command(ctx, bin, "-i", sv.Dev, "-s", "128", "-U", "--immediate-mode", "-Z", "root", "-n", "-w", file, "tcp", "port", strconv.Itoa(httpPort))
+	cmd := command(bin, "-i", dev, "-s", "128", "-U", "--immediate-mode", "-Z", "root", "-n", "-w", file)
 	pr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

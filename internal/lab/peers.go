@@ -51,6 +51,8 @@ func peersFor(s *scenario.Scenario) []string {
 			add("iperf3")
 		case scenario.KindPing:
 			add("ping")
+		case scenario.KindCauses:
+			add("tcpdump")
 		}
 		if c.Ping > 0 {
 			add("ping")

@@ -140,19 +140,24 @@ func (r *runner) all(ctx context.Context, w *results.Writer) ([]results.Run, err
 func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run, error) {
 	s := r.s
 	run := results.Run{Scenario: s.Name, Case: c.ID, Series: c.Series, X: c.X, Label: c.Label, Repeat: rep,
-		Started: time.Now().UTC(), Valid: true, Notes: slices.Clone(c.Notes), Metrics: map[string]float64{}}
+		Started: time.Now().UTC(), Valid: true, Notes: slices.Clone(c.Notes), Metrics: map[string]float64{}, Truth: c.Truth}
 	wl, err := workloadFor(c.Kind)
 	if err != nil {
 		return run, fmt.Errorf("case %s: %w", c.ID, err)
 	}
 	cp := s.PathOf(c)
 	if c.Path != nil {
-		run.Path = &results.RunPath{RTTSeconds: cp.RTT.Seconds(), RateBps: cp.RateBps, QueueBytes: cp.QueueBytes, Veth: cp.Veth}
+		run.Path = &results.RunPath{RTTSeconds: cp.RTT.Seconds(), RateBps: cp.RateBps, QueueBytes: cp.QueueBytes, Veth: cp.Veth,
+			Knobs: cp.Knobs, ServerCPU: cp.ServerCPU, IPv6: cp.IPv6}
 	}
-	spec := emupath.Spec{Topo: topo.Spec{Prefix: r.opt.Prefix, CC: s.CC, ClientSysctls: c.Client, ServerSysctls: c.Server, Veth: cp.Veth},
-		RTT: cp.RTT}
+	spec := emupath.Spec{Topo: topo.Spec{Prefix: r.opt.Prefix, CC: s.CC, ClientSysctls: c.Client, ServerSysctls: c.Server, Veth: cp.Veth,
+		ServerCPU: cp.ServerCPU, IPv6: cp.IPv6}, RTT: cp.RTT}
 	if !cp.Veth {
-		if spec.Up, spec.Down, err = emupath.Symmetric(cp.RTT, cp.RateBps, s.Loss, cp.QueueBytes, time.Now().UnixNano()).Configs(); err != nil {
+		link := emupath.Symmetric(cp.RTT, cp.RateBps, s.Loss, cp.QueueBytes, time.Now().UnixNano())
+		if err := link.Apply(cp.Knobs); err != nil {
+			return run, inputf("case %s: %v", c.ID, err)
+		}
+		if spec.Up, spec.Down, err = link.Configs(); err != nil {
 			return run, inputf("case %s: %v", c.ID, err)
 		}
 	}
@@ -179,7 +184,7 @@ func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run
 		// how close the run came to this host's limit.
 		m.Metrics["host_cpu_pct"] = 100 * busyCores(cpu0, cpu1, runtime.NumCPU())
 	}
-	run.Metrics, run.Samples, run.Capture = m.Metrics, m.Samples, m.Capture
+	run.Metrics, run.Samples, run.Capture, run.Named = m.Metrics, m.Samples, m.Capture, m.Named
 	run.Notes = append(run.Notes, m.Notes...)
 	overloaded := false
 	if p.Emu != nil {

@@ -32,6 +32,8 @@ type Measurement struct {
 	Capture string // the capture's path under OutDir
 	// Invalid, when set, says why the run does not count.
 	Invalid string
+	// Named is each tool's named cause (the causes matrix).
+	Named map[string]string
 	// SORequested, SORcvbuf and SOSndbuf are the client's socket buffer
 	// request and what the kernel gave (iperf3 -w); 0 none.
 	SORequested, SORcvbuf, SOSndbuf int64
@@ -53,6 +55,7 @@ var workloads = map[string]Workload{
 	scenario.KindUpload:   upload{},
 	scenario.KindIperf:    iperf{},
 	scenario.KindPing:     ping{},
+	scenario.KindCauses:   causes{},
 }
 
 func workloadFor(kind string) (Workload, error) {

@@ -46,6 +46,8 @@ type Page struct {
 	// Invalid lists the invalid runs, left out of the results, with the
 	// reason.
 	Invalid []string `json:"invalid,omitempty"`
+	// Matrices are the causes matrix's score and confusion tables.
+	Matrices []Matrix `json:"matrices,omitempty"`
 }
 
 // ChartData is one chart, ready for uPlot: X holds the x values (or case
@@ -110,6 +112,7 @@ func Build(f *results.File) (*Page, error) {
 		}
 	}
 	p.TableHead, p.Table = Table(h, sums)
+	p.Matrices = CauseMatrices(f.Runs)
 	for _, c := range h.Charts {
 		var cd ChartData
 		switch c.Kind {

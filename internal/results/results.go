@@ -75,6 +75,12 @@ type RunPath struct {
 	QueueBytes int64   `json:"queue_bytes,omitempty"`
 	// Veth marks the raw kernel path: a veth pair, no emulator.
 	Veth bool `json:"veth,omitempty"`
+	// Knobs are the path's impairments as emulate flags
+	// ("down-policer=50Mbit/s/64KB"); ServerCPU the server's share of a
+	// core; IPv6 that the ends talked over IPv6.
+	Knobs     []string `json:"knobs,omitempty"`
+	ServerCPU float64  `json:"server_cpu,omitempty"`
+	IPv6      bool     `json:"ipv6,omitempty"`
 }
 
 // Host describes the machine the lab ran on.
@@ -157,6 +163,10 @@ type Run struct {
 	Samples []Sample `json:"samples,omitempty"`
 	// Capture is the pcap of the run, relative to the results file.
 	Capture string `json:"capture,omitempty"`
+	// Truth is the failure the run's path had (the causes matrix), and
+	// Named what each tool named ("-": nothing), by tool.
+	Truth string            `json:"truth,omitempty"`
+	Named map[string]string `json:"named,omitempty"`
 }
 
 // Sample is one tcp_info reading of one socket (struct tcp_info,

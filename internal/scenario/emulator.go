@@ -22,6 +22,13 @@ type CasePath struct {
 	QueueBytes int64   // the bottleneck queue; only with a rate
 	// Veth is the raw kernel path: a veth pair, no emulator.
 	Veth bool
+	// Knobs are the path's impairments as emulate flags,
+	// "down-policer=50Mbit/s/64KB" (emupath's Link.Apply).
+	Knobs []string
+	// ServerCPU limits the server's commands, in cores (0: none).
+	ServerCPU float64
+	// IPv6 gives the ends IPv6 addresses too; the case's peers use them.
+	IPv6 bool
 }
 
 // PathOf is the path case c runs on.

@@ -16,6 +16,11 @@ func Model(s *Scenario, c Case, st State, measured map[string]float64) (map[stri
 	if p := s.PathOf(c); c.Kind == KindPing || p.Veth || p.RateBps == 0 || p.RTT == 0 {
 		return nil, nil, nil // nothing the model predicts: an idle, unlimited or zero-delay path
 	}
+	if c.Kind == KindCauses {
+		// What the link carries: the rate test should report for the
+		// path whatever the failure held one stream to.
+		return map[string]float64{"path_rate_bps": pathmodel.Goodput(s.PathOf(c).RateBps)}, nil, nil
+	}
 	in, err := modelInput(s, c, st)
 	if err != nil {
 		return nil, nil, fmt.Errorf("case %s: settings read back: %w", c.ID, err)

@@ -31,6 +31,8 @@ type Params struct {
 	// ClientSysctls and ServerSysctls are set in every run's namespaces
 	// before the case's own settings, which win on the same key.
 	ClientSysctls, ServerSysctls []sysctl.Setting
+	// IPv6: the causes matrix runs its tools over IPv6.
+	IPv6 bool
 
 	// verify holds what ExpandVerify was given.
 	verify *verifyInput
@@ -138,6 +140,9 @@ type Case struct {
 	// Ping is how many pings (100 ms apart) go alongside an iperf run,
 	// or alone in a KindPing run; 0 none.
 	Ping int
+	// Truth is the failure a causes case's path has (diagnose's name of
+	// it, or Clean): what its tools must name.
+	Truth string
 }
 
 // Scenario is an expanded scenario: the path and its cases.
@@ -197,6 +202,12 @@ var scenarios = map[string]scenarioDef{
 		seed:  "emulator-targets: every run valid, the cost per Gbit/s, 200 ms x 1 Gbit/s within 25% of a core, idle RTT error <= 0.2 ms",
 		rtt:   200 * time.Millisecond, rate: 1e9, repeat: 3, quick: 1,
 		expand: expandEmulator,
+	},
+	"causes": {
+		title: "The path's own failures, named by test, analyze and flows: the ground-truth matrix",
+		seed:  "path-causes: random loss, a policer, a shallow or bloated queue, reordering, a middlebox, a CPU-bound end, each named with who can act",
+		rtt:   50 * time.Millisecond, rate: 100e6, repeat: 10, quick: 1,
+		expand: expandCauses,
 	},
 	"upload": {
 		title: "Upload to a server whose application sets a tiny SO_RCVBUF",
@@ -269,7 +280,9 @@ func expandVerify(s *Scenario, p Params) error {
 }
 
 // Names lists the scenarios in the order `lab` documents them.
-func Names() []string { return []string{"buffers", "initcwnd", "longrtt", "upload", "emulator"} }
+func Names() []string {
+	return []string{"buffers", "initcwnd", "longrtt", "upload", "emulator", "causes"}
+}
 
 // Describe returns a scenario's title and the problem users reported
 // that it reproduces, for help text: the problem without the internal
@@ -290,6 +303,9 @@ func Expand(name string, p Params, f Facts) (*Scenario, error) {
 	d, ok := scenarios[name]
 	if !ok {
 		return nil, inputf("unknown scenario %q (have: %s)", name, strings.Join(Names(), ", "))
+	}
+	if p.IPv6 && name != "causes" {
+		return nil, inputf("--ipv6 applies to the causes scenario only")
 	}
 	return expand(name, d, p, f)
 }
@@ -383,6 +399,8 @@ func (c Case) estimate(rtt time.Duration) time.Duration {
 	switch c.Kind {
 	case KindDownload, KindIperf:
 		return c.Duration + c.Omit + setupCost
+	case KindCauses:
+		return causesEstimate(c)
 	case KindPing:
 		return setupCost + time.Duration(c.Ping)*100*time.Millisecond + c.Path.RTT
 	case KindUpload:

@@ -1,0 +1,157 @@
+//go:build linux
+
+package lab
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/emupath"
+	"github.com/longhaul/longhaul/internal/scenario"
+)
+
+// servePort is where `longhaul serve` listens (its default).
+const servePort = 9978
+
+// causes: one run of the path-causes matrix (scenario.KindCauses), with
+// this very binary as every tool: serve in the server's namespace (in
+// its CPU limit, if the case has one), test in the client's, tcpdump at
+// the server's end (the download's sender), flows on the server's
+// sockets over the middle half of the single-stream download, and
+// analyze on the capture once the test is over. Each tool's named cause
+// goes in Named; a tool that failed names "?".
+type causes struct{}
+
+func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
+	m := newMeasurement()
+	self, err := os.Executable()
+	if err != nil {
+		return m, fmt.Errorf("lab: find longhaul itself: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "longhaul-causes-")
+	if err != nil {
+		return m, err
+	}
+	defer os.RemoveAll(dir)
+	token := filepath.Join(dir, "token")
+	if err := writeToken(token); err != nil {
+		return m, err
+	}
+	sv, cl := e.Path.Topo.Server(), e.Path.Topo.Client()
+	srv := sv.Command(ctx, self, "serve", "--auth", token, "--listen", fmt.Sprintf(":%d", servePort))
+	var srvLog bytes.Buffer
+	srv.Stdout, srv.Stderr = &srvLog, &srvLog
+	if err := srv.Start(); err != nil {
+		return m, fmt.Errorf("start longhaul serve: %w", err)
+	}
+	defer stop(srv)
+	if err := emupath.WaitListening(ctx, srv, sv.Netns, servePort, "longhaul serve", 10*time.Second); err != nil {
+		return m, fmt.Errorf("%w: %s", err, lastLine(srvLog.String()))
+	}
+	pcap := filepath.Join(dir, "server.pcap")
+	if e.OutDir != "" {
+		m.Capture = filepath.Join("captures", fmt.Sprintf("%s-%d.pcap", e.Case.ID, e.Repeat))
+		pcap = filepath.Join(e.OutDir, m.Capture)
+	}
+	// Outside the server's CPU limit: the capture and flows observe it.
+	td, err := startCapture(pcap, func(bin string, args ...string) *exec.Cmd {
+		return freeCommand(ctx, "ip", append([]string{"netns", "exec", sv.Netns, bin}, append(args, "tcp")...)...)
+	}, sv.Dev)
+	if err != nil {
+		return m, err
+	}
+	defer stop(td)
+	server := sv.Addr.String()
+	if e.Case.Path != nil && e.Case.Path.IPv6 {
+		server = "[" + sv.Addr6.String() + "]"
+	}
+	flowsDoc := make(chan []byte, 1)
+	wait, span := flowsWindow(e.Case.Duration, e.RTT)
+	go func() {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			flowsDoc <- nil
+			return
+		}
+		out, _ := freeCommand(ctx, self, "flows", "--netns", sv.Netns, "--interval", span.String(), "--json").Output()
+		flowsDoc <- out
+	}()
+	test := cl.Command(ctx, self, "test", server, "--auth", token, "--download", "--duration", e.Case.Duration.String(), "--loss-probes", "--json")
+	var testErr bytes.Buffer
+	test.Stderr = &testErr
+	testDoc, runErr := test.Output()
+	fl := <-flowsDoc
+	time.Sleep(100 * time.Millisecond) // tcpdump writes the last packets
+	stop(td)
+	if runErr != nil {
+		m.Invalid = fmt.Sprintf("longhaul test failed (%v): %s", runErr, lastLine(testErr.String()))
+		return m, nil
+	}
+	m.Named = judgeRun(ctx, self, testDoc, pcap, fl, m.Metrics)
+	return m, nil
+}
+
+// judgeRun reads each tool's named cause (analyze run on the capture now)
+// and the test's rates into metrics.
+func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flowsDoc []byte, metrics map[string]float64) map[string]string {
+	named := map[string]string{scenario.ToolTest: "?", scenario.ToolAnalyze: "?", scenario.ToolFlows: "?"}
+	n, single, rate, port, ok := testNamed(testDoc)
+	if ok {
+		named[scenario.ToolTest] = n
+		metrics["single_bps"], metrics["path_rate_bps"] = single, rate
+	}
+	if port == "" {
+		port = strconv.Itoa(servePort)
+	}
+	if doc, err := freeCommand(ctx, self, "analyze", "--json", pcap).Output(); err == nil {
+		if n, ok := analyzeNamed(doc, port); ok {
+			named[scenario.ToolAnalyze] = n
+		}
+	}
+	if n, ok := flowsNamed(flowsDoc); ok {
+		named[scenario.ToolFlows] = n
+	}
+	return named
+}
+
+// flowsWindow is when flows starts reading the server's sockets and for
+// how long: the middle half of the single-stream download, which starts
+// after the session's set-up (a second and a few round trips).
+func flowsWindow(dur, rtt time.Duration) (wait, span time.Duration) {
+	return time.Second + 8*rtt + dur/4, dur / 2
+}
+
+// freeCommand is a command in its own process group, killed with it when
+// ctx ends or this process dies, outside any namespace's CPU limit.
+func freeCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error {
+		// Only while it has not been waited for: until then its group's
+		// id cannot belong to another process.
+		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+			return os.ErrProcessDone
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	return cmd
+}
+
+// writeToken writes a fresh pre-shared token for serve and test.
+func writeToken(path string) error {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(b)+"\n"), 0o600)
+}

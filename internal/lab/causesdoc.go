@@ -1,0 +1,119 @@
+package lab
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/longhaul/longhaul/internal/scenario"
+)
+
+// judged is the part of a verdict the matrix reads: the cause named, and
+// the flags that stand for one where no cause is (a capture or a socket
+// flags a queue's delay as bufferbloat, a connection without window
+// scaling as no-window-scaling).
+type judged struct {
+	Cause *struct {
+		Name string `json:"name"`
+	} `json:"cause"`
+	Flags []string `json:"flags"`
+}
+
+func (j judged) named() string {
+	switch {
+	case j.Cause != nil && j.Cause.Name != "":
+		return j.Cause.Name
+	case slices.Contains(j.Flags, "bufferbloat"):
+		return "bufferbloat"
+	case slices.Contains(j.Flags, "no-window-scaling"):
+		return "no-window-scaling"
+	}
+	return scenario.NoCause
+}
+
+// testNamed reads `longhaul test --json` (longhaul.test/v1): the cause
+// its download direction names, the single stream's rate, the path's
+// rate it reports and the server's port.
+func testNamed(doc []byte) (named string, single, pathRate float64, port string, ok bool) {
+	var d struct {
+		Server     string  `json:"server"`
+		PathRate   float64 `json:"path_rate_bps"`
+		Directions []struct {
+			Name       string  `json:"name"`
+			Throughput float64 `json:"throughput_bps"`
+			Cause      *struct {
+				Name string `json:"name"`
+			} `json:"cause"`
+			Flow *judged `json:"flow"`
+		} `json:"directions"`
+	}
+	if json.Unmarshal(doc, &d) != nil {
+		return "", 0, 0, "", false
+	}
+	if i := strings.LastIndexByte(d.Server, ':'); i >= 0 {
+		port = d.Server[i+1:]
+	}
+	for _, dir := range d.Directions {
+		if dir.Name != "download" {
+			continue
+		}
+		j := judged{Cause: dir.Cause}
+		if dir.Flow != nil {
+			j.Flags = dir.Flow.Flags
+		}
+		return j.named(), dir.Throughput, d.PathRate, port, true
+	}
+	return "", 0, 0, port, false
+}
+
+// analyzeNamed reads `longhaul analyze --json`: the cause named for the
+// single-stream download, the first flow (in the capture's order) whose
+// server, on port, sent 1 MB or more; the capacity phase's streams and
+// the probes come after it.
+func analyzeNamed(doc []byte, port string) (string, bool) {
+	var d struct {
+		Flows []struct {
+			Directions []struct {
+				judged
+				Sender string `json:"sender"`
+				Bytes  int64  `json:"bytes"`
+			} `json:"directions"`
+		} `json:"flows"`
+	}
+	if json.Unmarshal(doc, &d) != nil {
+		return "", false
+	}
+	for _, f := range d.Flows {
+		for _, dir := range f.Directions {
+			if strings.HasSuffix(dir.Sender, ":"+port) && dir.Bytes >= 1<<20 {
+				return dir.named(), true
+			}
+		}
+	}
+	return "", false
+}
+
+// flowsNamed reads `longhaul flows --json`: the cause named for the
+// busiest sending socket.
+func flowsNamed(doc []byte) (string, bool) {
+	var d struct {
+		Flows []struct {
+			judged
+			Direction string `json:"direction"`
+			BytesSent int64  `json:"bytes_sent"`
+		} `json:"flows"`
+	}
+	if json.Unmarshal(doc, &d) != nil {
+		return "", false
+	}
+	best, found := -1, false
+	for i, f := range d.Flows {
+		if f.Direction == "send" && (!found || f.BytesSent > d.Flows[best].BytesSent) {
+			best, found = i, true
+		}
+	}
+	if !found {
+		return "", false
+	}
+	return d.Flows[best].named(), true
+}

@@ -1,0 +1,55 @@
+package lab
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The documents of four runs of scripts/bench-causes.sh (100 ms x
+// 500 Mbit/s), trimmed to the fields the matrix reads; what each tool
+// named is what scripts/causes-row.py reads from the full documents.
+func TestCauseDocuments(t *testing.T) {
+	for _, tc := range []struct {
+		run, test, analyze, flows string
+		single                    float64
+	}{
+		{"policer-1", "shallow-buffer", "shallow-buffer", "random-loss", 7.5e6},
+		{"window-scale-stripped-1", "window-scale-stripped", "no-window-scaling", "no-window-scaling", 5.2e6},
+		{"clean-1", "-", "-", "-", 400e6},
+		{"bufferbloat-1", "bufferbloat", "bufferbloat", "bufferbloat", 400e6},
+	} {
+		read := func(suffix string) []byte {
+			b, err := os.ReadFile(filepath.Join("testdata", "causes", tc.run+suffix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		}
+		named, single, rate, port, ok := testNamed(read(".json"))
+		if !ok || named != tc.test || port != "9978" || rate < single {
+			t.Errorf("%s: test named %q (ok %v), single %.3g, path rate %.3g, port %q", tc.run, named, ok, single, rate, port)
+		}
+		if single < tc.single*0.9 {
+			t.Errorf("%s: single stream %.3g bit/s, want at least %.3g", tc.run, single, tc.single*0.9)
+		}
+		if got, ok := analyzeNamed(read(".analyze.json"), port); !ok || got != tc.analyze {
+			t.Errorf("%s: analyze named %q (ok %v), want %q", tc.run, got, ok, tc.analyze)
+		}
+		if got, ok := flowsNamed(read(".flows.json")); !ok || got != tc.flows {
+			t.Errorf("%s: flows named %q (ok %v), want %q", tc.run, got, ok, tc.flows)
+		}
+	}
+	// No verdict in a document that is not one: "?" in the matrix.
+	for _, bad := range []string{"", "{", `{"flows": 3}`, `{"directions": [{"name": "upload"}]}`} {
+		if _, _, _, _, ok := testNamed([]byte(bad)); ok {
+			t.Errorf("testNamed(%q) ok", bad)
+		}
+		if _, ok := analyzeNamed([]byte(bad), "9978"); ok {
+			t.Errorf("analyzeNamed(%q) ok", bad)
+		}
+		if _, ok := flowsNamed([]byte(bad)); ok {
+			t.Errorf("flowsNamed(%q) ok", bad)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/longhaul/longhaul/internal/results"
+)
+
+func TestCauseMatrices(t *testing.T) {
+	run := func(c, truth, test, analyze, flows string, valid bool) results.Run {
+		return results.Run{Case: c, Series: "50 ms x 100 Mbit/s", Label: c, Truth: truth, Valid: valid,
+			Named: map[string]string{"test": test, "analyze": analyze, "flows": flows}}
+	}
+	runs := []results.Run{
+		run("clean", "clean", "-", "bufferbloat", "-", true),
+		run("clean", "clean", "random-loss", "-", "-", true),
+		run("policer", "policer", "policer", "shallow-buffer", "random-loss", true),
+		run("policer", "policer", "policer", "policer", "?", true),
+		run("policer", "policer", "-", "-", "-", false), // invalid: left out
+		run("cpu", "cpu-bound", "cpu-bound", "-", "-", true),
+	}
+	ms := CauseMatrices(runs)
+	if len(ms) != 4 {
+		t.Fatalf("%d matrices, want the score and one per tool", len(ms))
+	}
+	score := ms[0]
+	want := []Row{
+		{"50 ms x 100 Mbit/s", "clean", "1/2", "2/2", "2/2", "test: random-loss x1"},
+		{"50 ms x 100 Mbit/s", "policer", "2/2", "1/2", "0/2", "analyze: shallow-buffer x1; flows: ? x1, random-loss x1"},
+		{"50 ms x 100 Mbit/s", "cpu", "1/1", "0/1 (+1w)", "0/1 (+1w)", ""},
+		{"all", "5 runs", "4/5", "3/5 (+1w)", "2/5 (+1w)", ""},
+	}
+	if !reflect.DeepEqual(score.Rows, want) {
+		t.Errorf("score rows\n%q\nwant\n%q", score.Rows, want)
+	}
+	an := ms[2]
+	if an.Title != "Confusion matrix: analyze" || !reflect.DeepEqual(an.Head, []string{"path had \\ analyze named", "clean", "policer", "cpu-bound", "bufferbloat", "shallow-buffer"}) {
+		t.Errorf("analyze's matrix: %s %q", an.Title, an.Head)
+	}
+	wantAn := []Row{{"clean", "1", "", "", "1", ""}, {"policer", "", "1", "", "", "1"}, {"cpu-bound", "1", "", "", "", ""}}
+	if !reflect.DeepEqual(an.Rows, wantAn) {
+		t.Errorf("analyze's rows %q, want %q", an.Rows, wantAn)
+	}
+	if CauseMatrices(runs[4:5]) != nil || CauseMatrices([]results.Run{{Case: "x", Valid: true}}) != nil {
+		t.Error("matrices without valid judged runs")
+	}
+}

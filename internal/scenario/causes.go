@@ -1,0 +1,191 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/sysctl"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// KindCauses is one run of the path-causes matrix: `longhaul test`
+// (download, then the paced loss probes) against `longhaul serve`, the
+// server's end captured for `longhaul analyze`, and `longhaul flows` on
+// the server's sockets during the single-stream download; each tool's
+// named cause is recorded against the failure the path was made to have.
+const KindCauses = "causes"
+
+// The tools the matrix judges, in the order its tables show them.
+const (
+	ToolTest    = "test"
+	ToolAnalyze = "analyze"
+	ToolFlows   = "flows"
+)
+
+// CauseTools lists the tools the matrix judges.
+func CauseTools() []string { return []string{ToolTest, ToolAnalyze, ToolFlows} }
+
+// Clean is the truth of a case whose path has no failure: no cause may be
+// named.
+const Clean = "clean"
+
+// failure is one failure the matrix puts on a path: the cause the tools
+// must name (diagnose's vocabulary) and the emulate flags that make it.
+type failure struct {
+	name, label string
+	knobs       func(rateBps float64) []string
+	// cpu-bound: the server's commands get this share of a core, on a
+	// path of at least 1 Gbit/s (the CPU must bind below the link).
+	serverCPU float64
+}
+
+// failures are the matrix's rows. A policer at half the link's rate
+// with a 64 KB burst; reordering of 5% of the segments by 30 ms; the
+// SYNs' window scale option stripped on the way to the server.
+var failures = []failure{
+	{name: Clean, label: "clean (1 BDP drop-tail queue)"},
+	{name: "random-loss", label: "random loss 0.01%", knobs: fixed("down-loss=0.01%")},
+	{name: "shallow-buffer", label: "shallow buffer (0.05 BDP)", knobs: fixed("down-queue=0.05bdp")},
+	{name: "bufferbloat", label: "bufferbloat (8 BDP queue)", knobs: fixed("down-queue=8bdp")},
+	{name: "policer", label: "policer at half the rate, 64 KB burst", knobs: func(r float64) []string {
+		return []string{"down-policer=" + flagRate(r/2) + "/64KB"}
+	}},
+	{name: "reordering", label: "reordering (5% held 30 ms)", knobs: fixed("down-reorder=5%/30ms")},
+	{name: "window-scale-stripped", label: "window scale stripped by a middlebox", knobs: fixed("up-middlebox=wscale=strip")},
+	{name: "cpu-bound", label: "server held to 0.01 of a core (1 Gbit/s link)", serverCPU: 0.01},
+}
+
+func fixed(knobs ...string) func(float64) []string { return func(float64) []string { return knobs } }
+
+// shape is a path of the matrix.
+type shape struct {
+	rtt  time.Duration
+	rate float64
+}
+
+// causeShapes are the matrix's default paths; the user's --rtt/--rate
+// make it one.
+var causeShapes = []shape{{50 * time.Millisecond, 100e6}, {100 * time.Millisecond, 500e6}}
+
+// causesEstimate is how long a run of test takes: the single-stream
+// download, the 8 streams for as long, the paced probes, set-up.
+func causesEstimate(c Case) time.Duration {
+	return 3*c.Duration + 10*time.Second
+}
+
+// quickFailures are the rows of the quick matrix (CI's subset).
+var quickFailures = []string{Clean, "random-loss", "policer"}
+
+// causesBuffer is both ends' tcp_rmem/tcp_wmem: large enough that no
+// host buffer limits any case (the issue's 128 MiB).
+const causesBuffer = "4096 131072 134217728"
+
+func expandCauses(s *Scenario, p Params) error {
+	if p.Loss != 0 || p.Queue != 0 {
+		return inputf("the causes matrix makes each case's loss and queue itself: --loss and --queue do not apply (pick cases with --case)")
+	}
+	dur := 8 * time.Second
+	if s.Quick {
+		dur = 4 * time.Second
+	}
+	if p.Duration != 0 {
+		dur = p.Duration
+	}
+	if dur < 2*time.Second || dur > 60*time.Second {
+		return inputf("run length %v out of range: test's download runs 2s..60s", dur)
+	}
+	shapes := causeShapes
+	if p.RTT != 0 || p.RateBps != 0 || s.Quick {
+		shapes = []shape{{s.RTT, s.RateBps}}
+	}
+	big := []sysctl.Setting{{Key: "net.ipv4.tcp_rmem", Value: causesBuffer}, {Key: "net.ipv4.tcp_wmem", Value: causesBuffer}}
+	for _, sh := range shapes {
+		for i, f := range failures {
+			if s.Quick && !slices.Contains(quickFailures, f.name) {
+				continue
+			}
+			cp := &CasePath{RTT: sh.rtt, RateBps: sh.rate, IPv6: p.IPv6}
+			if f.knobs != nil {
+				cp.Knobs = f.knobs(sh.rate)
+			}
+			if f.serverCPU > 0 {
+				cp.RateBps, cp.ServerCPU = max(sh.rate, 1e9), f.serverCPU
+			}
+			series := units.FormatDuration(sh.rtt) + " x " + units.FormatRate(sh.rate)
+			s.Cases = append(s.Cases, Case{ID: shapeID(sh) + "-" + f.name, Series: series, Label: f.label, X: float64(i),
+				Kind: KindCauses, Truth: f.name, Duration: dur, Client: big, Server: big, Path: cp,
+				Notes: []string{"emulate " + strings.Join(append([]string{"--rtt " + cp.RTT.String(), "--rate " + flagRate(cp.RateBps)}, flagsOf(cp)...), " ")}})
+		}
+	}
+	s.Columns = []results.Column{{Metric: "single_bps", Label: "one stream (test)", Unit: "bps"}, {Metric: "path_rate_bps", Label: "path rate (test)", Unit: "bps"}}
+	return nil
+}
+
+// flagsOf is the emulate flags of a case's failure.
+func flagsOf(cp *CasePath) []string {
+	var out []string
+	for _, k := range cp.Knobs {
+		name, value, _ := strings.Cut(k, "=")
+		out = append(out, "--"+name+" "+value)
+	}
+	if cp.ServerCPU > 0 {
+		out = append(out, fmt.Sprintf("--server-cpu %g", cp.ServerCPU))
+	}
+	if cp.IPv6 {
+		out = append(out, "--ipv6")
+	}
+	return out
+}
+
+// shapeID is a path in a case ID: 50ms-100M.
+func shapeID(sh shape) string { return sh.rtt.String() + "-" + rateID(sh.rate) }
+
+// flagRate is a rate as emulate's flags take it: 250Mbit/s.
+func flagRate(bps float64) string { return fmt.Sprintf("%gMbit/s", bps/1e6) }
+
+// Judgements of a tool's named cause against a case's truth.
+const (
+	Right  = "right"
+	Weaker = "weaker"
+	Wrong  = "wrong"
+)
+
+// weaker are the documented weaker verdicts a tool gives where it cannot
+// see the cause ("*": any): a capture at the server sees the client's
+// SYN without the option, so scaling was not negotiated, not that a
+// middlebox removed it, and tcp_info says only that the socket runs
+// without scaling; neither a capture nor tcp_info shows another
+// process's CPU.
+var weaker = map[[2]string]string{
+	{ToolAnalyze, "window-scale-stripped"}: "no-window-scaling",
+	{ToolFlows, "window-scale-stripped"}:   "no-window-scaling",
+	{ToolAnalyze, "cpu-bound"}:             "*",
+	{ToolFlows, "cpu-bound"}:               "*",
+}
+
+// NoCause is what a tool named when it named nothing.
+const NoCause = "-"
+
+// JudgeCause says whether tool named a case whose path had truth's
+// failure right, with a documented weaker verdict, or wrong. On a clean
+// path nothing may be named; a capture or a socket may flag the clean
+// one-BDP drop-tail queue's delay as bufferbloat, test may not (it
+// measures the idle RTT itself).
+func JudgeCause(tool, truth, named string) string {
+	if truth == Clean {
+		if named == NoCause || (tool != ToolTest && named == "bufferbloat") {
+			return Right
+		}
+		return Wrong
+	}
+	if named == truth {
+		return Right
+	}
+	if w, ok := weaker[[2]string{tool, truth}]; ok && (w == "*" || w == named) {
+		return Weaker
+	}
+	return Wrong
+}

@@ -1,0 +1,97 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/badinput"
+)
+
+func TestExpandCauses(t *testing.T) {
+	s, err := Expand("causes", Params{}, facts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Cases) != 2*len(failures) || s.Repeat != 10 {
+		t.Fatalf("%d cases x %d repeats, want %d x 10 (every failure on two shapes)", len(s.Cases), s.Repeat, 2*len(failures))
+	}
+	byID := map[string]Case{}
+	for _, c := range s.Cases {
+		byID[c.ID] = c
+		if c.Kind != KindCauses || c.Truth == "" || c.Path == nil || c.Duration != 8*time.Second {
+			t.Errorf("%s: kind %s, truth %q, path %v, duration %v", c.ID, c.Kind, c.Truth, c.Path, c.Duration)
+		}
+		if len(c.Server) != 2 || c.Server[0].Value != causesBuffer || len(c.Client) != 2 {
+			t.Errorf("%s: buffers client %v server %v, want 128 MiB at both ends", c.ID, c.Client, c.Server)
+		}
+	}
+	pol := byID["100ms-500M-policer"]
+	if pol.Path.RTT != 100*time.Millisecond || pol.Path.RateBps != 500e6 || strings.Join(pol.Path.Knobs, " ") != "down-policer=250Mbit/s/64KB" {
+		t.Errorf("policer at 100 ms x 500 Mbit/s: %+v", pol.Path)
+	}
+	if n := pol.Notes[0]; n != "emulate --rtt 100ms --rate 500Mbit/s --down-policer 250Mbit/s/64KB" {
+		t.Errorf("policer's note %q: want the emulate command that makes its path", n)
+	}
+	if cpu := byID["50ms-100M-cpu-bound"]; cpu.Path.ServerCPU != 0.01 || cpu.Path.RateBps != 1e9 || cpu.Path.RTT != 50*time.Millisecond {
+		t.Errorf("cpu-bound: %+v, want 0.01 of a core on a 1 Gbit/s link at the shape's RTT", cpu.Path)
+	}
+	if c := byID["50ms-100M-clean"]; c.Truth != Clean || len(c.Path.Knobs) != 0 || c.Path.ServerCPU != 0 {
+		t.Errorf("clean: %+v", c)
+	}
+	if ws := byID["50ms-100M-window-scale-stripped"]; strings.Join(ws.Path.Knobs, " ") != "up-middlebox=wscale=strip" {
+		t.Errorf("window scale stripped on the SYN's way: %v", ws.Path.Knobs)
+	}
+
+	// Quick: CI's subset on one shape; the user's path makes one shape.
+	q, err := Expand("causes", Params{Quick: true, IPv6: true}, facts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range q.Cases {
+		ids = append(ids, c.ID)
+		if !c.Path.IPv6 || c.Duration != 4*time.Second {
+			t.Errorf("quick %s: IPv6 %v, duration %v", c.ID, c.Path.IPv6, c.Duration)
+		}
+	}
+	if got := strings.Join(ids, " "); got != "50ms-100M-clean 50ms-100M-random-loss 50ms-100M-policer" || q.Repeat != 1 {
+		t.Errorf("quick cases %q x %d", got, q.Repeat)
+	}
+	one, err := Expand("causes", Params{RTT: 200 * time.Millisecond, RateBps: 1e9}, facts())
+	if err != nil || len(one.Cases) != len(failures) || one.Cases[0].ID != "200ms-1G-clean" {
+		t.Errorf("--rtt 200ms --rate 1Gbit/s: %v, %d cases", err, len(one.Cases))
+	}
+
+	for _, p := range []Params{{Loss: 0.01}, {Queue: 1 << 20}, {Duration: time.Second}, {Duration: 2 * time.Minute}} {
+		if _, err := Expand("causes", p, facts()); !badinput.Is(err) {
+			t.Errorf("causes with %+v: %v, want bad input", p, err)
+		}
+	}
+	if _, err := Expand("buffers", Params{IPv6: true}, facts()); err == nil || !strings.Contains(err.Error(), "causes") {
+		t.Errorf("buffers --ipv6: %v, want it refused", err)
+	}
+}
+
+func TestJudgeCause(t *testing.T) {
+	for _, tc := range []struct{ tool, truth, named, want string }{
+		{ToolTest, "policer", "policer", Right},
+		{ToolTest, "policer", "shallow-buffer", Wrong},
+		{ToolTest, "policer", NoCause, Wrong},
+		{ToolTest, Clean, NoCause, Right},
+		{ToolTest, Clean, "bufferbloat", Wrong},
+		{ToolAnalyze, Clean, "bufferbloat", Right},
+		{ToolFlows, Clean, "random-loss", Wrong},
+		{ToolAnalyze, "window-scale-stripped", "no-window-scaling", Weaker},
+		{ToolAnalyze, "window-scale-stripped", NoCause, Wrong},
+		{ToolTest, "window-scale-stripped", "no-window-scaling", Wrong},
+		{ToolFlows, "cpu-bound", NoCause, Weaker},
+		{ToolFlows, "cpu-bound", "cpu-bound", Right},
+		{ToolTest, "cpu-bound", NoCause, Wrong},
+		{ToolAnalyze, "reordering", "?", Wrong},
+	} {
+		if got := JudgeCause(tc.tool, tc.truth, tc.named); got != tc.want {
+			t.Errorf("JudgeCause(%s, %s, %s) = %s, want %s", tc.tool, tc.truth, tc.named, got, tc.want)
+		}
+	}
+}

@@ -88,11 +88,19 @@ bench-cc: build
 bench-mesh: build
 	LONGHAUL_BENCH_MESH=1 $(GO) test -count=1 -timeout 30m -run '^TestIntegrationProbeMesh$$' -v ./cmd/longhaul
 
-# the path causes test names, each case over the emulated path (root;
-# ~5 min with RUNS=3; RUNS=N, SHAPE="100ms 500Mbit/s"):
-# scripts/bench-causes.sh
-bench-causes: build
-	scripts/bench-causes.sh
+# issue 23's ground-truth matrix, the lab scenario `longhaul lab causes`
+# (root): every failure on 50 ms x 100 Mbit/s and 100 ms x 500 Mbit/s,
+# each run judged by test, analyze and flows; REPEAT runs a case (10 by
+# default: about 2 hours; QUICK=1 about a minute), IPV6=1 over IPv6,
+# CASES='50ms-*' a glob of case IDs. The score per case and tool and the
+# confusion matrices on stdout and in $(BENCH_CAUSES_OUT)/table.txt,
+# results.jsonl and report.html there. scripts/bench-causes.sh runs the
+# same failures one at a time and keeps every tool's document (KEEP=1).
+BENCH_CAUSES_OUT ?= out/bench-causes
+bench-causes: deps build
+	@rm -rf $(BENCH_CAUSES_OUT) && mkdir -p $(BENCH_CAUSES_OUT)
+	$(BIN) lab causes $(if $(QUICK),--quick) $(if $(IPV6),--ipv6) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(CASES),--case '$(CASES)') \
+		-o $(BENCH_CAUSES_OUT) >$(BENCH_CAUSES_OUT)/table.txt; rc=$$?; cat $(BENCH_CAUSES_OUT)/table.txt; exit $$rc
 
 # analyze's CPU per packet and memory on a >= 500 MB capture made in
 # namespaces (iperf3 + tcpdump -s 128), against tcptrace -n -l and tshark

@@ -348,26 +348,6 @@ func TestIntegrationTestWindowScalingOff(t *testing.T) {
 	}
 }
 
-// A 50 Mbit/s policer on a 100 Mbit/s path: cubic loses in bursts with no
-// queue, which alone a shallow buffer could also make; --loss-probes
-// paces the download above what it carried and the paced run falls short
-// of its pace without a queue: a policer, at about what bbr carried.
-func TestIntegrationTestPolicer(t *testing.T) {
-	h := upKnobPath(t, func(l *emupath.Link) error { return l.Down.Policer.Set("50Mbit/s/64KB") })
-	d := h.test(filepath.Join(h.dir, "out"), "--download", "--rounds", "60", "--streams", "0", "--loss-probes")
-	down := direction(t, d, "download")
-	if len(d.PacedPhases) != 2 || len(d.CCPhases) != 1 {
-		t.Fatalf("paced %+v, cc %+v; want 2 paced phases and bbr", d.PacedPhases, d.CCPhases)
-	}
-	c := down.Cause
-	if c == nil || c.Name != diagnose.CausePolicer {
-		t.Fatalf("download: cause %+v; want a policer (paced %+v)", c, d.PacedPhases)
-	}
-	if r := c.Numbers["policer_bps"]; r < 35e6 || r > 52e6 || d.PathRateBps != r {
-		t.Errorf("policer at %.4g bit/s, path rate %.4g; want about 50 Mbit/s for both", r, d.PathRateBps)
-	}
-}
-
 // Segments held back 30 ms on 5% of the path: Linux's RACK mostly
 // tolerates it; test names it, as seen when the flow was not held far
 // below the path's rate (unknown here: no --rate, no capacity phase),

@@ -167,7 +167,15 @@ func TestSchemaValidatesOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"writer": write(t, run("a", 1, true, 1), run("a", 2, false, 2)), "lab upload --quick": real} {
+	causes, err := os.ReadFile("testdata/causes-quick.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	judged := run("c", 1, true, 3)
+	judged.Truth, judged.Named = "policer", map[string]string{"test": "policer", "flows": "-"}
+	judged.Path = &RunPath{RTTSeconds: 0.05, RateBps: 100e6, Knobs: []string{"down-policer=50Mbit/s/64KB"}, ServerCPU: 0.5, IPv6: true}
+	for name, data := range map[string][]byte{"writer": write(t, run("a", 1, true, 1), run("a", 2, false, 2), judged),
+		"lab upload --quick": real, "lab causes --quick --ipv6": causes} {
 		for i, err := range validateLines(t, s, data) {
 			if err != nil {
 				t.Errorf("%s line %d: %v", name, i+1, err)

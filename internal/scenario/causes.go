@@ -102,7 +102,10 @@ func expandCauses(s *Scenario, p Params) error {
 		shapes = []shape{{s.RTT, s.RateBps}}
 	}
 	big := []sysctl.Setting{{Key: "net.ipv4.tcp_rmem", Value: causesBuffer}, {Key: "net.ipv4.tcp_wmem", Value: causesBuffer}}
+	var names []string
 	for _, sh := range shapes {
+		series := units.FormatDuration(sh.rtt) + " x " + units.FormatRate(sh.rate)
+		names = append(names, series)
 		for i, f := range failures {
 			if s.Quick && !slices.Contains(quickFailures, f.name) {
 				continue
@@ -114,12 +117,16 @@ func expandCauses(s *Scenario, p Params) error {
 			if f.serverCPU > 0 {
 				cp.RateBps, cp.ServerCPU = max(sh.rate, 1e9), f.serverCPU
 			}
-			series := units.FormatDuration(sh.rtt) + " x " + units.FormatRate(sh.rate)
 			s.Cases = append(s.Cases, Case{ID: shapeID(sh) + "-" + f.name, Series: series, Label: f.label, X: float64(i),
 				Kind: KindCauses, Truth: f.name, Duration: dur, Client: big, Server: big, Path: cp,
 				Notes: []string{"emulate " + strings.Join(append([]string{"--rtt " + cp.RTT.String(), "--rate " + flagRate(cp.RateBps)}, flagsOf(cp)...), " ")}})
 		}
 	}
+	s.Charts = []results.Chart{{
+		ID: "single", Title: "One stream's download on each failure (test)", Kind: "bar",
+		XLabel: "failure", YLabel: "one stream", YUnit: "bps", Metric: "single_bps", Model: "path_rate_bps", Series: names,
+		Note: "longhaul test's single-stream download over each emulated failure, 128 MiB buffers at both ends, cubic. Dots: the link's goodput, the path rate test should report.",
+	}}
 	s.Columns = []results.Column{{Metric: "single_bps", Label: "one stream (test)", Unit: "bps"}, {Metric: "path_rate_bps", Label: "path rate (test)", Unit: "bps"}}
 	return nil
 }

@@ -231,7 +231,7 @@ func TestExpandBadInput(t *testing.T) {
 		p        Params
 		want     string
 	}{
-		"unknown scenario":     {"speedtest", Params{}, `unknown scenario "speedtest" (have: buffers, initcwnd, longrtt, upload, emulator)`},
+		"unknown scenario":     {"speedtest", Params{}, `unknown scenario "speedtest" (have: buffers, initcwnd, longrtt, upload, emulator, causes)`},
 		"rtt too long":         {"buffers", Params{RTT: 10 * time.Second}, "rtt 10s out of range"},
 		"rate too high":        {"buffers", Params{RateBps: 100e9}, "rate 100 Gbit/s out of range"},
 		"loss 60%":             {"upload", Params{Loss: 0.6}, "loss 60% out of range"},

@@ -55,6 +55,7 @@ func TestRateCapHolds(t *testing.T) {
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
 		for _, asked := range []float64{1e-9, 1, 1e15} {
 			t.Run(fmt.Sprintf("%s/%g", name, asked), func(t *testing.T) {
+				t.Parallel() // each its own server: the bound holds per server
 				addr := startServer(t, ServerConfig{Caps: caps})
 				c, acc := startSession(t, addr)
 				if err := WriteMsg(c, TypePhase, PhaseReq{Name: name, Streams: 2, DurationS: dur, RateBps: asked}); err != nil {

@@ -1,0 +1,75 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/longhaul/longhaul/internal/scenario"
+)
+
+// The causes matrix's quick subset as CI runs it, over IPv6: a clean
+// path and a 50 Mbit/s policer on 50 ms x 100 Mbit/s, each run judged by
+// test, analyze (a capture at the server) and flows (the server's
+// sockets), this binary as all three. Nothing may be named on the clean
+// path; test names the policer at about its rate (its paced phases above
+// what the download carried lose without a queue) and reports the path
+// at that rate; analyze and flows give a verdict (their score is the
+// matrix's: make bench-causes).
+func TestIntegrationLabCausesQuick(t *testing.T) {
+	bin, prefix := emulateEnv(t, "tcpdump")
+	hostCC(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	out, errOut, code := exe(t, bin, "lab", "causes", "--quick", "--ipv6", "--case", "*-clean", "--case", "*-policer",
+		"--duration", "3s", "--prefix", prefix, "-o", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"Named right, per case and tool", "Confusion matrix: flows", "policer at half the rate"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	f := readResults(t, filepath.Join(dir, "results.jsonl"))
+	if f.Header.Scenario != "causes" || len(f.Runs) != 2 {
+		t.Fatalf("scenario %q, %d runs", f.Header.Scenario, len(f.Runs))
+	}
+	for _, r := range f.Runs {
+		if !r.Valid || r.Path == nil || !r.Path.IPv6 || r.Capture == "" {
+			t.Fatalf("%s: valid %v (%s), path %+v, capture %q", r.Case, r.Valid, r.Invalid, r.Path, r.Capture)
+		}
+		for _, tool := range scenario.CauseTools() {
+			if got := r.Named[tool]; got == "" || got == "?" {
+				t.Errorf("%s: %s gave no verdict (%q)", r.Case, tool, got)
+			}
+		}
+		// The tools talked over IPv6: the capture holds the test's
+		// connections between the ends' 2001:2:: addresses.
+		doc, _, code := exe(t, bin, "analyze", "--json", filepath.Join(dir, r.Capture))
+		if code != 0 || !strings.Contains(doc, `"[2001:2::2]:9978"`) {
+			t.Errorf("%s: analyze exit %d; the capture lacks the server's IPv6 address and port", r.Case, code)
+		}
+		switch r.Truth {
+		case scenario.Clean:
+			for _, tool := range scenario.CauseTools() {
+				if j := scenario.JudgeCause(tool, r.Truth, r.Named[tool]); j != scenario.Right {
+					t.Errorf("clean path: %s named %q", tool, r.Named[tool])
+				}
+			}
+		case "policer":
+			rate := r.Metrics["path_rate_bps"]
+			if r.Named[scenario.ToolTest] != "policer" || rate < 35e6 || rate > 52e6 {
+				t.Errorf("policer: test named %q, path rate %.4g bit/s; want the policer at about 50 Mbit/s", r.Named[scenario.ToolTest], rate)
+			}
+		default:
+			t.Errorf("unexpected case %s (truth %q)", r.Case, r.Truth)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(page), "Confusion matrix: analyze") {
+		t.Errorf("report.html (%v) lacks the confusion matrices", err)
+	}
+}

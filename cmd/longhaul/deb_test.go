@@ -106,7 +106,7 @@ func TestIntegrationDeb(t *testing.T) {
 	}
 	mk := exec.Command("scripts/mkdeb.sh")
 	mk.Dir = "../.."
-	mk.Env = append(os.Environ(), "BIN="+bin, "MAN="+man, "DEPLOY="+deploy, "OUT="+out)
+	mk.Env = append(os.Environ(), "COMPRESS=none", "BIN="+bin, "MAN="+man, "DEPLOY="+deploy, "OUT="+out)
 	b, err := mk.Output()
 	if err != nil {
 		t.Fatalf("mkdeb: %v", err)

@@ -36,7 +36,7 @@ func TestDebAsInstalled(t *testing.T) {
 	}
 	mk := exec.Command("scripts/mkdeb.sh")
 	mk.Dir = "../.."
-	mk.Env = append(os.Environ(), "BIN="+binary(t), "MAN="+man, "OUT="+out, "VERSION=v1.0.0")
+	mk.Env = append(os.Environ(), "COMPRESS=none", "BIN="+binary(t), "MAN="+man, "OUT="+out, "VERSION=v1.0.0")
 	b, err := mk.Output()
 	if err != nil {
 		t.Fatalf("mkdeb: %v", err)

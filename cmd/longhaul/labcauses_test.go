@@ -45,6 +45,10 @@ func TestIntegrationLabCausesQuick(t *testing.T) {
 			if got := r.Named[tool]; got == "" || got == "?" {
 				t.Errorf("%s: %s gave no verdict (%q)", r.Case, tool, got)
 			}
+			// Each tool's document is kept beside the results.
+			if _, err := os.Stat(filepath.Join(dir, "docs", r.Case+"-1."+tool+".json")); err != nil {
+				t.Errorf("%s: %v", r.Case, err)
+			}
 		}
 		// The tools talked over IPv6: the capture holds the test's
 		// connections between the ends' 2001:2:: addresses.

@@ -97,13 +97,18 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 		m.Invalid = fmt.Sprintf("longhaul test failed (%v): %s", runErr, lastLine(testErr.String()))
 		return m, nil
 	}
-	m.Named = judgeRun(ctx, self, testDoc, pcap, fl, m.Metrics)
+	var docs string
+	if e.OutDir != "" {
+		docs = filepath.Join(e.OutDir, "docs", fmt.Sprintf("%s-%d", e.Case.ID, e.Repeat))
+	}
+	m.Named = judgeRun(ctx, self, testDoc, pcap, fl, docs, m.Metrics)
 	return m, nil
 }
 
 // judgeRun reads each tool's named cause (analyze run on the capture now)
-// and the test's rates into metrics.
-func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flowsDoc []byte, metrics map[string]float64) map[string]string {
+// and the test's rates into metrics; with docs set, each tool's document
+// is kept as docs.TOOL.json (what a person reads to see why).
+func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flowsDoc []byte, docs string, metrics map[string]float64) map[string]string {
 	named := map[string]string{scenario.ToolTest: "?", scenario.ToolAnalyze: "?", scenario.ToolFlows: "?"}
 	n, single, rate, port, ok := testNamed(testDoc)
 	if ok {
@@ -113,13 +118,21 @@ func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flo
 	if port == "" {
 		port = strconv.Itoa(servePort)
 	}
-	if doc, err := freeCommand(ctx, self, "analyze", "--json", pcap).Output(); err == nil {
-		if n, ok := analyzeNamed(doc, port); ok {
+	anDoc, err := freeCommand(ctx, self, "analyze", "--json", pcap).Output()
+	if err == nil {
+		if n, ok := analyzeNamed(anDoc, port); ok {
 			named[scenario.ToolAnalyze] = n
 		}
 	}
 	if n, ok := flowsNamed(flowsDoc); ok {
 		named[scenario.ToolFlows] = n
+	}
+	if docs != "" && os.MkdirAll(filepath.Dir(docs), 0o755) == nil {
+		for tool, doc := range map[string][]byte{scenario.ToolTest: testDoc, scenario.ToolAnalyze: anDoc, scenario.ToolFlows: flowsDoc} {
+			if len(doc) > 0 {
+				_ = os.WriteFile(docs+"."+tool+".json", doc, 0o644)
+			}
+		}
 	}
 	return named
 }

@@ -32,12 +32,16 @@ func (j judged) named() string {
 }
 
 // testNamed reads `longhaul test --json` (longhaul.test/v1): the cause
-// its download direction names, the single stream's rate, the path's
-// rate it reports and the server's port.
+// its download direction names, else the first the whole test names (a
+// PMTU black hole is the path's, found before any direction ran), the
+// single stream's rate, the path's rate it reports and the server's port.
 func testNamed(doc []byte) (named string, single, pathRate float64, port string, ok bool) {
 	var d struct {
-		Server     string  `json:"server"`
-		PathRate   float64 `json:"path_rate_bps"`
+		Server   string  `json:"server"`
+		PathRate float64 `json:"path_rate_bps"`
+		Causes   []struct {
+			Name string `json:"name"`
+		} `json:"causes"`
 		Directions []struct {
 			Name       string  `json:"name"`
 			Throughput float64 `json:"throughput_bps"`
@@ -61,7 +65,11 @@ func testNamed(doc []byte) (named string, single, pathRate float64, port string,
 		if dir.Flow != nil {
 			j.Flags = dir.Flow.Flags
 		}
-		return j.named(), dir.Throughput, d.PathRate, port, true
+		named = j.named()
+		if named == scenario.NoCause && len(d.Causes) > 0 && d.Causes[0].Name != "" {
+			named = d.Causes[0].Name
+		}
+		return named, dir.Throughput, d.PathRate, port, true
 	}
 	return "", 0, 0, port, false
 }

@@ -44,7 +44,10 @@ type failure struct {
 
 // failures are the matrix's rows. A policer at half the link's rate
 // with a 64 KB burst; reordering of 5% of the segments by 30 ms; the
-// SYNs' window scale option stripped on the way to the server.
+// SYNs' window scale option stripped on the way to the server; the
+// server's full-size packets dropped without a word; an unresponsive
+// flow taking 30% of the bottleneck (the emulator's own, never
+// delivered).
 var failures = []failure{
 	{name: Clean, label: "clean (1 BDP drop-tail queue)"},
 	{name: "random-loss", label: "random loss 0.01%", knobs: fixed("down-loss=0.01%")},
@@ -56,6 +59,10 @@ var failures = []failure{
 	{name: "reordering", label: "reordering (5% held 30 ms)", knobs: fixed("down-reorder=5%/30ms")},
 	{name: "window-scale-stripped", label: "window scale stripped by a middlebox", knobs: fixed("up-middlebox=wscale=strip")},
 	{name: "cpu-bound", label: "server held to 0.01 of a core (1 Gbit/s link)", serverCPU: 0.01},
+	{name: "pmtu-black-hole", label: "PMTU black hole (1400-byte link, no ICMP)", knobs: fixed("down-mtu=1400/blackhole")},
+	{name: "shared-bottleneck", label: "competing traffic at 30% of the link", knobs: func(r float64) []string {
+		return []string{"down-cross=" + flagRate(0.3*r)}
+	}},
 }
 
 func fixed(knobs ...string) func(float64) []string { return func(float64) []string { return knobs } }

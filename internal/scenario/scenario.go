@@ -205,7 +205,7 @@ var scenarios = map[string]scenarioDef{
 	},
 	"causes": {
 		title: "The path's own failures, named by test, analyze and flows: the ground-truth matrix",
-		seed:  "path-causes: random loss, a policer, a shallow or bloated queue, reordering, a middlebox, a CPU-bound end, each named with who can act",
+		seed:  "path-causes: random loss, a policer, a shallow or bloated queue, reordering, a middlebox, a CPU-bound end, a PMTU black hole, competing traffic, each named with who can act",
 		rtt:   50 * time.Millisecond, rate: 100e6, repeat: 10, quick: 1,
 		expand: expandCauses,
 	},

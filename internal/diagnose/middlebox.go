@@ -56,8 +56,27 @@ func BlackHoleCause(mss int, sender string) Cause {
 		Text: fmt.Sprintf("a PMTU black hole: full-size segments from %s never arrived while small ones did, and %d-byte segments got through: "+
 			"a link on the path has a smaller MTU than the hosts, and the ICMP 'fragmentation needed' (ICMPv6 'packet too big') that should tell %s is lost or filtered; "+
 			"every connection that sends a full-size segment stalls (this test ran with %d-byte segments)", sender, mss, sender, mss)}
-	c.Fix = append(c.Fix,
-		ActorNetwork+": let ICMP 'fragmentation needed' (type 3 code 4) and ICMPv6 'packet too big' through the firewalls on the path, or clamp the MSS where the MTU shrinks (iptables -t mangle ... -j TCPMSS --clamp-mss-to-pmtu)",
-		ActorSender+": "+sender+" can find the path's MTU itself: net.ipv4.tcp_mtu_probing=1 (probes after a black hole; 2 always)")
+	c.Fix = blackHoleFix(sender)
 	return c
+}
+
+// BlackHoleSeen names a PMTU black hole a capture at the sender shows:
+// its segment of size bytes at the head of the data resent by the timer
+// resends times and never acknowledged, while the receiver SACKed data
+// above it that came in pieces of at most passed bytes.
+func BlackHoleSeen(size, passed, resends int, sender string) Cause {
+	sender = orWord(sender, "the sender")
+	c := Cause{Name: CausePMTUBlackHole,
+		Numbers: map[string]float64{"segment_bytes": float64(size), "passed_bytes": float64(passed), "resends": float64(resends)},
+		Text: fmt.Sprintf("a PMTU black hole: %s resent its %d-byte segment %d times by its timer and it never arrived, while the receiver acknowledged (SACK) the data after it, which came in pieces of at most %d bytes: "+
+			"a link on the path has a smaller MTU than the hosts, and the ICMP 'fragmentation needed' (ICMPv6 'packet too big') that should tell %s is lost or filtered; "+
+			"every connection that sends a full-size segment stalls", sender, size, resends, passed, sender)}
+	c.Fix = blackHoleFix(sender)
+	return c
+}
+
+func blackHoleFix(sender string) []string {
+	return []string{
+		ActorNetwork + ": let ICMP 'fragmentation needed' (type 3 code 4) and ICMPv6 'packet too big' through the firewalls on the path, or clamp the MSS where the MTU shrinks (iptables -t mangle ... -j TCPMSS --clamp-mss-to-pmtu)",
+		ActorSender + ": " + sender + " can find the path's MTU itself: net.ipv4.tcp_mtu_probing=1 (probes after a black hole; 2 always)"}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/scenario"
 )
 
@@ -77,7 +78,9 @@ func testNamed(doc []byte) (named string, single, pathRate float64, port string,
 // analyzeNamed reads `longhaul analyze --json`: the cause named for the
 // single-stream download, the first flow (in the capture's order) whose
 // server, on port, sent 1 MB or more; the capacity phase's streams and
-// the probes come after it.
+// the probes come after it. When it names none, a PMTU black hole named
+// on any of the server's connections is the run's (the connection that
+// stalled on it is not the download, which test ran with small segments).
 func analyzeNamed(doc []byte, port string) (string, bool) {
 	var d struct {
 		Flows []struct {
@@ -91,14 +94,22 @@ func analyzeNamed(doc []byte, port string) (string, bool) {
 	if json.Unmarshal(doc, &d) != nil {
 		return "", false
 	}
+	named, found, hole := "", false, false
 	for _, f := range d.Flows {
 		for _, dir := range f.Directions {
-			if strings.HasSuffix(dir.Sender, ":"+port) && dir.Bytes >= 1<<20 {
-				return dir.named(), true
+			if !strings.HasSuffix(dir.Sender, ":"+port) {
+				continue
 			}
+			if !found && dir.Bytes >= 1<<20 {
+				named, found = dir.named(), true
+			}
+			hole = hole || dir.named() == diagnose.CausePMTUBlackHole
 		}
 	}
-	return "", false
+	if found && named == scenario.NoCause && hole {
+		named = diagnose.CausePMTUBlackHole
+	}
+	return named, found
 }
 
 // flowsNamed reads `longhaul flows --json`: the cause named for the

@@ -9,7 +9,8 @@ import (
 // The documents of four runs of scripts/bench-causes.sh (100 ms x
 // 500 Mbit/s), trimmed to the fields the matrix reads; what each tool
 // named is what scripts/causes-row.py reads from the full documents. And
-// test's document of a PMTU black hole (lab causes, 50 ms x 100 Mbit/s).
+// test's and analyze's documents of a PMTU black hole (lab causes, 50 ms
+// x 100 Mbit/s).
 func TestCauseDocuments(t *testing.T) {
 	for _, tc := range []struct {
 		run, test, analyze, flows string
@@ -19,7 +20,7 @@ func TestCauseDocuments(t *testing.T) {
 		{"window-scale-stripped-1", "window-scale-stripped", "no-window-scaling", "no-window-scaling", 5.2e6},
 		{"clean-1", "-", "-", "-", 400e6},
 		{"bufferbloat-1", "bufferbloat", "bufferbloat", "bufferbloat", 400e6},
-		{"pmtu-black-hole-1", "pmtu-black-hole", "", "", 0},
+		{"pmtu-black-hole-1", "pmtu-black-hole", "pmtu-black-hole", "", 0},
 	} {
 		read := func(suffix string) []byte {
 			b, err := os.ReadFile(filepath.Join("testdata", "causes", tc.run+suffix))
@@ -28,13 +29,16 @@ func TestCauseDocuments(t *testing.T) {
 			}
 			return b
 		}
-		if tc.analyze == "" {
-			// Only the test's document: the cause of the whole test
-			// (found before the download ran) when the download names
-			// none.
-			named, _, _, _, ok := testNamed(read(".json"))
+		if tc.flows == "" {
+			// A black hole: test names it for the whole test (found
+			// before the download ran), analyze on the connection that
+			// stalled on it (the download ran with small segments).
+			named, _, _, port, ok := testNamed(read(".json"))
 			if !ok || named != tc.test {
 				t.Errorf("%s: test named %q (ok %v), want %q", tc.run, named, ok, tc.test)
+			}
+			if got, ok := analyzeNamed(read(".analyze.json"), port); !ok || got != tc.analyze {
+				t.Errorf("%s: analyze named %q (ok %v), want %q", tc.run, got, ok, tc.analyze)
 			}
 			continue
 		}

@@ -145,6 +145,11 @@ func (f *Flow) minRTT(d *direction) int64 {
 // cannot tell (taken away from the sender), it says why instead (note).
 func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) (c *diagnose.Cause, note string) {
 	v, fl := dr.Verdict.Verdict, dr.Verdict.Flags
+	if d.bhSize > 0 {
+		// Its timeouts are the story, and this is why they came.
+		c := diagnose.BlackHoleSeen(d.bhSize, d.bhPassed, d.bhResends, in.Sender)
+		return &c, ""
+	}
 	if (v != diagnose.LossLimited && v != diagnose.Bottleneck) || d.rttN == 0 ||
 		slices.Contains(fl, diagnose.FlagRTOStall) || slices.Contains(fl, diagnose.FlagPeerUnresponsive) {
 		// Timeouts held it (an outage, a peer gone): their silence, not

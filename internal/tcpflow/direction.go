@@ -100,8 +100,14 @@ type direction struct {
 	rtoLastT                       int64
 	stallFrom, stallTo             int64
 	stallTime                      int64
-	retrans                        int64
-	fast, rto, probes              int64
+	// A PMTU black hole's signature (blackhole.go): the run of timeout
+	// resends of the head at bhSeg bytes, and once it is long enough the
+	// size that never passed, the largest SACK block that did and the
+	// longest run.
+	bhSeg, bhRun                int
+	bhSize, bhPassed, bhResends int
+	retrans                     int64
+	fast, rto, probes           int64
 	// Eifel (stall.go): the first resend of an episode, its timestamp
 	// and segments, until the next ACK of new data judges it.
 	eifelOn    bool

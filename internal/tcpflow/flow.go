@@ -401,6 +401,7 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 		// repeated one (Linux's tcp_enter_loss).
 		d.frto = !(d.recovery && !d.rtoRecovery) || d.rtoRun > 0
 		d.stall(t)
+		d.blackHole(seq, n)
 		// A timeout starts a recovery of its own (RFC 6298 5.5; Linux's
 		// Loss state), even inside a fast recovery whose retransmission
 		// was lost: what follows up to the data sent so far is resent in

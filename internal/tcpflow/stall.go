@@ -134,17 +134,20 @@ func (d *direction) closeStall() {
 	if d.rtoRun > 0 && d.stallTo > d.stallFrom {
 		d.stallTime += d.stallTo - d.stallFrom
 	}
-	d.rtoRun, d.rtoSinceAck = 0, 0
+	d.rtoRun, d.rtoSinceAck, d.bhRun = 0, 0, 0
 	d.stallFrom, d.stallTo = 0, 0
 }
 
 // unresponsive reports whether the peer stopped answering for good: the
 // sender's last timeout retransmissions (two or more, backing off) drew
-// no ACK at all until the capture ends or the connection is reset. It
+// no ACK at all until the capture ends or the connection is reset, and
+// it is not a PMTU black hole's. It
 // returns how long the sender kept trying, from the last time the data
 // moved to the end of the flow.
 func (f *Flow) unresponsive(d *direction) (time.Duration, bool) {
-	if d.rtoRun == 0 || d.rtoSinceAck < 2 || d.lastAckT > d.rtoLastT {
+	// A black hole's peer SACKed what passed: it is alive, the path
+	// drops one size (blackhole.go).
+	if d.rtoRun == 0 || d.rtoSinceAck < 2 || d.lastAckT > d.rtoLastT || d.bhSize > 0 {
 		return 0, false
 	}
 	return time.Duration(f.end - d.stallFrom), true

@@ -44,6 +44,12 @@ func TestTruthCaptures(t *testing.T) {
 		// RTT fits the window: no inconsistent-numbers, checked below).
 		{"waits-on-peer", "app-limited", []string{"waits-on-peer"}, ""},
 		{"rtt-fits-window", "rwnd-limited", nil, ""},
+		// Issue 23: lab causes' PMTU black hole (50 ms x 100 Mbit/s, a
+		// 1400-byte link dropping larger packets without ICMP), the
+		// server's end, its first connection (tcpdump 'tcp port 37416'):
+		// the session's 1448-byte segment resent 7 times, the 620 after
+		// it SACKed.
+		{"pmtu-black-hole", "loss-limited", []string{"rto-stall"}, diagnose.CausePMTUBlackHole},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

@@ -102,8 +102,9 @@ type LossEvidence struct {
 	// loses, and a policer's ceiling keeps none (otherQueued).
 	OtherLoadedRTT time.Duration
 	// Reordered: the sender saw the path reorder (ReorderNote). Late
-	// segments and their repairs confound the paced runs, which then
-	// name no policer.
+	// segments and their repairs come in bursts and confound the paced
+	// runs: bursty losses then name neither a shallow buffer nor a
+	// policer.
 	Reordered bool
 	// FilledPath: the flow filled the path, its congestion window held
 	// by the bottleneck (analyze's bottleneck verdict). A loss-based
@@ -249,7 +250,14 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	}
 	// Losses in bursts with no more than a small queue: a shallow one
 	// overflowing, or with no queue at all, a policer. The paced runs
-	// tell them apart when there are some.
+	// tell them apart when there are some. On a path the sender saw
+	// reorder, neither: a window's late segments are SACKed around and
+	// repaired in bursts too (measured: 5% held 30 ms on 100 ms x
+	// 500 Mbit/s, 1,038 segments at a time at a 5 ms queue, named
+	// shallow-buffer by flows), and the reordering is named instead.
+	if e.Reordered {
+		return Cause{}, false
+	}
 	cured, ceiling := pacedVerdict(e)
 	if ceiling > 0 && noQueue {
 		return PolicerCause(e, ceiling), true

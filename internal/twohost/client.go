@@ -55,11 +55,11 @@ type ClientOptions struct {
 	// sending with it (the same path under cubic and bbr, say).
 	CCs []string
 	// LossProbes: when the single-stream download lost segments, follow
-	// it with the phases that tell the path's causes apart: the download
-	// paced at 2x and 4x what it carried (a shallow buffer loses only
-	// bursts, a policer everything above its rate, random loss the same
-	// share at any rate) and, when the server has it and CCs lacks it,
-	// sent with bbr.
+	// it with the phases that tell the path's causes apart
+	// (lossProbePlan): sent with bbr when the server has it and CCs
+	// lacks it, then paced below and above the most a download carried
+	// (a shallow buffer loses only bursts, a policer everything above
+	// its rate, random loss the same share at any rate).
 	LossProbes bool
 	// MSS clamps the segments of every connection (TCP_MAXSEG before
 	// connect: this host's SYN asks the server for segments no larger);

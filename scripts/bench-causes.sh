@@ -19,7 +19,10 @@
 # Cases: clean, random-loss, shallow-buffer, bufferbloat, policer (at half
 # the rate, 64 KB burst), reordering (5% held 30 ms), window-scale-stripped
 # and cpu-bound (the server held to 0.01 of a core on its own 20 ms x
-# 1 Gbit/s path: less does not bind at 100 Mbit/s) (all by default). test
+# 1 Gbit/s path: less does not bind at 100 Mbit/s) (all by default);
+# competing (constant traffic at half the rate sharing the bottleneck
+# towards the client, emulate --down-cross; not by default: no tool names
+# a shared bottleneck yet). test
 # runs with --loss-probes (PROBES=0: without). KEEP=1 keeps the documents
 # and captures (the directory is printed).
 set -euo pipefail
@@ -47,6 +50,7 @@ declare -A flags=(
 	[reordering]="--down-reorder 5%/30ms"
 	[window-scale-stripped]="--up-middlebox wscale=strip"
 	[cpu-bound]="--server-cpu 0.01 --rtt 20ms --rate 1Gbit/s"
+	[competing]="--down-cross $half"
 )
 probes=--loss-probes
 [ "${PROBES:-1}" != 0 ] || probes=

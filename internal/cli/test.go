@@ -107,7 +107,7 @@ measured after applying the plans against the gain the model predicted.`,
 	f.BoolVar(&a.json, "json", false, "print the result as JSON (schema longhaul.test/v1)")
 	f.BoolVar(&a.compare, "compare", false, "compare two results: test --compare BEFORE.json AFTER.json")
 	f.StringVar(&a.netns, "netns", "", "run inside this network namespace (ip netns)")
-	f.BoolVar(&a.lossProbes, "loss-probes", false, "when the download loses segments, follow it with the phases that tell the path's causes apart: paced at 2x and 4x what it carried, and with bbr on the server when it has it")
+	f.BoolVar(&a.lossProbes, "loss-probes", false, "when the download loses segments, follow it with the phases that tell the path's causes apart: with bbr on the server when it has it, then paced at 0.75x and 1.5x the most a download carried (without bbr: 2x and 4x what it carried)")
 	f.Var(&a.ccs, "cc-phase", "also run a download with the server sending with this congestion control, e.g. bbr (repeatable; it must be available on the server): the same path under another control")
 	return c
 }

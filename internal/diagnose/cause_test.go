@@ -178,6 +178,35 @@ func TestLossCausePaced(t *testing.T) {
 	}
 }
 
+// The probes of test --loss-probes as they run now: bbr first, then the
+// download paced at 0.75x and 1.5x what bbr carried. Above a shallow
+// buffer's link the paced run falls short, losing, its pings showing no
+// queue (it stood only before each loss); bbr's pings showed one, so
+// the ceiling is the link's, not a policer's. Measured on 100 ms x
+// 500 Mbit/s, cubic: a 0.05 BDP queue, and a 250 Mbit/s/64 KB policer.
+func TestLossCauseProbesAboveTheLink(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	shallow := LossEvidence{MinRTT: ms(99), IdleRTT: ms(100.29), LoadedRTT: ms(100.28), LossRate: 0.0154, LossEvents: 5, Lost: 558, Intervals: 80,
+		Bps: 57.3e6, MSS: 1448, CC: "cubic", Sender: "the server", BestOtherBps: 451e6, OtherLoadedRTT: ms(102.44),
+		Paced: []PacedRun{{RateBps: 338.3e6, Bps: 338.2e6, LoadedRTT: ms(100.66)}, {RateBps: 676.5e6, Bps: 362.4e6, LossRate: 0.0064, LoadedRTT: ms(100.95)}}}
+	c, ok := LossCause(shallow)
+	if !ok || c.Name != CauseShallowBuffer || !strings.Contains(c.Text, "pacing removes the bursts") {
+		t.Errorf("shallow buffer: %s %q", c.Name, c.Text)
+	}
+	// bbr's queue is the evidence: without it the short run says policer.
+	noQueue := shallow
+	noQueue.OtherLoadedRTT = ms(100.5)
+	if c, _ := LossCause(noQueue); c.Name != CausePolicer {
+		t.Errorf("bbr with no queue: %s, want policer (the rule this guards)", c.Name)
+	}
+	policer := LossEvidence{MinRTT: ms(99), IdleRTT: ms(100.32), LoadedRTT: ms(100.35), LossRate: 0.015, LossEvents: 9, Lost: 96, Intervals: 80,
+		Bps: 9.7e6, MSS: 1448, CC: "cubic", Sender: "the server", BestOtherBps: 230.8e6, OtherLoadedRTT: ms(100.52),
+		Paced: []PacedRun{{RateBps: 173.1e6, Bps: 94.5e6, LossRate: 0.0014, LoadedRTT: ms(102.21)}, {RateBps: 346.1e6, Bps: 100e6, LossRate: 0.0133, LoadedRTT: ms(100.39)}}}
+	if c, _ := LossCause(policer); c.Name != CausePolicer || c.Numbers["policer_bps"] != 230.8e6 {
+		t.Errorf("policer: %s %v", c.Name, c.Numbers)
+	}
+}
+
 // Paced runs on a path that reorders name no policer: measured on 50 ms x
 // 100 Mbit/s with 5% of the segments held 30 ms, runs paced above the
 // link fell short with losses and little queue.
@@ -190,8 +219,19 @@ func TestLossCauseReorderedNoPolicer(t *testing.T) {
 		t.Fatalf("the same runs without reordering: %s; want policer (the rule this guards)", c.Name)
 	}
 	e.Reordered = true
-	if c, _ := LossCause(e); c.Name == CausePolicer {
-		t.Errorf("a reordering path named a policer")
+	if c, ok := LossCause(e); ok {
+		t.Errorf("a reordering path named %s", c.Name)
+	}
+	// Nor a shallow buffer from its bursts (flows, 100 ms x 500 Mbit/s,
+	// 5% held 30 ms: 7,266 segments in 7 samples, the RTT 5 ms up).
+	flows := LossEvidence{MinRTT: ms(99.9), LoadedRTT: ms(105.1), LossRate: 0.0585, LossEvents: 7, Lost: 7266, Intervals: 20,
+		Bps: 359.8e6, PeakBps: 477.1e6, MSS: 1448, CC: "cubic"}
+	if c, _ := LossCause(flows); c.Name != CauseShallowBuffer {
+		t.Fatalf("without reordering: %s; want shallow-buffer (the rule this guards)", c.Name)
+	}
+	flows.Reordered = true
+	if c, ok := LossCause(flows); ok {
+		t.Errorf("a reordering path named %s", c.Name)
 	}
 }
 

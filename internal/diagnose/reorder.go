@@ -23,7 +23,8 @@ type ReorderEvidence struct {
 	// retransmissions.
 	Held bool
 	// AtCapture: the evidence is a packet capture's (analyze): Events
-	// are segments seen arriving out of order at the capture point,
+	// are segments seen arriving out of order at the capture point (or, at
+	// the sender, holes filled late: tcpflow's lateFill),
 	// Spurious the retransmissions the receiver reported as duplicates
 	// (D-SACK), and the sender's degree is unknown (0).
 	AtCapture bool
@@ -89,7 +90,7 @@ func ReorderCause(e ReorderEvidence) (Cause, bool) {
 	sender := orWord(e.Sender, "the sender")
 	seen := fmt.Sprintf("%s saw it %d times and now waits for %d segments before calling one lost", sender, e.Events, e.Degree)
 	if e.AtCapture {
-		seen = fmt.Sprintf("%d segments arrived out of order at the capture point", e.Events)
+		seen = fmt.Sprintf("%d segments arrived out of order at the capture point, or late at the receiver: SACKed around, then acknowledged with nothing resent", e.Events)
 	}
 	c := Cause{Name: CauseReordering, Numbers: nums,
 		Text: fmt.Sprintf("reordering: the path delivers segments out of order (%s); "+

@@ -236,8 +236,11 @@ func lossCause(f *Flow, cur Sock, opt Options, reordered bool) (diagnose.Cause, 
 		MSS: int(cur.MSS), CC: cur.CC, Sender: "this host", Reordered: reordered,
 		FilledPath: f.Verdict.Verdict == diagnose.Bottleneck}
 	tr.Fill(&e)
+	// None lost in the interval: how it lost before, which tells only
+	// bursts (a few segments before and none since is no random loss).
+	quiet := tr.FillBefore(&e)
 	c, ok := diagnose.LossCause(e)
-	if !ok || (f.Verdict.Verdict == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) {
+	if !ok || (f.Verdict.Verdict == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) || (quiet && c.Name == diagnose.CauseRandomLoss) {
 		return diagnose.Cause{}, false
 	}
 	return c, true

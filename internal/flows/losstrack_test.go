@@ -80,3 +80,38 @@ func TestLossTrackCounts(t *testing.T) {
 		t.Errorf("loss rate %g, want 5/%d", e.LossRate, segs)
 	}
 }
+
+// A cubic flow that overflowed a shallow queue in slow start grows back
+// for seconds without losing: flows' interval sees no loss, the RTT at
+// its minimum, and the socket's earlier losses, far too many to leave
+// the interval without one were they random, name a shallow buffer
+// (measured: 100 ms x 500 Mbit/s, a 0.05 BDP queue: 82-98 Mbit/s, no
+// loss in 4 s, named nothing before). A few earlier losses name none.
+func TestJudgeQuietAfterBurst(t *testing.T) {
+	const rtt = 100 * time.Millisecond
+	p := sender()
+	p.RTT, p.MinRTT, p.DataSegsOut, p.Retrans = rtt, rtt, 15_000, 288
+	p.Cwnd, p.Ssthresh, p.Inflight = 1<<20, 900_000, 1<<20
+	c := after(p, 49<<20, 4*time.Second, 0, 0)
+	for _, tc := range []struct {
+		name   string
+		before int64
+		want   string
+	}{
+		{"burst before", 288, diagnose.CauseShallowBuffer},
+		{"a few before", 3, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p.Retrans, c.Retrans = tc.before, tc.before
+			tracks := map[string]*LossTrack{c.Key(): trackOf(p, c, 20, nil, rtt)}
+			f := Judge(p, c, 4*time.Second, Options{Tracks: tracks})
+			got := ""
+			if f.Cause != nil {
+				got = f.Cause.Name
+			}
+			if got != tc.want {
+				t.Fatalf("verdict %s, cause %+v; want %q", f.Verdict.Verdict, f.Cause, tc.want)
+			}
+		})
+	}
+}

@@ -27,9 +27,9 @@ func TestCauseMatrices(t *testing.T) {
 	score := ms[0]
 	want := []Row{
 		{"50 ms x 100 Mbit/s", "clean", "1/2", "2/2", "2/2", "test: random-loss x1"},
-		{"50 ms x 100 Mbit/s", "policer", "2/2", "1/2", "0/2", "analyze: shallow-buffer x1; flows: ? x1, random-loss x1"},
+		{"50 ms x 100 Mbit/s", "policer", "2/2", "1/2 (+1w)", "0/2", "flows: ? x1, random-loss x1"},
 		{"50 ms x 100 Mbit/s", "cpu", "1/1", "0/1 (+1w)", "0/1 (+1w)", ""},
-		{"all", "5 runs", "4/5", "3/5 (+1w)", "2/5 (+1w)", ""},
+		{"all", "5 runs", "4/5", "3/5 (+2w)", "2/5 (+1w)", ""},
 	}
 	if !reflect.DeepEqual(score.Rows, want) {
 		t.Errorf("score rows\n%q\nwant\n%q", score.Rows, want)

@@ -172,8 +172,11 @@ const (
 // SYN without the option, so scaling was not negotiated, not that a
 // middlebox removed it, and tcp_info says only that the socket runs
 // without scaling; neither a capture nor tcp_info shows another
-// process's CPU.
+// process's CPU; without paced runs a policer's bursts of drops with no
+// queue look like a shallow buffer's (the cause's text says so).
 var weaker = map[[2]string]string{
+	{ToolAnalyze, "policer"}:               "shallow-buffer",
+	{ToolFlows, "policer"}:                 "shallow-buffer",
 	{ToolAnalyze, "window-scale-stripped"}: "no-window-scaling",
 	{ToolFlows, "window-scale-stripped"}:   "no-window-scaling",
 	{ToolAnalyze, "cpu-bound"}:             "*",

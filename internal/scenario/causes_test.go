@@ -89,6 +89,8 @@ func TestJudgeCause(t *testing.T) {
 		{ToolFlows, "cpu-bound", "cpu-bound", Right},
 		{ToolTest, "cpu-bound", NoCause, Wrong},
 		{ToolAnalyze, "reordering", "?", Wrong},
+		{ToolAnalyze, "policer", "shallow-buffer", Weaker},
+		{ToolFlows, "policer", "random-loss", Wrong},
 	} {
 		if got := JudgeCause(tc.tool, tc.truth, tc.named); got != tc.want {
 			t.Errorf("JudgeCause(%s, %s, %s) = %s, want %s", tc.tool, tc.truth, tc.named, got, tc.want)

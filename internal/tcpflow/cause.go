@@ -42,6 +42,21 @@ type causeTrack struct {
 	intervals        int
 	peakBps          float64
 	partialDelivered bool // the open interval delivered data
+	// Late segments the sender's view shows (lateFill): the
+	// receiver's SACK scoreboard opened (data SACKed above snd.una) at
+	// holeAt, with retrans segments resent and the head last resent at
+	// holeHead by then; lateFills counts holes at snd.una then
+	// acknowledged with nothing resent since.
+	// retxMark holds the segments resent as of retxMarkT, renewed a
+	// round trip apart, and retxPrev the mark before it: a scoreboard
+	// that opens with no more resent than retxPrev opened with nothing
+	// resent for at least a round trip.
+	holeOpen           bool
+	holeRetx           int64
+	holeUna            int64
+	retxMark, retxPrev int64
+	retxMarkT          int64
+	lateFills          int64
 	// rtts holds path RTT samples (µs), one in stride of those offered
 	// (offered counts them); ssFrom is the index of the first one after
 	// slow start, -1 before. The array last: the counts are read per
@@ -124,6 +139,45 @@ func (c *causeTrack) deliver(t, delivered, rtt int64) {
 	c.ivStart, c.ivDelivered, c.partialDelivered = t, delivered, false
 }
 
+// causeAck notes an ACK of p's data at t (after its SACK blocks are
+// read): the data delivered (causeTrack.deliver) and a hole at snd.una
+// filled late (lateFill).
+func (f *Flow) causeAck(p *direction, t int64) {
+	rtt := f.minRTT(p)
+	p.ct.deliver(t, p.sndUna+p.sacked, rtt)
+	p.lateFill(t, rtt)
+}
+
+// lateFill counts reordering as a capture at the sender sees it: a hole
+// at snd.una the receiver reported (SACK blocks above it) that the
+// cumulative ACK then covered with nothing resent since the scoreboard
+// opened, nor for a round trip before, outside a recovery: the segments
+// were late, not lost (Linux's own test in tcp_check_sack_reordering:
+// never-retransmitted data acknowledged below the highest SACKed). A
+// capture at the receiver sees the late segments themselves (fillHole);
+// at the sender only this. Conservative: a hole open across a real
+// loss's resends is not counted.
+func (d *direction) lateFill(t, rtt int64) {
+	c := &d.ct
+	if c.holeOpen && d.sndUna > c.holeUna && d.retrans == c.holeRetx {
+		c.lateFills++
+	}
+	if t-c.retxMarkT >= rtt {
+		c.retxPrev, c.retxMark, c.retxMarkT = c.retxMark, d.retrans, t
+	}
+	switch {
+	case d.nsack == 0:
+		c.holeOpen = false
+	case !c.holeOpen && !d.recovery && d.retrans == c.retxPrev:
+		c.holeOpen, c.holeRetx = true, d.retrans
+	}
+	c.holeUna = d.sndUna
+}
+
+// reordered is how many segments direction d saw reordered: arriving
+// out of order at the capture point, or late at the receiver (lateFill).
+func (d *direction) reordered() int64 { return max(d.reorder, d.ct.lateFills) }
+
 // minRTT is direction d's path RTT at its least so far: its sender's
 // lag plus the least data-to-ACK time, else the handshake's; 0 unknown.
 func (f *Flow) minRTT(d *direction) int64 {
@@ -160,7 +214,7 @@ func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) (c *diag
 	segs := max(d.segs, segsOf(d.bytes, d.effMSS()))
 	sender := in.Sender
 	if slices.Contains(fl, diagnose.FlagReordering) {
-		re := diagnose.ReorderEvidence{Events: d.reorder, Spurious: d.spurious, Retrans: d.retrans, Segments: segs,
+		re := diagnose.ReorderEvidence{Events: d.reordered(), Spurious: d.spurious, Retrans: d.retrans, Segments: segs,
 			MinRTT: time.Duration(f.minRTT(d)), Bps: dr.ThroughputBps, Sender: sender, AtCapture: true}
 		if c, ok := diagnose.ReorderCause(re); ok {
 			return &c, ""

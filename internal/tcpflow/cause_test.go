@@ -112,6 +112,10 @@ func TestPathCauses(t *testing.T) {
 			if got != tc.want {
 				t.Fatalf("cause %q, want %q", got, tc.want)
 			}
+			// Holes repaired by resends are losses, not reordering.
+			if hasFlag(d.Flags, diagnose.FlagReordering) {
+				t.Errorf("flags %v: reordering on a path that only loses", d.Flags)
+			}
 			if d.Cause != nil && (d.Fix != strings.Join(d.Cause.Fix, "; ") || f.Fix != d.Fix) {
 				t.Errorf("fix %q, want the cause's %q", d.Fix, d.Cause.Fix)
 			}
@@ -227,5 +231,38 @@ func TestPathCauseAwayFromSender(t *testing.T) {
 	}
 	if d.Cause != nil || !strings.Contains(d.CauseNote, "away from the sender") {
 		t.Errorf("cause %v, note %q", d.Cause, d.CauseNote)
+	}
+}
+
+// A path that reorders, captured at the sender (where segments leave in
+// order): in each round the receiver SACKs around one segment held back
+// on the way, then acknowledges it a few milliseconds later with nothing
+// resent (RACK waited). The capture sees the reordering in the ACKs
+// alone (measured: 5% of the segments held 30 ms on 100 ms x 500 Mbit/s,
+// analyze at the server named no reordering before).
+func TestPathCauseReorderingAtSender(t *testing.T) {
+	const rtt = 40 * time.Millisecond
+	c := newConv()
+	handshake(c, stdSyn, stdSyn, rtt, "client")
+	for range 100 {
+		var late uint32
+		for i := range 60 {
+			seq := c.Data(client, simMSS)
+			if i == 30 {
+				late = seq
+			}
+			c.Advance(5 * time.Microsecond)
+		}
+		c.Advance(rtt)
+		c.Ack(server, late, late+simMSS, c.Next[client])
+		c.Advance(3 * time.Millisecond) // the held one arrives
+		c.AckAll(server)
+		c.Advance(5 * time.Microsecond)
+	}
+	f := analyze(t, c, Options{}).Flows[0]
+	d := dirOf(t, f, "198.18.0.1:50000")
+	t.Logf("%s (flags %v), reordered %d, retransmissions %+v: %v", d.Verdict.Verdict, d.Flags, d.Reordered, d.Retrans, d.Cause)
+	if !hasFlag(d.Flags, diagnose.FlagReordering) || d.Retrans.Total != 0 {
+		t.Fatalf("flags %v, retransmissions %d: want reordering and none resent", d.Flags, d.Retrans.Total)
 	}
 }

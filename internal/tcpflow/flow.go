@@ -175,7 +175,7 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if newData || o.NSACK > 0 {
 		p.pruneSACK()
 	}
-	p.ct.deliver(t, p.sndUna+p.sacked, f.minRTT(p))
+	f.causeAck(p, t)
 	f.windowSeen(p, w, ack, t)
 	p.lastAckT = t
 	p.record(t)

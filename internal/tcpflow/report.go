@@ -299,7 +299,7 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 		SenderSyn: synOpts(d), ReceiverSyn: synOpts(p),
 		Retrans:     Retrans{d.retrans, d.fast, d.rto, d.probes, d.spurious},
 		HWDups:      d.hwdup,
-		Reordered:   d.reorder,
+		Reordered:   d.reordered(),
 		MissedBytes: d.missed,
 		ZeroWindow:  ZeroWindow{d.zwStalls, secs(d.zwTime), d.zwp},
 		KeepAlives:  d.keepalive,
@@ -441,7 +441,7 @@ func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, s
 	if d.hwdup > 0 {
 		info.Flags = append(info.Flags, diagnose.FlagHardwareDups)
 	}
-	if d.reorder > 0 && d.reorder*100 >= max(d.segs/100, 1) {
+	if n := d.reordered(); n > 0 && n*100 >= max(d.segs/100, 1) {
 		info.Flags = append(info.Flags, diagnose.FlagReordering)
 	}
 	if d.super > 0 {

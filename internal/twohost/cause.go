@@ -39,7 +39,7 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64,
 	e := diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
 		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name)}
 	if p.Grant.Name == PhaseDownload {
-		e.Paced, e.BestOtherBps = probes.paced, probes.otherBps
+		e.Paced, e.BestOtherBps, e.OtherLoadedRTT = probes.paced, probes.otherBps, probes.otherRTT
 	}
 	// Losses over the whole phase, slow start's included: how they came
 	// (one here and there, or in bursts) is what tells the causes apart.
@@ -78,6 +78,7 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64,
 type probes struct {
 	paced    []diagnose.PacedRun
 	otherBps float64
+	otherRTT time.Duration // the pings' 90th percentile in the run that carried otherBps
 	idleRTT  time.Duration // the least idle ping, the loaded pings' reference
 }
 
@@ -93,8 +94,8 @@ func probesOf(d *Doc) probes {
 		}
 	}
 	for _, x := range d.CCPhases {
-		if x.Granted {
-			pr.otherBps = max(pr.otherBps, x.ThroughputBps)
+		if x.Granted && x.ThroughputBps > pr.otherBps {
+			pr.otherBps, pr.otherRTT = x.ThroughputBps, time.Duration(x.LoadedRTTP90S*float64(time.Second))
 		}
 	}
 	return pr

@@ -10,8 +10,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -57,11 +55,11 @@ type ClientOptions struct {
 	// sending with it (the same path under cubic and bbr, say).
 	CCs []string
 	// LossProbes: when the single-stream download lost segments, follow
-	// it with the phases that tell the path's causes apart: the download
-	// paced at 2x and 4x what it carried (a shallow buffer loses only
-	// bursts, a policer everything above its rate, random loss the same
-	// share at any rate) and, when the server has it and CCs lacks it,
-	// sent with bbr.
+	// it with the phases that tell the path's causes apart
+	// (lossProbePlan): sent with bbr when the server has it and CCs
+	// lacks it, then paced below and above the most a download carried
+	// (a shallow buffer loses only bursts, a policer everything above
+	// its rate, random loss the same share at any rate).
 	LossProbes bool
 	// MSS clamps the segments of every connection (TCP_MAXSEG before
 	// connect: this host's SYN asks the server for segments no larger);
@@ -127,8 +125,12 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 		return nil, err
 	}
 	raw.PhaseLength = d
+	ofBest := map[int]float64{} // probes paced at a share of probeBest
 	for i := 0; i < len(plan); i++ {
 		p := plan[i]
+		if x := ofBest[i]; x > 0 {
+			p.RateBps = max(p.RateBps, x*probeBest(raw))
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("test: interrupted before the %s phase: %w", p.Name, ctx.Err())
 		}
@@ -142,7 +144,12 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 		}
 		raw.Phases = append(raw.Phases, pr)
 		if o.LossProbes && p.Name == PhaseDownload && p.CC == "" && p.RateBps == o.RateBps {
-			plan = append(plan, o.lossProbes(pr, raw, d, time.Since(cc.began))...)
+			for _, x := range o.lossProbes(pr, raw, d, time.Since(cc.began)) {
+				if x.ofBest > 0 {
+					ofBest[len(plan)] = x.ofBest
+				}
+				plan = append(plan, x.req)
+			}
 		}
 	}
 	_ = cc.send(TypeBye, nil)
@@ -156,9 +163,9 @@ func (o ClientOptions) progress(format string, a ...any) {
 }
 
 // lossProbes are the phases that follow a download that lost segments
-// (ClientOptions.LossProbes), as many as the server's time cap leaves
-// room for.
-func (o ClientOptions) lossProbes(down PhaseRaw, raw *Raw, d, used time.Duration) []PhaseReq {
+// (ClientOptions.LossProbes, lossProbePlan), as many as the server's
+// time cap leaves room for.
+func (o ClientOptions) lossProbes(down PhaseRaw, raw *Raw, d, used time.Duration) []lossProbe {
 	var lost int64
 	for _, s := range down.Server {
 		lost = max(lost, s.Sock.Retrans)
@@ -167,14 +174,7 @@ func (o ClientOptions) lossProbes(down PhaseRaw, raw *Raw, d, used time.Duration
 	if lost == 0 || carried <= 0 {
 		return nil
 	}
-	var out []PhaseReq
-	for _, x := range []float64{2, 4} {
-		out = append(out, PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), RateBps: x * carried})
-	}
-	if !slices.Contains(o.CCs, "bbr") && raw.ServerSnap != nil &&
-		slices.Contains(strings.Fields(raw.ServerSnap.Sysctls["net.ipv4.tcp_available_congestion_control"]), "bbr") {
-		out = append(out, PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), CC: "bbr"})
-	}
+	out := lossProbePlan(carried, serverHasBBR(raw), o.CCs, d)
 	left := raw.Caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
 	fit := int(left / (d.Seconds() + phaseOverheadS))
 	if fit < len(out) {

@@ -64,6 +64,10 @@ type CCPhase struct {
 	ThroughputBps float64 `json:"throughput_bps"`
 	Verdict       string  `json:"verdict"`
 	RetransSegs   int64   `json:"retrans_segments"`
+	// LoadedRTTP90S is the 90th percentile of the pings while it ran
+	// (as PacedPhase's): bbr fills a queue at the path's ceiling, a
+	// policer's ceiling has none.
+	LoadedRTTP90S float64 `json:"loaded_rtt_p90_s,omitempty"`
 }
 
 // PacedPhase is a single-stream download the server paced at a rate.

@@ -243,7 +243,8 @@ func cpuBound(c *diagnose.Cause) bool { return c != nil && c.Name == diagnose.Ca
 // ccPhase is the result of a download with a congestion control asked
 // of the server.
 func ccPhase(p PhaseRaw, fl []flows.Flow) CCPhase {
-	x := CCPhase{CC: p.AskedCC, Granted: p.Grant.CC == p.AskedCC, ThroughputBps: aggregateRate(senderSamples(p)), Verdict: diagnose.Unknown}
+	x := CCPhase{CC: p.AskedCC, Granted: p.Grant.CC == p.AskedCC, ThroughputBps: aggregateRate(senderSamples(p)), Verdict: diagnose.Unknown,
+		LoadedRTTP90S: quantile(p.LoadedRTTs, 0.9).Seconds()}
 	if len(fl) > 0 {
 		x.Verdict, x.RetransSegs = fl[0].Verdict.Verdict, fl[0].Retrans
 	}

@@ -1,0 +1,74 @@
+package twohost
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// The loss probes (ClientOptions.LossProbes) after a download that lost
+// segments: with bbr on the server first, when it has it, then the
+// download paced below and above the most a download carried so far
+// (bbr's rate, which sits at a policer's or a link's rate), so that one
+// run is under whatever ceiling the path has and one above it. A
+// policer holds a loss-based flow far below its rate (measured: cubic
+// carried 7 Mbit/s through a 250 Mbit/s policer with a 64 KB burst on
+// 100 ms), so paces of a few times what that flow carried never reach
+// it; without bbr they are all there is (probeTimes).
+const (
+	probeBelow = 0.75
+	probeAbove = 1.5
+)
+
+// probeTimes are the paces, in times what the download carried, when
+// the server has no bbr to tell the path's rate first.
+var probeTimes = []float64{2, 4}
+
+// lossProbe is a probe phase; a paced one with ofBest set is paced at
+// that share of the most a download carried before it runs
+// (probeBest), not at RateBps.
+type lossProbe struct {
+	req    PhaseReq
+	ofBest float64
+}
+
+// lossProbePlan are the probes after a download that lost segments and
+// carried carried (bits/s): bbr when the server has it (bbrOK) and the
+// test's own --cc-phase list (ccs) lacks it, each phase d long.
+func lossProbePlan(carried float64, bbrOK bool, ccs []string, d time.Duration) []lossProbe {
+	paced := func(rate, ofBest float64) lossProbe {
+		return lossProbe{req: PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), RateBps: rate}, ofBest: ofBest}
+	}
+	hasBBR := slices.Contains(ccs, "bbr")
+	var out []lossProbe
+	if bbrOK && !hasBBR {
+		out = append(out, lossProbe{req: PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), CC: "bbr"}})
+	}
+	if bbrOK || hasBBR {
+		return append(out, paced(probeBelow*carried, probeBelow), paced(probeAbove*carried, probeAbove))
+	}
+	for _, x := range probeTimes {
+		out = append(out, paced(x*carried, 0))
+	}
+	return out
+}
+
+// serverHasBBR: the server's snapshot lists bbr among its available
+// congestion controls.
+func serverHasBBR(raw *Raw) bool {
+	return raw.ServerSnap != nil && slices.Contains(strings.Fields(raw.ServerSnap.Sysctls["net.ipv4.tcp_available_congestion_control"]), "bbr")
+}
+
+// probeBest is the most a single-stream download the server did not
+// pace carried so far (with its default congestion control, or one
+// asked and granted): the reference of the paced probes.
+func probeBest(raw *Raw) float64 {
+	best := 0.0
+	for _, p := range raw.Phases {
+		if p.Grant.Name != PhaseDownload || p.AskedPace > 0 || p.Grant.RateBps > 0 || (p.AskedCC != "" && p.Grant.CC != p.AskedCC) {
+			continue
+		}
+		best = max(best, aggregateRate(p.Server))
+	}
+	return best
+}

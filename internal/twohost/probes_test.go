@@ -1,0 +1,79 @@
+package twohost
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// With bbr on the server the probes run it first and pace relative to
+// the most a download carried by then; without it, at 2x and 4x what the
+// download carried. A policer held cubic to 7 Mbit/s under a
+// 250 Mbit/s rate on 100 ms x 500 Mbit/s: 2x and 4x of that never reach
+// the policer, 1.5x what bbr carried (221 Mbit/s) does.
+func TestLossProbePlan(t *testing.T) {
+	d := 8 * time.Second
+	type probe struct {
+		CC     string
+		Rate   float64
+		OfBest float64
+	}
+	plan := func(ps []lossProbe) []probe {
+		var out []probe
+		for _, p := range ps {
+			out = append(out, probe{p.req.CC, math.Round(p.req.RateBps / 1e6), p.ofBest})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		bbrOK bool
+		ccs   []string
+		want  []probe
+	}{
+		{"bbr first", true, nil, []probe{{CC: "bbr"}, {Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}}},
+		{"bbr asked already", true, []string{"bbr"}, []probe{{Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}}},
+		{"no bbr", false, nil, []probe{{Rate: 14}, {Rate: 28}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, plan(lossProbePlan(7e6, tc.bbrOK, tc.ccs, d))); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The probes' reference is the most an unpaced single-stream download
+// carried, bbr's included when granted, not a paced or capacity phase.
+func TestProbeBest(t *testing.T) {
+	rtt := 100 * time.Millisecond
+	down := phaseOf(PhaseDownload, stream{port: 40000, rate: 7e6, rtt: rtt, flight: 90_000, ssthresh: 80_000})
+	bbr := phaseOf(PhaseDownload, stream{port: 40001, rate: 221e6, rtt: rtt, flight: 2_800_000, ssthresh: 1 << 30})
+	bbr.AskedCC, bbr.Grant.CC = "bbr", "bbr"
+	refused := phaseOf(PhaseDownload, stream{port: 40002, rate: 300e6, rtt: rtt, flight: 3_800_000, ssthresh: 1 << 30})
+	refused.AskedCC = "bbr" // a server without it sent with its default
+	paced := phaseOf(PhaseDownload, stream{port: 40003, rate: 400e6, rtt: rtt, flight: 5_000_000, ssthresh: 1 << 30})
+	paced.AskedPace, paced.Grant.RateBps = 400e6, 400e6
+	capacity := phaseOf(PhaseCapacity, stream{port: 40004, rate: 450e6, rtt: rtt, flight: 5_600_000, ssthresh: 1 << 30})
+	raw := rawWith(host("", ""), host("", ""), down, refused, paced, capacity)
+	if got := probeBest(raw); math.Abs(got-7e6) > 0.5e6 {
+		t.Errorf("without bbr: %.4g, want the download's 7 Mbit/s", got)
+	}
+	raw.Phases = append(raw.Phases, bbr)
+	if got := probeBest(raw); math.Abs(got-221e6) > 5e6 {
+		t.Errorf("with bbr: %.4g, want bbr's 221 Mbit/s", got)
+	}
+}
+
+// The bbr phase's pings reach the loss evidence: its 90th percentile
+// tells a policer's ceiling (no queue) from a link's.
+func TestProbesOfOtherRTT(t *testing.T) {
+	d := &Doc{CCPhases: []CCPhase{{CC: "bbr", Granted: true, ThroughputBps: 451e6, LoadedRTTP90S: 0.10244},
+		{CC: "reno", Granted: false, ThroughputBps: 460e6, LoadedRTTP90S: 0.2}}}
+	pr := probesOf(d)
+	if pr.otherBps != 451e6 || pr.otherRTT != 102440*time.Microsecond {
+		t.Errorf("other %.4g at %s, want the granted bbr run's 451 Mbit/s at 102.44 ms", pr.otherBps, pr.otherRTT)
+	}
+}

@@ -282,22 +282,22 @@ func clock(d time.Duration) string {
 func printLabTable(w io.Writer, s *scenario.Scenario, runs []results.Run) {
 	sums := results.Summarize(runs)
 	head, rows := report.Table(s.Header(time.Now()), sums)
+	printColumns(w, head, rows)
+	for _, m := range report.CauseMatrices(runs) {
+		fmt.Fprintf(w, "\n%s\n", m.Title)
+		printColumns(w, m.Head, m.Rows)
+	}
+	for _, l := range scenario.Headlines(s.Header(time.Now()), sums) {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// printColumns prints a table's head and rows in aligned columns.
+func printColumns(w io.Writer, head []string, rows []report.Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	tw.Flush()
-	for _, m := range report.CauseMatrices(runs) {
-		fmt.Fprintf(w, "\n%s\n", m.Title)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(m.Head, "\t"))
-		for _, r := range m.Rows {
-			fmt.Fprintln(tw, strings.Join(r, "\t"))
-		}
-		tw.Flush()
-	}
-	for _, l := range scenario.Headlines(s.Header(time.Now()), sums) {
-		fmt.Fprintln(w, l)
-	}
 }

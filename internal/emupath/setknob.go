@@ -2,14 +2,12 @@ package emupath
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/units"
 )
-
-// knobNames are the impairments [Link.Apply] sets, by the name of their
-// emulate flag without the direction ("--down-policer" is "policer").
-var knobNames = []string{"loss", "queue", "policer", "reorder", "middlebox", "mtu", "cross"}
 
 // Apply sets impairments given as emulate flags, "down-policer=RATE/BURST"
 // or "up-middlebox=wscale=strip" (the direction, the flag's name, its
@@ -38,28 +36,25 @@ func (l *Link) Apply(knobs []string) error {
 	return nil
 }
 
-// setKnob sets one impairment of the direction from its flag's value.
+// setKnob sets one impairment of the direction from its flag's value:
+// the knobs by the name of their emulate flag without the direction
+// ("--down-policer" is "policer").
 func (d *Direction) setKnob(name, value string) error {
-	switch name {
-	case "loss":
-		p := units.Percent{Max: 0.5}
-		if err := p.Set(value); err != nil {
-			return err
-		}
-		d.Loss = p.F
-		return nil
-	case "queue":
-		return d.Queue.Set(value)
-	case "policer":
-		return d.Policer.Set(value)
-	case "reorder":
-		return d.Reorder.Set(value)
-	case "middlebox":
-		return d.Middlebox.Set(value)
-	case "mtu":
-		return d.MTU.Set(value)
-	case "cross":
-		return d.Cross.Set(value)
+	knobs := map[string]func(string) error{
+		"loss": func(v string) error {
+			p := units.Percent{Max: 0.5}
+			if err := p.Set(v); err != nil {
+				return err
+			}
+			d.Loss = p.F
+			return nil
+		},
+		"queue": d.Queue.Set, "policer": d.Policer.Set, "reorder": d.Reorder.Set,
+		"middlebox": d.Middlebox.Set, "mtu": d.MTU.Set, "cross": d.Cross.Set,
 	}
-	return fmt.Errorf("unknown knob %q (have: %s)", name, strings.Join(knobNames, ", "))
+	set, ok := knobs[name]
+	if !ok {
+		return fmt.Errorf("unknown knob %q (have: %s)", name, strings.Join(slices.Sorted(maps.Keys(knobs)), ", "))
+	}
+	return set(value)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/scenario"
+	"github.com/longhaul/longhaul/internal/topo"
 )
 
 // servePort is where `longhaul serve` listens (its default).
@@ -149,14 +150,7 @@ func flowsWindow(dur, rtt time.Duration) (wait, span time.Duration) {
 func freeCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error {
-		// Only while it has not been waited for: until then its group's
-		// id cannot belong to another process.
-		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
-			return os.ErrProcessDone
-		}
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+	cmd.Cancel = func() error { return topo.KillGroup(cmd.Process) }
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -93,19 +94,10 @@ func scoreCell(right, weak, n int) string {
 // countList is "name xN, ..." in name order.
 func countList(n map[string]int) string {
 	var parts []string
-	for _, k := range sortedKeys(n) {
+	for _, k := range slices.Sorted(maps.Keys(n)) {
 		parts = append(parts, fmt.Sprintf("%s x%d", k, n[k]))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sortedKeys(n map[string]int) []string {
-	keys := make([]string, 0, len(n))
-	for k := range n {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // groupCases groups runs by case, in first-seen order.
@@ -142,7 +134,7 @@ func confusion(tool string, runs []results.Run) Matrix {
 		others[got]++
 	}
 	cols := slices.Clone(truths)
-	for _, k := range sortedKeys(others) {
+	for _, k := range slices.Sorted(maps.Keys(others)) {
 		if !slices.Contains(cols, k) && k != scenario.Clean && (k != scenario.NoCause || !slices.Contains(truths, scenario.Clean)) {
 			cols = append(cols, k)
 		}

@@ -279,17 +279,17 @@ func (e End) Command(ctx context.Context, name string, args ...string) *exec.Cmd
 	if e.cgroupProcs != nil {
 		cmd.ExtraFiles = []*os.File{e.cgroupProcs}
 	}
-	cmd.Cancel = func() error { return killGroup(cmd.Process) }
+	cmd.Cancel = func() error { return KillGroup(cmd.Process) }
 	if e.t != nil {
 		e.t.track(cmd)
 	}
 	return cmd
 }
 
-// killGroup sends SIGKILL to the process group led by p, but only while p
+// KillGroup sends SIGKILL to the process group led by p, but only while p
 // has not been waited for: until then its PID, and so the group id, cannot
 // be reused by an unrelated process.
-func killGroup(p *os.Process) error {
+func KillGroup(p *os.Process) error {
 	if p == nil {
 		return nil
 	}
@@ -308,7 +308,7 @@ func killGroup(p *os.Process) error {
 func (t *Topology) teardown() error {
 	var errs []error
 	for _, cmd := range t.commands() {
-		if err := killGroup(cmd.Process); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		if err := KillGroup(cmd.Process); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			errs = append(errs, fmt.Errorf("kill process group %d: %w", cmd.Process.Pid, err))
 		}
 	}

@@ -113,6 +113,10 @@ type LossEvidence struct {
 	// bottleneck's own: only a deeper one is bufferbloat. test leaves it
 	// false (a bottleneck's queue stays a flag of its verdict there).
 	FilledPath bool
+	// Onsets, when known (a capture at the sender), tallies the loss
+	// recoveries by the queue before each: they, not the averages above,
+	// then tell random loss from a queue's overflows.
+	Onsets *Onsets
 }
 
 // PacedRun is a single-stream download the sender paced at a rate.
@@ -231,16 +235,35 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	nums["mathis_bps"] = mathis
 	nums["loss_events"], nums["lost_segments"] = float64(e.LossEvents), float64(e.Lost)
 	burst, bursty := burstiness(e)
-	nums["segments_per_loss"] = burst
 	noQueue := !queued(e, e.LoadedRTT)
 	if !noQueue && q.Seconds() >= shallowRise*e.MinRTT.Seconds() {
+		nums["segments_per_loss"] = burst
 		return Cause{}, false // an ordinary bottleneck's queue
 	}
-	if noQueue && !bursty {
+	randomLoss := noQueue && !bursty
+	how := fmt.Sprintf("%d at a time on average in %d events, with no queue on the path (the round trip stayed at %s, +%s under load)",
+		int(math.Round(burst)), e.LossEvents, rtt, qd)
+	if o := e.Onsets; o != nil && o.Low > 0 {
+		// Only the losses that came with no queue standing before them:
+		// the others are the bottleneck's queue overflowing. Single
+		// ones are random loss, whatever queue stood the rest of the time.
+		o.numbers(nums)
+		low := e
+		low.LossEvents, low.Lost = o.Low, o.LowLost
+		burst, bursty = burstiness(low)
+		randomLoss = !bursty
+		how = fmt.Sprintf("%d at a time on average in %d events with no queue before them (the round trip at %s, +%s under load)",
+			int(math.Round(burst)), o.Low, rtt, qd)
+		if o.AtQueue > 0 {
+			how += fmt.Sprintf(", besides %d at the bottleneck's full queue", o.AtQueue)
+		}
+	}
+	nums["segments_per_loss"] = burst
+	if randomLoss {
 		c := Cause{Name: CauseRandomLoss, Numbers: nums,
-			Text: fmt.Sprintf("random loss: %.3g%% of the segments were lost, %d at a time on average in %d events, with no queue on the path (the round trip stayed at %s, +%s under load); "+
+			Text: fmt.Sprintf("random loss: %.3g%% of the segments were lost, %s; "+
 				"a loss-based congestion control cuts its window at each loss and stays far below a clean path's rate (Reno would carry about %s at this loss rate and RTT, the Mathis bound; CUBIC grows back faster between losses)",
-				100*e.LossRate, int(math.Round(burst)), e.LossEvents, rtt, qd, units.FormatRate(mathis))}
+				100*e.LossRate, how, units.FormatRate(mathis))}
 		c.Fix = append(c.Fix, ActorNetwork+": find the link that loses packets (interface error counters, a faulty optic or cable, Wi-Fi, a duplex mismatch)")
 		if bbr != "" {
 			c.Fix = append(c.Fix, ActorSender+": "+sender+" can "+bbr+": it does not back off at random losses")

@@ -2,10 +2,13 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/sysctl"
 	"github.com/longhaul/longhaul/internal/units"
@@ -36,7 +39,7 @@ const Clean = "clean"
 // must name (diagnose's vocabulary) and the emulate flags that make it.
 type failure struct {
 	name, label string
-	knobs       func(rateBps float64) []string
+	knobs       func(sh shape) []string
 	// cpu-bound: the server's commands get this share of a core, on a
 	// path of at least 1 Gbit/s (the CPU must bind below the link).
 	serverCPU float64
@@ -51,21 +54,32 @@ type failure struct {
 var failures = []failure{
 	{name: Clean, label: "clean (1 BDP drop-tail queue)"},
 	{name: "random-loss", label: "random loss 0.01%", knobs: fixed("down-loss=0.01%")},
-	{name: "shallow-buffer", label: "shallow buffer (0.05 BDP)", knobs: fixed("down-queue=0.05bdp")},
+	{name: "shallow-buffer", label: "shallow buffer (0.05 BDP)", knobs: shallowQueue},
 	{name: "bufferbloat", label: "bufferbloat (8 BDP queue)", knobs: fixed("down-queue=8bdp")},
-	{name: "policer", label: "policer at half the rate, 64 KB burst", knobs: func(r float64) []string {
-		return []string{"down-policer=" + flagRate(r/2) + "/64KB"}
+	{name: "policer", label: "policer at half the rate, 64 KB burst", knobs: func(sh shape) []string {
+		return []string{"down-policer=" + flagRate(sh.rate/2) + "/64KB"}
 	}},
 	{name: "reordering", label: "reordering (5% held 30 ms)", knobs: fixed("down-reorder=5%/30ms")},
 	{name: "window-scale-stripped", label: "window scale stripped by a middlebox", knobs: fixed("up-middlebox=wscale=strip")},
 	{name: "cpu-bound", label: "server held to 0.01 of a core (1 Gbit/s link)", serverCPU: 0.01},
 	{name: "pmtu-black-hole", label: "PMTU black hole (1400-byte link, no ICMP)", knobs: fixed("down-mtu=1400/blackhole")},
-	{name: "shared-bottleneck", label: "competing traffic at 30% of the link", knobs: func(r float64) []string {
-		return []string{"down-cross=" + flagRate(0.3*r)}
+	{name: "shared-bottleneck", label: "competing traffic at 30% of the link", knobs: func(sh shape) []string {
+		return []string{"down-cross=" + flagRate(0.3*sh.rate)}
 	}},
 }
 
-func fixed(knobs ...string) func(float64) []string { return func(float64) []string { return knobs } }
+func fixed(knobs ...string) func(shape) []string { return func(shape) []string { return knobs } }
+
+// shallowQueue is a queue of 0.05 BDP counted in full-size packets (at
+// least 2): a "0.05bdp" queue is floored at linkemu.MinBDPQueue (100
+// packets), which on 50 ms x 100 Mbit/s is 0.37 BDP, and cubic then
+// loses only in slow start and fills the path (measured: 94 of 94
+// Mbit/s, test named nothing).
+func shallowQueue(sh shape) []string {
+	bdp := sh.rate / 8 * sh.rtt.Seconds()
+	n := max(int(math.Ceil(0.05*bdp/float64(linkemu.MTU+linkemu.DefaultOverhead))), 2)
+	return []string{"down-queue=" + strconv.Itoa(n) + "p"}
+}
 
 // shape is a path of the matrix.
 type shape struct {
@@ -119,7 +133,7 @@ func expandCauses(s *Scenario, p Params) error {
 			}
 			cp := &CasePath{RTT: sh.rtt, RateBps: sh.rate, IPv6: p.IPv6}
 			if f.knobs != nil {
-				cp.Knobs = f.knobs(sh.rate)
+				cp.Knobs = f.knobs(sh)
 			}
 			if f.serverCPU > 0 {
 				cp.RateBps, cp.ServerCPU = max(sh.rate, 1e9), f.serverCPU

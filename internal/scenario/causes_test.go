@@ -39,6 +39,13 @@ func TestExpandCauses(t *testing.T) {
 	if c := byID["50ms-100M-clean"]; c.Truth != Clean || len(c.Path.Knobs) != 0 || c.Path.ServerCPU != 0 {
 		t.Errorf("clean: %+v", c)
 	}
+	// 0.05 BDP in packets, not floored at 100: 21 at 50 ms x 100 Mbit/s
+	// (31,250 bytes in packets of 1,538 on the wire), 204 at 100 ms x 500 Mbit/s.
+	for id, want := range map[string]string{"50ms-100M-shallow-buffer": "down-queue=21p", "100ms-500M-shallow-buffer": "down-queue=204p"} {
+		if got := strings.Join(byID[id].Path.Knobs, " "); got != want {
+			t.Errorf("%s: %q, want %q", id, got, want)
+		}
+	}
 	if ws := byID["50ms-100M-window-scale-stripped"]; strings.Join(ws.Path.Knobs, " ") != "up-middlebox=wscale=strip" {
 		t.Errorf("window scale stripped on the SYN's way: %v", ws.Path.Knobs)
 	}

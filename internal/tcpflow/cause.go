@@ -57,6 +57,17 @@ type causeTrack struct {
 	retxMark, retxPrev int64
 	retxMarkT          int64
 	lateFills          int64
+	// Loss recoveries by the queue before each (diagnose.Onsets):
+	// rttWinMax is the highest path RTT sample (µs) of the RTT-long
+	// window begun at rttWinT, rttPrevMax the one before's; an open
+	// recovery (epOn) began with epRetx segments resent and a queue
+	// delay of epQueue (ns) over a least RTT of epRTT.
+	rttWinMax, rttPrevMax uint32
+	rttWinT               int64
+	epOn                  bool
+	epRetx                int64
+	epQueue, epRTT        int64
+	onsets                diagnose.Onsets
 	// rtts holds path RTT samples (µs), one in stride of those offered
 	// (offered counts them); ssFrom is the index of the first one after
 	// slow start, -1 before. The array last: the counts are read per
@@ -96,6 +107,40 @@ func (c *causeTrack) addRTT(ns int64, steady bool) {
 	}
 	c.rtts[c.n] = uint32(min(max(ns/1e3, 0), 1<<32-1))
 	c.n++
+}
+
+// topRTT notes a path RTT sample (ns) for the queue before a loss.
+func (c *causeTrack) topRTT(ns int64) {
+	c.rttWinMax = max(c.rttWinMax, uint32(min(max(ns/1e3, 0), 1<<32-1)))
+}
+
+// beginEpisode notes a loss recovery beginning (least RTT rtt, ns): the
+// segments resent so far and the queue the round trip showed over the
+// last round trip or two.
+func (d *direction) beginEpisode(rtt int64) {
+	c := &d.ct
+	d.endEpisode()
+	top := int64(max(c.rttWinMax, c.rttPrevMax)) * 1e3
+	c.epOn, c.epRetx = true, d.retrans
+	c.epQueue, c.epRTT = max(top-rtt, 0), rtt
+}
+
+// endEpisode tallies the open recovery, if any (diagnose.Onsets).
+func (d *direction) endEpisode() {
+	if d.ct.epOn {
+		d.ct.onsets = d.onsetsNow()
+		d.ct.epOn = false
+	}
+}
+
+// onsetsNow is the tally with the open recovery, if any, counted.
+func (d *direction) onsetsNow() diagnose.Onsets {
+	c := &d.ct
+	o := c.onsets
+	if c.epOn {
+		o.Add(d.retrans-c.epRetx, time.Duration(c.epQueue), time.Duration(c.epRTT))
+	}
+	return o
 }
 
 // loadedRTT is the median of the samples kept after slow start (of all
@@ -144,6 +189,9 @@ func (c *causeTrack) deliver(t, delivered, rtt int64) {
 // filled late (lateFill).
 func (f *Flow) causeAck(p *direction, t int64) {
 	rtt := f.minRTT(p)
+	if c := &p.ct; t-c.rttWinT >= rtt {
+		c.rttPrevMax, c.rttWinMax, c.rttWinT = c.rttWinMax, 0, t
+	}
 	p.ct.deliver(t, p.sndUna+p.sacked, rtt)
 	p.lateFill(t, rtt)
 }
@@ -227,6 +275,9 @@ func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) (c *diag
 		PeakBps: d.ct.peakBps, MSS: int(d.effMSS()), Sender: sender, LossEvents: d.ct.episodes, Lost: lost, Episodes: true,
 		Intervals: d.ct.intervals, Reordered: slices.Contains(fl, diagnose.FlagReordering),
 		FilledPath: v == diagnose.Bottleneck}
+	if on := d.onsetsNow(); on.AtQueue+on.Low > 0 {
+		e.Onsets = &on
+	}
 	if d.ct.partialDelivered {
 		e.Intervals++
 	}

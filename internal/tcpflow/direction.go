@@ -220,6 +220,7 @@ func (d *direction) addRTT(ns int64) {
 	}
 	d.hist[rttBucket(ns)]++
 	d.ct.addRTT(d.d+ns, d.tl.SlowStartDone())
+	d.ct.topRTT(d.d + ns)
 }
 
 // eighths[j] is 2^(j/8): the bucket boundaries within an octave.

@@ -201,6 +201,7 @@ func (f *Flow) ackedNew(acker, p *direction, ack, t int64) {
 	}
 	if p.recovery && p.sndUna >= p.recoverPoint {
 		p.recovery, p.rtoRecovery = false, false
+		p.endEpisode()
 	}
 	p.ackedHoles()
 }
@@ -371,6 +372,7 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 	}
 	if !d.recovery && end > d.sndUna {
 		d.ct.episodes++ // a recovery begins (below: fast or a timeout's)
+		d.beginEpisode(f.minRTT(d))
 	}
 	// A TSO sender's capture holds super-packets: count the MSS-sized
 	// segments the stack resent, as its tcpi_total_retrans does.

@@ -239,4 +239,5 @@ func (d *direction) countKind(kind diagnose.EventKind, segs, bytes int64) {
 // point is the data sent by then, not the timeout's.
 func (d *direction) undoTimeout() {
 	d.rtoRecovery, d.recovery = false, false
+	d.endEpisode()
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/capture"
-	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/tcpflow"
 	"github.com/longhaul/longhaul/internal/units"
@@ -331,10 +330,15 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 		fmt.Fprintf(w, " (%.0f%% of the time)", 100*f.Share)
 	}
 	fmt.Fprintf(w, ": %s\n", f.Summary)
-	if c, note := mainCause(f); c != nil {
-		fmt.Fprintf(w, "  path:     %s\n", c.Text)
-	} else if note != "" {
-		fmt.Fprintf(w, "  path:     %s\n", note)
+	if d := mainDir(f); d != nil {
+		if d.Cause != nil {
+			fmt.Fprintf(w, "  path:     %s\n", d.Cause.Text)
+		} else if d.CauseNote != "" {
+			fmt.Fprintf(w, "  path:     %s\n", d.CauseNote)
+		}
+		for _, c := range d.Seen {
+			fmt.Fprintf(w, "  seen:     %s\n", c.Text)
+		}
 	}
 	var nums []string
 	if f.RTTSeconds > 0 {
@@ -395,15 +399,15 @@ func printFlow(w io.Writer, f *tcpflow.FlowReport, detail bool) {
 	}
 }
 
-// mainCause is the path cause of a flow's main direction (the one its
-// verdict is of), or nil and why the capture cannot tell, if it says.
-func mainCause(f *tcpflow.FlowReport) (*diagnose.Cause, string) {
-	for _, d := range f.Directions {
-		if d.Sender == f.Sender {
-			return d.Cause, d.CauseNote
+// mainDir is a flow's main direction (the one its verdict is about), or
+// nil.
+func mainDir(f *tcpflow.FlowReport) *tcpflow.DirReport {
+	for i := range f.Directions {
+		if f.Directions[i].Sender == f.Sender {
+			return &f.Directions[i]
 		}
 	}
-	return nil, ""
+	return nil
 }
 
 // verdictCounts lists verdicts by count, the most common first.

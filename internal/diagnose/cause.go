@@ -255,7 +255,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		how = fmt.Sprintf("%d at a time on average in %d events with no queue before them (the round trip at %s, +%s under load)",
 			int(math.Round(burst)), o.Low, rtt, qd)
 		if o.AtQueue > 0 {
-			how += fmt.Sprintf(", besides %d at the bottleneck's full queue", o.AtQueue)
+			how += fmt.Sprintf(", besides %d at a standing queue (the bottleneck's own, overflowing)", o.AtQueue)
 		}
 	}
 	nums["segments_per_loss"] = burst

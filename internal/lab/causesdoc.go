@@ -9,15 +9,21 @@ import (
 	"github.com/longhaul/longhaul/internal/scenario"
 )
 
-// judged is the part of a verdict the matrix reads: the cause named, and
-// the flags that stand for one where no cause is (a capture or a socket
-// flags a queue's delay as bufferbloat, a connection without window
-// scaling as no-window-scaling).
+// judged is the part of a verdict the matrix reads: the cause named, the
+// flags that stand for one where no cause is (a capture or a socket flags
+// a queue's delay as bufferbloat, a connection without window scaling as
+// no-window-scaling), and what else the tool saw the path do wrong
+// without it limiting the flow (analyze's and flows' seen: reordering
+// tolerated), which names the path's failure as test's reordering note
+// does.
 type judged struct {
-	Cause *struct {
-		Name string `json:"name"`
-	} `json:"cause"`
-	Flags []string `json:"flags"`
+	Cause *causeName  `json:"cause"`
+	Flags []string    `json:"flags"`
+	Seen  []causeName `json:"seen"`
+}
+
+type causeName struct {
+	Name string `json:"name"`
 }
 
 func (j judged) named() string {
@@ -28,6 +34,8 @@ func (j judged) named() string {
 		return "bufferbloat"
 	case slices.Contains(j.Flags, "no-window-scaling"):
 		return "no-window-scaling"
+	case len(j.Seen) > 0 && j.Seen[0].Name != "":
+		return j.Seen[0].Name
 	}
 	return scenario.NoCause
 }
@@ -44,12 +52,10 @@ func testNamed(doc []byte) (named string, single, pathRate float64, port string,
 			Name string `json:"name"`
 		} `json:"causes"`
 		Directions []struct {
-			Name       string  `json:"name"`
-			Throughput float64 `json:"throughput_bps"`
-			Cause      *struct {
-				Name string `json:"name"`
-			} `json:"cause"`
-			Flow *judged `json:"flow"`
+			Name       string     `json:"name"`
+			Throughput float64    `json:"throughput_bps"`
+			Cause      *causeName `json:"cause"`
+			Flow       *judged    `json:"flow"`
 		} `json:"directions"`
 	}
 	if json.Unmarshal(doc, &d) != nil {

@@ -296,6 +296,16 @@ func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) (c *diag
 	return &lc, ""
 }
 
+// reorderSeen is the reordering the capture saw on direction d when it
+// was not the direction's cause (diagnose.ReorderNote, AtCapture).
+func (f *Flow) reorderSeen(d *direction, dr *DirReport, sender string) (diagnose.Cause, bool) {
+	if !slices.Contains(dr.Verdict.Flags, diagnose.FlagReordering) || (dr.Cause != nil && dr.Cause.Name == diagnose.CauseReordering) {
+		return diagnose.Cause{}, false
+	}
+	return diagnose.ReorderNote(diagnose.ReorderEvidence{Events: d.reordered(), Spurious: d.spurious, Retrans: d.retrans,
+		Segments: max(d.segs, segsOf(d.bytes, d.effMSS())), MinRTT: time.Duration(f.minRTT(d)), Sender: sender, AtCapture: true})
+}
+
 // awayNote says why a capture taken away from the sender cannot tell
 // the loss causes apart, or "": when more than a quarter of the round
 // trip (lag of rtt, ns) lies between the sender and the capture point,

@@ -90,8 +90,11 @@ type DirReport struct {
 	Cause *diagnose.Cause `json:"cause,omitempty"`
 	// CauseNote says why the capture cannot tell the cause of a direction
 	// held by its losses (taken away from the sender), when it cannot.
-	CauseNote string  `json:"cause_note,omitempty"`
-	Timeline  *Series `json:"timeline,omitempty"`
+	CauseNote string `json:"cause_note,omitempty"`
+	// Seen is what else the path was seen doing wrong without being
+	// what limited the direction (reordering its sender tolerated).
+	Seen     []diagnose.Cause `json:"seen,omitempty"`
+	Timeline *Series          `json:"timeline,omitempty"`
 }
 
 // ScaleReport is the window scale state of the receiver's windows.
@@ -344,6 +347,9 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 		dr.Cause, dr.Verdict.Fix = c, strings.Join(c.Fix, "; ")
 	} else {
 		dr.CauseNote = note
+	}
+	if c, ok := f.reorderSeen(d, &dr, info.Sender); ok {
+		dr.Seen = append(dr.Seen, c)
 	}
 	dr.Timeline = series(d)
 	return dr

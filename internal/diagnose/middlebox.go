@@ -75,6 +75,20 @@ func BlackHoleSeen(size, passed, resends int, sender string) Cause {
 	return c
 }
 
+// BlackHoleStuck names a PMTU black hole a live socket shows (flows):
+// its head segment (up to mss bytes) resent by the timer resends times in
+// a row, unanswered, while the receiver SACKed sacked bytes after it.
+func BlackHoleStuck(mss, sacked, resends int64, sender string) Cause {
+	sender = orWord(sender, "the sender")
+	c := Cause{Name: CausePMTUBlackHole,
+		Numbers: map[string]float64{"segment_bytes": float64(mss), "sacked_bytes": float64(sacked), "resends": float64(resends)},
+		Text: fmt.Sprintf("a PMTU black hole: %s resent its head segment (up to %d bytes) %d times in a row by its timer and it never arrived, while the receiver acknowledged (SACK) %s after it: "+
+			"smaller segments get through, full-size ones do not: a link on the path has a smaller MTU than the hosts, and the ICMP 'fragmentation needed' (ICMPv6 'packet too big') that should tell %s is lost or filtered",
+			sender, mss, resends, units.FormatBytes(float64(sacked)), sender)}
+	c.Fix = blackHoleFix(sender)
+	return c
+}
+
 func blackHoleFix(sender string) []string {
 	return []string{
 		ActorNetwork + ": let ICMP 'fragmentation needed' (type 3 code 4) and ICMPv6 'packet too big' through the firewalls on the path, or clamp the MSS where the MTU shrinks (iptables -t mangle ... -j TCPMSS --clamp-mss-to-pmtu)",

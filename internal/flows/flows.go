@@ -64,6 +64,9 @@ type Sock struct {
 	// CAState is the congestion-avoidance state: 0 open, 1 disorder, 2
 	// CWR, 3 recovery, 4 loss.
 	CAState uint8
+	// RTOs is how many times in a row the timer resent the head of the
+	// data, unanswered (tcpi_retransmits; 0 once an ACK moves it).
+	RTOs int64
 	// WindowScale: both SYNs carried the window scale option.
 	WindowScale bool
 	DeliveryBps float64 // the kernel's delivery rate estimate, bits/s
@@ -159,6 +162,8 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 		dt = time.Nanosecond
 	}
 	switch {
+	case f.BytesSent == 0 && f.BytesReceived == 0 && stuckOnBlackHole(cur):
+		return stuck(f, cur)
 	case f.BytesSent == 0 && f.BytesReceived == 0:
 		f.Direction = DirIdle
 		f.Verdict = diagnose.Verdict{Verdict: diagnose.Unknown, Flags: []string{}, Shares: map[string]float64{},

@@ -225,7 +225,7 @@ func TestCompare(t *testing.T) {
 func TestFromTCPInfo(t *testing.T) {
 	ti := &netlink.TCPInfo{
 		State: 1, Ca_state: 0, Options: 4 | 2, Snd_mss: 1448, Snd_cwnd: 10, Snd_ssthresh: infiniteSsthresh,
-		Unacked: 8, Sacked: 2, Lost: 1, Retrans: 1, Rtt: 200123, Min_rtt: 200001,
+		Unacked: 8, Sacked: 2, Lost: 1, Retrans: 1, Retransmits: 2, Rtt: 200123, Min_rtt: 200001,
 		Bytes_acked: 1000, Bytes_received: 20, Busy_time: 1500, Rwnd_limited: 700, Sndbuf_limited: 300, Snd_wnd: 65536,
 		Reordering: 40, Reord_seen: 7, Dsack_dups: 3, Rcv_ooopack: 11,
 	}
@@ -235,7 +235,7 @@ func TestFromTCPInfo(t *testing.T) {
 		Inflight: 6 * 1448, SackedBytes: 2 * 1448, RTT: 200123 * time.Microsecond, MinRTT: 200001 * time.Microsecond,
 		BytesAcked: 1000, BytesReceived: 20, Busy: 1500 * time.Microsecond, RwndLimited: 700 * time.Microsecond,
 		SndbufLimited: 300 * time.Microsecond, WindowScale: true,
-		ReordSeen: 7, Reordering: 40, DSACKDups: 3, RcvOOO: 11,
+		ReordSeen: 7, Reordering: 40, DSACKDups: 3, RcvOOO: 11, RTOs: 2,
 	}
 	if s != want {
 		t.Errorf("got  %+v\nwant %+v", s, want)

@@ -50,6 +50,7 @@ func FromTCPInfo(local, remote netip.AddrPort, ti *netlink.TCPInfo) Sock {
 		RwndLimited:   time.Duration(ti.Rwnd_limited) * time.Microsecond,
 		SndbufLimited: time.Duration(ti.Sndbuf_limited) * time.Microsecond,
 		CAState:       ti.Ca_state,
+		RTOs:          int64(ti.Retransmits),
 		WindowScale:   ti.Options&optWindowScale != 0,
 		DeliveryBps:   float64(ti.Delivery_rate) * 8,
 		ReordSeen:     int64(ti.Reord_seen),

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/topo"
@@ -75,23 +76,16 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 	if e.Case.Path != nil && e.Case.Path.IPv6 {
 		server = "[" + sv.Addr6.String() + "]"
 	}
-	flowsDoc := make(chan []byte, 1)
 	wait, span := flowsWindow(e.Case.Duration, e.RTT)
-	go func() {
-		select {
-		case <-time.After(wait):
-		case <-ctx.Done():
-			flowsDoc <- nil
-			return
-		}
-		out, _ := freeCommand(ctx, self, "flows", "--netns", sv.Netns, "--interval", span.String(), "--json").Output()
-		flowsDoc <- out
-	}()
+	flowsDoc := flowsLater(ctx, self, sv.Netns, wait, span)
+	// And over the session's set-up, where a connection stuck on a PMTU
+	// black hole lives (test waits 10 s for its session answer).
+	setupDoc := flowsLater(ctx, self, sv.Netns, flowsSetupWait, flowsSetupSpan)
 	test := cl.Command(ctx, self, "test", server, "--auth", token, "--download", "--duration", e.Case.Duration.String(), "--loss-probes", "--json")
 	var testErr bytes.Buffer
 	test.Stderr = &testErr
 	testDoc, runErr := test.Output()
-	fl := <-flowsDoc
+	fl, setup := <-flowsDoc, <-setupDoc
 	time.Sleep(100 * time.Millisecond) // tcpdump writes the last packets
 	stop(td)
 	if runErr != nil {
@@ -102,14 +96,16 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 	if e.OutDir != "" {
 		docs = filepath.Join(e.OutDir, "docs", fmt.Sprintf("%s-%d", e.Case.ID, e.Repeat))
 	}
-	m.Named = judgeRun(ctx, self, testDoc, pcap, fl, docs, m.Metrics)
+	m.Named = judgeRun(ctx, self, testDoc, pcap, [2][]byte{fl, setup}, docs, m.Metrics)
 	return m, nil
 }
 
 // judgeRun reads each tool's named cause (analyze run on the capture now)
 // and the test's rates into metrics; with docs set, each tool's document
-// is kept as docs.TOOL.json (what a person reads to see why).
-func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flowsDoc []byte, docs string, metrics map[string]float64) map[string]string {
+// is kept as docs.TOOL.json (what a person reads to see why). flowsDocs
+// are flows' over the download and over the session's set-up: the
+// download's names the cause, else a black hole the set-up's shows.
+func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flowsDocs [2][]byte, docs string, metrics map[string]float64) map[string]string {
 	named := map[string]string{scenario.ToolTest: "?", scenario.ToolAnalyze: "?", scenario.ToolFlows: "?"}
 	n, single, rate, port, ok := testNamed(testDoc)
 	if ok {
@@ -125,17 +121,46 @@ func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flo
 			named[scenario.ToolAnalyze] = n
 		}
 	}
-	if n, ok := flowsNamed(flowsDoc); ok {
+	if n, ok := flowsNamed(flowsDocs[0]); ok {
 		named[scenario.ToolFlows] = n
 	}
+	if n := named[scenario.ToolFlows]; (n == "?" || n == scenario.NoCause) && flowsBlackHole(flowsDocs[1]) {
+		named[scenario.ToolFlows] = diagnose.CausePMTUBlackHole
+	}
 	if docs != "" && os.MkdirAll(filepath.Dir(docs), 0o755) == nil {
-		for tool, doc := range map[string][]byte{scenario.ToolTest: testDoc, scenario.ToolAnalyze: anDoc, scenario.ToolFlows: flowsDoc} {
+		for tool, doc := range map[string][]byte{scenario.ToolTest: testDoc, scenario.ToolAnalyze: anDoc, scenario.ToolFlows: flowsDocs[0], scenario.ToolFlows + "-setup": flowsDocs[1]} {
 			if len(doc) > 0 {
 				_ = os.WriteFile(docs+"."+tool+".json", doc, 0o644)
 			}
 		}
 	}
 	return named
+}
+
+// flowsSetupWait, flowsSetupSpan: flows' window over the session's
+// set-up, inside the 10 s test waits for its session answer before it
+// tries smaller segments: the timer has resent a stuck segment 4 times
+// or more by its end.
+const (
+	flowsSetupWait = 500 * time.Millisecond
+	flowsSetupSpan = 4 * time.Second
+)
+
+// flowsLater runs flows on the namespace's sockets after wait, over span;
+// its document (nil if ctx ends first) comes on the channel.
+func flowsLater(ctx context.Context, self, netns string, wait, span time.Duration) <-chan []byte {
+	doc := make(chan []byte, 1)
+	go func() {
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			doc <- nil
+			return
+		}
+		out, _ := freeCommand(ctx, self, "flows", "--netns", netns, "--interval", span.String(), "--json").Output()
+		doc <- out
+	}()
+	return doc
 }
 
 // flowsWindow is when flows starts reading the server's sockets and for

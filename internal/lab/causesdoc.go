@@ -142,3 +142,20 @@ func flowsNamed(doc []byte) (string, bool) {
 	}
 	return d.Flows[best].named(), true
 }
+
+// flowsBlackHole: a flows document names a PMTU black hole on any socket
+// (one stuck on it moved nothing, so it is not the busiest).
+func flowsBlackHole(doc []byte) bool {
+	var d struct {
+		Flows []judged `json:"flows"`
+	}
+	if json.Unmarshal(doc, &d) != nil {
+		return false
+	}
+	for _, f := range d.Flows {
+		if f.named() == diagnose.CausePMTUBlackHole {
+			return true
+		}
+	}
+	return false
+}

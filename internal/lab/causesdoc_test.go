@@ -73,3 +73,18 @@ func TestCauseDocuments(t *testing.T) {
 		}
 	}
 }
+
+// flows over the session's set-up names a black hole on the socket stuck
+// on it, which moved nothing (not the busiest); other causes there do not
+// count.
+func TestFlowsBlackHole(t *testing.T) {
+	stuck := `{"flows":[{"direction":"send","bytes_sent":5000,"flags":[]},{"direction":"send","bytes_sent":0,"flags":["rto-stall"],"cause":{"name":"pmtu-black-hole"}}]}`
+	if !flowsBlackHole([]byte(stuck)) {
+		t.Error("a stuck socket's black hole: not found")
+	}
+	for _, doc := range []string{`{"flows":[{"direction":"send","cause":{"name":"random-loss"}}]}`, `{"flows":[]}`, ``, `{`} {
+		if flowsBlackHole([]byte(doc)) {
+			t.Errorf("%q: a black hole", doc)
+		}
+	}
+}

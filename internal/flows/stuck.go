@@ -1,0 +1,44 @@
+package flows
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// caLoss is tcp_info's TCP_CA_Loss: the sender is recovering from a
+// retransmission timeout.
+const caLoss = 4
+
+// blackHoleRTOs is how many timeouts in a row on the same head segment,
+// with data after it SACKed, name a PMTU black hole: random loss drops
+// one resend in a thousand or so, not three in a row while the segments
+// after it arrive, and an outage or a peer gone SACKs nothing.
+const blackHoleRTOs = 3
+
+// stuckOnBlackHole: a socket whose head segment the timer resent
+// blackHoleRTOs times or more in a row, unanswered, while the receiver
+// SACKed data after it: smaller segments got through (a message's tail),
+// the full-size one does not (measured: a 1400-byte link dropping larger
+// packets without ICMP, longhaul test's control connection: its session
+// answer's full-size segments resent by the timer for 10 s, the tail
+// SACKed).
+func stuckOnBlackHole(s Sock) bool {
+	return s.CAState == caLoss && s.RTOs >= blackHoleRTOs && s.SackedBytes > 0 && s.MSS > 0
+}
+
+// stuck judges a sending socket that moved nothing over the interval
+// because its head segment never arrives (stuckOnBlackHole).
+func stuck(f Flow, s Sock) Flow {
+	f.Direction = DirSend
+	c := diagnose.BlackHoleStuck(s.MSS, s.SackedBytes, s.RTOs, "this host")
+	f.Cause = &c
+	f.Verdict = diagnose.Verdict{Verdict: diagnose.LossLimited, Flags: []string{diagnose.FlagRTOStall}, Share: 1,
+		Shares: map[string]float64{diagnose.StateLoss.String(): 1}, RTTSeconds: f.RTT,
+		Summary: fmt.Sprintf("stalled: nothing acknowledged in %s with %s outstanding, the timer resending the head of the data (%d times in a row)",
+			units.FormatDuration(units.FromSeconds(f.Interval)), units.FormatBytes(float64(s.Inflight+s.SackedBytes)), s.RTOs),
+		Fix: strings.Join(c.Fix, "; ")}
+	return f
+}

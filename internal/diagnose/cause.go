@@ -113,6 +113,11 @@ type LossEvidence struct {
 	// bottleneck's own: only a deeper one is bufferbloat. test leaves it
 	// false (a bottleneck's queue stays a flag of its verdict there).
 	FilledPath bool
+	// ManyBps is the most the same path carried otherwise, on several
+	// streams at once (test's capacity phase) or another congestion
+	// control; 0 unknown. A flow held far below it at a standing queue
+	// shares the bottleneck with other traffic (sharedCause).
+	ManyBps float64
 	// Onsets, when known (a capture at the sender), tallies the loss
 	// recoveries by the queue before each: they, not the averages above,
 	// then tell random loss from a queue's overflows.
@@ -224,6 +229,9 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	rise := bloatRise
 	if e.FilledPath {
 		rise = bloatFilled
+	}
+	if c, ok := sharedCause(e, q, nums, sender); ok {
+		return c, true
 	}
 	switch {
 	case q >= bloatMin && q.Seconds() >= rise*e.MinRTT.Seconds():

@@ -383,3 +383,29 @@ func TestReorderNoteAtCapture(t *testing.T) {
 		}
 	}
 }
+
+// A shared bottleneck: one cubic download next to another user's got 47
+// of 94 Mbit/s at a standing queue while 8 streams carried 84. Without
+// the queue (random loss, a policer) or near what several streams
+// carried (a clean path) it is not one.
+func TestLossCauseShared(t *testing.T) {
+	e := LossEvidence{MinRTT: 50 * time.Millisecond, LoadedRTT: 85 * time.Millisecond, LossRate: 0.001, LossEvents: 6, Lost: 40,
+		Intervals: 160, Bps: 47e6, PeakBps: 60e6, MSS: 1448, ManyBps: 84e6, Sender: "the server"}
+	c, ok := LossCause(e)
+	if !ok || c.Name != CauseSharedBottleneck || c.Numbers["share"] < 0.55 || c.Numbers["share"] > 0.57 ||
+		!strings.Contains(c.Text, "its share 56%") || len(c.Fix) != 2 || !strings.HasPrefix(c.Fix[0], ActorNetwork+": ") || !strings.HasPrefix(c.Fix[1], ActorSender+": the server") {
+		t.Fatalf("%v %+v", ok, c)
+	}
+	for name, mod := range map[string]func(*LossEvidence){
+		"no queue":          func(e *LossEvidence) { e.LoadedRTT = 50500 * time.Microsecond },
+		"near the many":     func(e *LossEvidence) { e.Bps = 80e6 },
+		"unknown many":      func(e *LossEvidence) { e.ManyBps = 0 },
+		"a reordering path": func(e *LossEvidence) { e.Reordered = true },
+	} {
+		x := e
+		mod(&x)
+		if c, _ := LossCause(x); c.Name == CauseSharedBottleneck {
+			t.Errorf("%s: named %q", name, c.Name)
+		}
+	}
+}

@@ -76,6 +76,14 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 	if e.Case.Path != nil && e.Case.Path.IPv6 {
 		server = "[" + sv.Addr6.String() + "]"
 	}
+	if cp := e.Case.Path; cp != nil && cp.Competing > 0 {
+		// Past the test's end whatever it takes; ended with the run.
+		end, err := startCompeting(ctx, e, cp.Competing, competingWarmup+2*scenario.CausesEstimate(e.Case))
+		if err != nil {
+			return m, err
+		}
+		defer end()
+	}
 	wait, span := flowsWindow(e.Case.Duration, e.RTT)
 	flowsDoc := flowsLater(ctx, self, sv.Netns, wait, span)
 	// And over the session's set-up, where a connection stuck on a PMTU

@@ -148,7 +148,7 @@ func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run
 	cp := s.PathOf(c)
 	if c.Path != nil {
 		run.Path = &results.RunPath{RTTSeconds: cp.RTT.Seconds(), RateBps: cp.RateBps, QueueBytes: cp.QueueBytes, Veth: cp.Veth,
-			Knobs: cp.Knobs, ServerCPU: cp.ServerCPU, IPv6: cp.IPv6}
+			Knobs: cp.Knobs, ServerCPU: cp.ServerCPU, IPv6: cp.IPv6, Competing: cp.Competing}
 	}
 	spec := emupath.Spec{Topo: topo.Spec{Prefix: r.opt.Prefix, CC: s.CC, ClientSysctls: c.Client, ServerSysctls: c.Server, Veth: cp.Veth,
 		ServerCPU: cp.ServerCPU, IPv6: cp.IPv6}, RTT: cp.RTT}

@@ -81,6 +81,8 @@ type RunPath struct {
 	Knobs     []string `json:"knobs,omitempty"`
 	ServerCPU float64  `json:"server_cpu,omitempty"`
 	IPv6      bool     `json:"ipv6,omitempty"`
+	// Competing is how many bulk cubic downloads shared the path.
+	Competing int `json:"competing,omitempty"`
 }
 
 // Host describes the machine the lab ran on.

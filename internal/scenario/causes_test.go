@@ -46,6 +46,9 @@ func TestExpandCauses(t *testing.T) {
 			t.Errorf("%s: %q, want %q", id, got, want)
 		}
 	}
+	if sb := byID["50ms-100M-shared-bottleneck"]; sb.Path.Competing != 1 || len(sb.Path.Knobs) != 0 || !strings.Contains(sb.Notes[0], "1 competing cubic download") {
+		t.Errorf("shared bottleneck: %+v %q", sb.Path, sb.Notes)
+	}
 	if ws := byID["50ms-100M-window-scale-stripped"]; strings.Join(ws.Path.Knobs, " ") != "up-middlebox=wscale=strip" {
 		t.Errorf("window scale stripped on the SYN's way: %v", ws.Path.Knobs)
 	}
@@ -98,6 +101,11 @@ func TestJudgeCause(t *testing.T) {
 		{ToolAnalyze, "reordering", "?", Wrong},
 		{ToolAnalyze, "policer", "shallow-buffer", Weaker},
 		{ToolFlows, "policer", "random-loss", Wrong},
+		{ToolTest, "shared-bottleneck", "shared-bottleneck", Right},
+		{ToolTest, "shared-bottleneck", NoCause, Wrong},
+		{ToolAnalyze, "shared-bottleneck", "bufferbloat", Weaker},
+		{ToolFlows, "shared-bottleneck", NoCause, Weaker},
+		{ToolAnalyze, "shared-bottleneck", "shallow-buffer", Wrong},
 	} {
 		if got := JudgeCause(tc.tool, tc.truth, tc.named); got != tc.want {
 			t.Errorf("JudgeCause(%s, %s, %s) = %s, want %s", tc.tool, tc.truth, tc.named, got, tc.want)

@@ -29,6 +29,11 @@ type CasePath struct {
 	ServerCPU float64
 	// IPv6 gives the ends IPv6 addresses too; the case's peers use them.
 	IPv6 bool
+	// Competing is how many bulk cubic downloads (iperf3, the server's
+	// namespace sending to the client's) share the path with the case's
+	// own traffic for the whole run: competing traffic that responds to
+	// loss, as other users' transfers do.
+	Competing int
 }
 
 // PathOf is the path case c runs on.

@@ -400,7 +400,7 @@ func (c Case) estimate(rtt time.Duration) time.Duration {
 	case KindDownload, KindIperf:
 		return c.Duration + c.Omit + setupCost
 	case KindCauses:
-		return causesEstimate(c)
+		return CausesEstimate(c)
 	case KindPing:
 		return setupCost + time.Duration(c.Ping)*100*time.Millisecond + c.Path.RTT
 	case KindUpload:

@@ -35,6 +35,9 @@ type Analyzer struct {
 	listed  byBytes
 	pinned  *FlowReport // Options.SeriesFlow's report
 	summary Summary
+	// pairRTT holds the path's round trip between two hosts across
+	// their connections (pairrtt.go).
+	pairRTT map[hostPair]int64
 }
 
 const cacheSize = 256
@@ -182,6 +185,9 @@ func (a *Analyzer) Finish() *Analysis {
 	}
 	an.Duration = time.Duration(a.clock.last).Seconds()
 	an.UnansweredSYNs = a.finishPending()
+	for _, f := range a.flows {
+		a.notePairRTT(f)
+	}
 	for _, f := range a.flows {
 		a.keep(a.judge(f))
 	}

@@ -286,6 +286,13 @@ func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) (c *diag
 		// answered it.
 		e.IdleRTT = time.Duration(h1 + h2)
 	}
+	if p := time.Duration(f.pathRTT); p > 0 && p < e.MinRTT {
+		// Another connection between the same hosts saw the path idle.
+		e.MinRTT = p
+		if e.IdleRTT > p {
+			e.IdleRTT = p
+		}
+	}
 	if segs > 0 {
 		e.LossRate = float64(lost) / float64(segs)
 	}

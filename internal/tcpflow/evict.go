@@ -47,6 +47,9 @@ func (a *Analyzer) makeRoom() {
 	byIdle := slices.Clone(a.flows)
 	slices.SortFunc(byIdle, func(x, y *Flow) int { return cmpInt64(x.end, y.end) })
 	out := byIdle[:max(1, limit/4)]
+	for _, f := range a.flows {
+		a.notePairRTT(f)
+	}
 	for _, f := range out {
 		f.evicted = true
 		for dir, k := range [2]key{{f.Addr[0], f.Addr[1]}, {f.Addr[1], f.Addr[0]}} {
@@ -77,6 +80,7 @@ func cmpInt64(x, y int64) int {
 
 // judge reports a flow, flagging any contradiction in the report.
 func (a *Analyzer) judge(f *Flow) *FlowReport {
+	f.pathRTT = a.pathRTT(f)
 	r := f.report(a)
 	if msgs := CheckInvariants(r); len(msgs) > 0 {
 		// Never print a contradiction as fact: flag it, list it.

@@ -42,6 +42,10 @@ type Flow struct {
 	dir     [2]direction // dir[i]: data sent by Addr[i]
 
 	synT, synAckT, ackT int64
+	// pathRTT is the least round trip of any connection between the
+	// same hosts (Analyzer.pathRTT), set when the flow is judged; 0
+	// unknown.
+	pathRTT             int64
 	synRetrans          bool
 	synAckSeen, synSeen bool
 	shiftKnown          [2]bool

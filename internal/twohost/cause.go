@@ -37,7 +37,7 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64,
 	}
 	last := half[len(half)-1].Sock
 	e := diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
-		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name)}
+		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name), ManyBps: pathBps}
 	if p.Grant.Name == PhaseDownload {
 		e.Paced, e.BestOtherBps, e.OtherLoadedRTT = probes.paced, probes.otherBps, probes.otherRTT
 	}

@@ -57,6 +57,7 @@ type WireSock struct {
 	// Added after v1 shipped (omitempty: a v1 peer's samples lack them
 	// and a v1 peer ignores them).
 	ReordSeen  int64 `json:"ReordSeen,omitempty"`
+	RTOs       int64 `json:"RTOs,omitempty"`
 	Reordering int64 `json:"Reordering,omitempty"`
 	DSACKDups  int64 `json:"DSACKDups,omitempty"`
 	RcvOOO     int64 `json:"RcvOOO,omitempty"`
@@ -89,7 +90,7 @@ func wireSock(k flows.Sock) WireSock {
 		BytesAcked: k.BytesAcked, BytesReceived: k.BytesReceived, BytesSent: k.BytesSent, BytesRetrans: k.BytesRetrans,
 		Retrans: k.Retrans, DataSegsOut: k.DataSegsOut,
 		BusyNs: int64(k.Busy), RwndLimitedNs: int64(k.RwndLimited), SndbufLimNs: int64(k.SndbufLimited),
-		CAState: k.CAState, WindowScale: k.WindowScale, DeliveryBps: k.DeliveryBps,
+		CAState: k.CAState, RTOs: k.RTOs, WindowScale: k.WindowScale, DeliveryBps: k.DeliveryBps,
 		Sndbuf: k.Sndbuf, WmemQueued: k.WmemQueued, CC: k.CC,
 		ReordSeen: k.ReordSeen, Reordering: k.Reordering, DSACKDups: k.DSACKDups, RcvOOO: k.RcvOOO,
 	}
@@ -105,7 +106,7 @@ func (w WireSock) Sock() flows.Sock {
 		BytesAcked: w.BytesAcked, BytesReceived: w.BytesReceived, BytesSent: w.BytesSent, BytesRetrans: w.BytesRetrans,
 		Retrans: w.Retrans, DataSegsOut: w.DataSegsOut,
 		Busy: time.Duration(w.BusyNs), RwndLimited: time.Duration(w.RwndLimitedNs), SndbufLimited: time.Duration(w.SndbufLimNs),
-		CAState: w.CAState, WindowScale: w.WindowScale, DeliveryBps: w.DeliveryBps,
+		CAState: w.CAState, RTOs: w.RTOs, WindowScale: w.WindowScale, DeliveryBps: w.DeliveryBps,
 		Sndbuf: w.Sndbuf, WmemQueued: w.WmemQueued, CC: w.CC,
 		ReordSeen: w.ReordSeen, Reordering: w.Reordering, DSACKDups: w.DSACKDups, RcvOOO: w.RcvOOO,
 	}

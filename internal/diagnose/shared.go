@@ -1,0 +1,39 @@
+package diagnose
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/units"
+)
+
+// sharedShare: a flow that carried less than this share of what the path
+// carried on several streams, while a queue of at least shallowRise of
+// the round trip stood, shares the bottleneck with other traffic. Alone
+// at a bottleneck one loss-based flow fills it (measured on 50 ms x 100
+// Mbit/s, a one-BDP queue: 94 of 94 Mbit/s on one stream and on 8); next
+// to one other cubic download it gets about half, and 8 streams about
+// 8/9.
+const sharedShare = 0.7
+
+// sharedCause names a shared bottleneck: the flow held at a standing
+// queue (the bottleneck's: it filled) far below what several streams
+// carried on the same path. Random loss, a policer or a shallow buffer
+// hold one stream below several too, but with no queue standing.
+func sharedCause(e LossEvidence, q time.Duration, nums map[string]float64, sender string) (Cause, bool) {
+	if e.ManyBps <= 0 || e.Bps <= 0 || e.Bps >= sharedShare*e.ManyBps || e.Reordered ||
+		!queued(e, e.LoadedRTT) || q.Seconds() < shallowRise*e.MinRTT.Seconds() {
+		return Cause{}, false
+	}
+	share := e.Bps / e.ManyBps
+	nums["many_bps"], nums["share"] = e.ManyBps, share
+	c := Cause{Name: CauseSharedBottleneck, Numbers: nums,
+		Text: fmt.Sprintf("a shared bottleneck: this flow carried %s while the same path carried %s on several streams (its share %.0f%%), with a queue standing (the round trip %s, +%s under load): "+
+			"other traffic shares the bottleneck, and a loss-based flow gets about its share of it, not the link",
+			units.FormatRate(e.Bps), units.FormatRate(e.ManyBps), 100*share,
+			units.FormatDuration(e.MinRTT.Round(100*time.Microsecond)), units.FormatDuration(q.Round(100*time.Microsecond)))}
+	c.Fix = append(c.Fix,
+		ActorNetwork+": the bottleneck is shared: its operator can give this traffic its own share (QoS, a scheduled window for bulk transfers) or more capacity",
+		ActorSender+": "+sender+" can take a larger share with parallel streams ("+units.FormatRate(e.ManyBps)+" on several here), at the other traffic's expense")
+	return c, true
+}

@@ -211,9 +211,8 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 		return fmt.Errorf("lab: %w", err)
 	}
 	defer f.Close()
-	fmt.Fprintf(stderr, "longhaul: lab %s: %d cases x %d repeats on %s / %s, about %s; results in %s\n",
-		s.Name, len(s.Cases), s.Repeat, units.FormatDuration(s.RTT), units.FormatRate(s.RateBps),
-		units.FormatDuration(s.Estimate().Round(time.Second)), dir)
+	fmt.Fprintf(stderr, "longhaul: lab %s: %d cases x %d repeats on %s, about %s; results in %s\n",
+		s.Name, len(s.Cases), s.Repeat, s.PathsLabel(), units.FormatDuration(s.Estimate().Round(time.Second)), dir)
 	opt := lab.Options{OutDir: dir, Interval: a.interval.D, Log: stderr, Prefix: a.prefix}
 	opt.Progress = progressLines(stderr)
 	if isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {

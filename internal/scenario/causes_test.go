@@ -16,6 +16,11 @@ func TestExpandCauses(t *testing.T) {
 	if len(s.Cases) != 2*len(failures) || s.Repeat != 10 {
 		t.Fatalf("%d cases x %d repeats, want %d x 10 (every failure on two shapes)", len(s.Cases), s.Repeat, 2*len(failures))
 	}
+	// The terminal's header names every path (cpu-bound's own 1 Gbit/s
+	// links among them), not the scenario's default one.
+	if got, want := s.PathsLabel(), "4 paths (50 ms / 100 Mbit/s, 50 ms / 1 Gbit/s, 100 ms / 500 Mbit/s, 100 ms / 1 Gbit/s)"; got != want {
+		t.Errorf("paths %q, want %q", got, want)
+	}
 	byID := map[string]Case{}
 	for _, c := range s.Cases {
 		byID[c.ID] = c

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,6 +35,29 @@ type CasePath struct {
 	// own traffic for the whole run: competing traffic that responds to
 	// loss, as other users' transfers do.
 	Competing int
+}
+
+// PathsLabel names the paths the cases run on: "50 ms / 100 Mbit/s",
+// or "3 paths (50 ms / 100 Mbit/s, ...)" when they differ.
+func (s *Scenario) PathsLabel() string {
+	var names []string
+	for _, c := range s.Cases {
+		p := s.PathOf(c)
+		name := units.FormatDuration(p.RTT) + " / " + units.FormatRate(p.RateBps)
+		if p.RateBps == 0 {
+			name = units.FormatDuration(p.RTT) + ", no rate limit"
+		}
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return units.FormatDuration(s.RTT) + " / " + units.FormatRate(s.RateBps)
+	case 1:
+		return names[0]
+	}
+	return fmt.Sprintf("%d paths (%s)", len(names), strings.Join(names, ", "))
 }
 
 // PathOf is the path case c runs on.

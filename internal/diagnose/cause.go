@@ -180,6 +180,17 @@ func pacedVerdict(e LossEvidence) (cured bool, ceiling float64) {
 	return cured && under > 0, 0
 }
 
+// heldUnder: a paced run at or under the ceiling carried its pace and
+// lost at most a quarter of the unpaced flow's rate.
+func heldUnder(e LossEvidence, ceiling float64) bool {
+	for _, r := range e.Paced {
+		if r.RateBps <= ceiling && r.Bps >= paceHeld*r.RateBps && r.LossRate <= e.LossRate/4 {
+			return true
+		}
+	}
+	return false
+}
+
 // Thresholds of the loss causes.
 const (
 	// bloatRise: a queue delay of at least this share of the RTT (and
@@ -205,6 +216,7 @@ const (
 	// a congestion window past what the queue holds). Random loss drops a
 	// segment here and there.
 	burstLoss       = 8
+	burstLossOnsets = 4
 	burstOverRandom = 4
 )
 
@@ -267,6 +279,13 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		}
 	}
 	nums["segments_per_loss"] = burst
+	if _, ceiling := pacedVerdict(e); ceiling > 0 && noQueue && heldUnder(e, ceiling) {
+		// Paced runs fell short above a ceiling with no queue and held
+		// their pace under it, however the losses came: a policer
+		// (random loss loses at any rate; a policer's deep bucket lets
+		// a few segments a time go).
+		return PolicerCause(e, ceiling), true
+	}
 	if randomLoss {
 		c := Cause{Name: CauseRandomLoss, Numbers: nums,
 			Text: fmt.Sprintf("random loss: %.3g%% of the segments were lost, %s; "+
@@ -329,8 +348,14 @@ func burstiness(e LossEvidence) (burst float64, bursty bool) {
 		random = lambda / -math.Expm1(-lambda)
 	}
 	floor := float64(burstLoss)
-	if e.Episodes {
+	switch {
+	case e.Episodes:
 		floor = 0
+	case e.Onsets != nil:
+		// The events at a standing queue (slow start's overshoot, a
+		// full queue's) are out of the count: what is left are the
+		// losses with none, one segment each for random loss.
+		floor = burstLossOnsets
 	}
 	return burst, burst >= floor && burst >= burstOverRandom*random
 }

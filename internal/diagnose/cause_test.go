@@ -409,3 +409,22 @@ func TestLossCauseShared(t *testing.T) {
 		}
 	}
 }
+
+// A policer whose deep bucket lets its losses come a few segments at a
+// time (test over IPv6, 50 ms x 100 Mbit/s, 50 Mbit/s and 64 KB: 41
+// segments in 6 sample intervals, under the 8 a burst needs): the paced
+// run under bbr's rate held its pace with no loss, the one above fell
+// short with no queue: a policer, not random loss.
+func TestLossCausePolicerFewAtATime(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	e := LossEvidence{MinRTT: ms(50), IdleRTT: ms(50), LoadedRTT: ms(50.4), LossRate: 0.0037, LossEvents: 6, Lost: 41, Intervals: 80,
+		Bps: 14.9e6, MSS: 1448, CC: "cubic", Sender: "the server", BestOtherBps: 46.3e6, OtherLoadedRTT: ms(50.59),
+		Paced: []PacedRun{{RateBps: 34.7e6, Bps: 34.7e6, LoadedRTT: ms(50.39)}, {RateBps: 69.5e6, Bps: 42.4e6, LossRate: 0.0038, LoadedRTT: ms(50.6)}}}
+	if c, _ := LossCause(e); c.Name != CausePolicer {
+		t.Errorf("named %q, want policer", c.Name)
+	}
+	e.Paced = nil
+	if c, _ := LossCause(e); c.Name != CauseRandomLoss {
+		t.Errorf("without the paced runs: %q, want random-loss (under 8 a time)", c.Name)
+	}
+}

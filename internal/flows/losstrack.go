@@ -23,9 +23,15 @@ type LossTrack struct {
 	Intervals int
 	// PeakBps is the highest delivery rate (the kernel's estimate) seen.
 	PeakBps float64
-	rtts    []time.Duration // smoothed RTTs of the samples that moved data (at most maxRTTs)
-	first   Sock
-	n       int
+	// onsets tallies the loss events by the queue the sample before each
+	// showed (its smoothed RTT over the minimum; lastRTT), as analyze's
+	// recoveries (diagnose.Onsets); onsetsOn once one was tallied.
+	onsets   diagnose.Onsets
+	onsetsOn bool
+	lastRTT  time.Duration
+	rtts     []time.Duration // smoothed RTTs of the samples that moved data (at most maxRTTs)
+	first    Sock
+	n        int
 }
 
 // maxRTTs bounds the RTTs a track keeps (the first ones of a long run;
@@ -42,6 +48,13 @@ func (l *LossTrack) Add(s Sock) {
 	if d := s.Retrans - l.prev.Retrans; d > 0 {
 		l.Events++
 		l.Lost += d
+		if l.lastRTT > 0 && s.MinRTT > 0 {
+			l.onsets.Add(d, max(l.lastRTT-s.MinRTT, 0), s.MinRTT)
+			l.onsetsOn = true
+		}
+	}
+	if s.RTT > 0 {
+		l.lastRTT = s.RTT
 	}
 	if s.BytesAcked > l.prev.BytesAcked {
 		l.Intervals++
@@ -62,6 +75,10 @@ func (l *LossTrack) Samples() int { return l.n }
 // intervals and the loss rate (of the data segments sent since the base).
 func (l *LossTrack) Fill(e *diagnose.LossEvidence) {
 	e.LossEvents, e.Lost, e.Intervals = l.Events, l.Lost, l.Intervals
+	if l.onsetsOn {
+		o := l.onsets
+		e.Onsets = &o
+	}
 	if segs := l.prev.DataSegsOut - l.first.DataSegsOut; segs > 0 {
 		e.LossRate = float64(l.Lost) / float64(segs)
 	}
@@ -88,7 +105,7 @@ func (l *LossTrack) FillBefore(e *diagnose.LossEvidence) bool {
 	if l.Lost > 0 || before <= 0 || segs <= 0 || now <= 0 || float64(before)*float64(now) < quietLosses*float64(segs) {
 		return false
 	}
-	e.LossEvents, e.Lost, e.Intervals = 1, before, max(l.Intervals, 1)
+	e.LossEvents, e.Lost, e.Intervals, e.Onsets = 1, before, max(l.Intervals, 1), nil
 	e.LossRate = float64(before) / float64(segs+now)
 	return true
 }

@@ -115,3 +115,43 @@ func TestJudgeQuietAfterBurst(t *testing.T) {
 		})
 	}
 }
+
+// Each loss event is judged by the queue the sample before it showed
+// (its smoothed RTT over the minimum): slow start's 40 segments at a full
+// queue are the bottleneck's, and the single losses after it with no
+// queue are random loss, where the average (8.5 a time) called them a
+// burst; 7 a time with no queue are a shallow buffer's.
+func TestLossTrackOnsets(t *testing.T) {
+	minRTT := 50 * time.Millisecond
+	track := func(rtts []time.Duration, losses []int64) diagnose.LossEvidence {
+		tr := NewLossTrack(Sock{})
+		var s Sock
+		for i := range rtts {
+			s.BytesAcked += 1 << 20
+			s.DataSegsOut += 724
+			s.Retrans += losses[i]
+			s.RTT, s.MinRTT = rtts[i], minRTT
+			tr.Add(s)
+		}
+		e := diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: 50500 * time.Microsecond, Bps: 40e6, MSS: 1448}
+		tr.Fill(&e)
+		return e
+	}
+	full, idle := 95*time.Millisecond, 50200*time.Microsecond
+	e := track([]time.Duration{60 * time.Millisecond, full, idle, idle, idle, idle, idle, idle}, []int64{0, 0, 40, 0, 1, 0, 1, 1})
+	if e.Onsets == nil || *e.Onsets != (diagnose.Onsets{AtQueue: 1, Low: 3, LowLost: 3}) {
+		t.Fatalf("onsets %+v", e.Onsets)
+	}
+	if c, _ := diagnose.LossCause(e); c.Name != diagnose.CauseRandomLoss {
+		t.Errorf("random loss after slow start's overshoot: %q", c.Name)
+	}
+	rtts, losses := make([]time.Duration, 20), make([]int64, 20)
+	for i := range rtts {
+		rtts[i] = idle
+	}
+	losses[3], losses[9], losses[15] = 7, 7, 7
+	e = track(rtts, losses)
+	if c, _ := diagnose.LossCause(e); c.Name != diagnose.CauseShallowBuffer {
+		t.Errorf("7 a time with no queue: %q", c.Name)
+	}
+}

@@ -254,31 +254,12 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	mathis := pathmodel.MathisBps(max(e.MSS, 536), e.MinRTT, e.LossRate)
 	nums["mathis_bps"] = mathis
 	nums["loss_events"], nums["lost_segments"] = float64(e.LossEvents), float64(e.Lost)
-	burst, bursty := burstiness(e)
 	noQueue := !queued(e, e.LoadedRTT)
 	if !noQueue && q.Seconds() >= shallowRise*e.MinRTT.Seconds() {
-		nums["segments_per_loss"] = burst
+		nums["segments_per_loss"], _ = burstiness(e)
 		return Cause{}, false // an ordinary bottleneck's queue
 	}
-	randomLoss := noQueue && !bursty
-	how := fmt.Sprintf("%d at a time on average in %d events, with no queue on the path (the round trip stayed at %s, +%s under load)",
-		int(math.Round(burst)), e.LossEvents, rtt, qd)
-	if o := e.Onsets; o != nil && o.Low > 0 {
-		// Only the losses that came with no queue standing before them:
-		// the others are the bottleneck's queue overflowing. Single
-		// ones are random loss, whatever queue stood the rest of the time.
-		o.numbers(nums)
-		low := e
-		low.LossEvents, low.Lost = o.Low, o.LowLost
-		burst, bursty = burstiness(low)
-		randomLoss = !bursty
-		how = fmt.Sprintf("%d at a time on average in %d events with no queue before them (the round trip at %s, +%s under load)",
-			int(math.Round(burst)), o.Low, rtt, qd)
-		if o.AtQueue > 0 {
-			how += fmt.Sprintf(", besides %d at a standing queue (the bottleneck's own, overflowing)", o.AtQueue)
-		}
-	}
-	nums["segments_per_loss"] = burst
+	burst, randomLoss, how := lossPattern(e, nums, noQueue, rtt, qd)
 	if _, ceiling := pacedVerdict(e); ceiling > 0 && noQueue && heldUnder(e, ceiling) {
 		// Paced runs fell short above a ceiling with no queue and held
 		// their pace under it, however the losses came: a policer
@@ -312,24 +293,65 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	if ceiling > 0 && noQueue {
 		return PolicerCause(e, ceiling), true
 	}
+	return shallowCause(e, nums, shallowFacts{q: q, burst: burst, rtt: rtt, qd: qd, sender: sender, bbr: bbr, cured: cured, noQueue: noQueue}), true
+}
+
+// lossPattern is how the flow lost: segments per loss event, whether that
+// is random loss (one here and there) rather than bursts, and the words
+// that say so. With Onsets only the events that came with no queue
+// standing count: the others are the bottleneck's queue overflowing, and
+// single ones are random loss whatever queue stood the rest of the time.
+func lossPattern(e LossEvidence, nums map[string]float64, noQueue bool, rtt, qd string) (burst float64, random bool, how string) {
+	burst, bursty := burstiness(e)
+	random = noQueue && !bursty
+	how = fmt.Sprintf("%d at a time on average in %d events, with no queue on the path (the round trip stayed at %s, +%s under load)",
+		int(math.Round(burst)), e.LossEvents, rtt, qd)
+	if o := e.Onsets; o != nil && o.Low > 0 {
+		o.numbers(nums)
+		low := e
+		low.LossEvents, low.Lost = o.Low, o.LowLost
+		burst, bursty = burstiness(low)
+		random = !bursty
+		how = fmt.Sprintf("%d at a time on average in %d events with no queue before them (the round trip at %s, +%s under load)",
+			int(math.Round(burst)), o.Low, rtt, qd)
+		if o.AtQueue > 0 {
+			how += fmt.Sprintf(", besides %d at a standing queue (the bottleneck's own, overflowing)", o.AtQueue)
+		}
+	}
+	nums["segments_per_loss"] = burst
+	return burst, random, how
+}
+
+// shallowFacts are what the shallow buffer's text and fix quote.
+type shallowFacts struct {
+	q              time.Duration
+	burst          float64
+	rtt, qd        string
+	sender, bbr    string
+	cured, noQueue bool
+}
+
+// shallowCause names a shallow buffer: losses in bursts with at most a
+// small queue standing.
+func shallowCause(e LossEvidence, nums map[string]float64, f shallowFacts) Cause {
 	peak := max(e.PeakBps, e.Bps)
-	nums["queue_bytes"] = q.Seconds() * peak / 8
+	nums["queue_bytes"] = f.q.Seconds() * peak / 8
 	c := Cause{Name: CauseShallowBuffer, Numbers: nums,
 		Text: fmt.Sprintf("a shallow buffer: the flow lost %d segments in %d bursts (%d at a time) while the round trip rose only %s: "+
 			"the bottleneck's queue cannot hold a window's burst, and the congestion control, cut back at each burst, stays far below the path's rate",
-			e.Lost, e.LossEvents, int(math.Round(burst)), qd)}
+			e.Lost, e.LossEvents, int(math.Round(f.burst)), f.qd)}
 	c.Fix = append(c.Fix, ActorNetwork+": give the bottleneck a queue of about one BDP ("+units.FormatBytes(pathmodel.BDP(peak, e.MinRTT))+
-		" at "+units.FormatRate(peak)+" and "+rtt+"), or at least BDP/sqrt(flows)")
-	if bbr != "" {
-		c.Fix = append(c.Fix, ActorSender+": "+sender+" can pace its bursts: "+bbr+" (or the fq qdisc's pacing with its present one)")
+		" at "+units.FormatRate(peak)+" and "+f.rtt+"), or at least BDP/sqrt(flows)")
+	if f.bbr != "" {
+		c.Fix = append(c.Fix, ActorSender+": "+f.sender+" can pace its bursts: "+f.bbr+" (or the fq qdisc's pacing with its present one)")
 	}
 	switch {
-	case cured:
+	case f.cured:
 		c.Text += "; paced, the same download " + pacedWords(e.Paced) + ": pacing removes the bursts the queue cannot hold"
-	case noQueue && len(e.Paced) == 0:
+	case f.noQueue && len(e.Paced) == 0:
 		c.Text += " (with no queue at all a policer looks the same: test --loss-probes tells them apart)"
 	}
-	return c, true
+	return c
 }
 
 // burstiness is how many segments the flow lost per event on average,

@@ -260,7 +260,8 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		return Cause{}, false // an ordinary bottleneck's queue
 	}
 	burst, randomLoss, how := lossPattern(e, nums, noQueue, rtt, qd)
-	if _, ceiling := pacedVerdict(e); ceiling > 0 && noQueue && heldUnder(e, ceiling) {
+	cured, ceiling := pacedVerdict(e)
+	if ceiling > 0 && noQueue && heldUnder(e, ceiling) {
 		// Paced runs fell short above a ceiling with no queue and held
 		// their pace under it, however the losses came: a policer
 		// (random loss loses at any rate; a policer's deep bucket lets
@@ -289,7 +290,6 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	if e.Reordered {
 		return Cause{}, false
 	}
-	cured, ceiling := pacedVerdict(e)
 	if ceiling > 0 && noQueue {
 		return PolicerCause(e, ceiling), true
 	}

@@ -52,12 +52,9 @@ func WindowScaleCause(e ScaleEvidence) (Cause, bool) {
 // at its first full-size segment, retransmitting it until it times out.
 func BlackHoleCause(mss int, sender string) Cause {
 	sender = orWord(sender, "the sender")
-	c := Cause{Name: CausePMTUBlackHole, Numbers: map[string]float64{"mss_that_passed": float64(mss)},
-		Text: fmt.Sprintf("a PMTU black hole: full-size segments from %s never arrived while small ones did, and %d-byte segments got through: "+
-			"a link on the path has a smaller MTU than the hosts, and the ICMP 'fragmentation needed' (ICMPv6 'packet too big') that should tell %s is lost or filtered; "+
-			"every connection that sends a full-size segment stalls (this test ran with %d-byte segments)", sender, mss, sender, mss)}
-	c.Fix = blackHoleFix(sender)
-	return c
+	return blackHole(sender, fmt.Sprintf("full-size segments from %s never arrived while small ones did, and %d-byte segments got through", sender, mss),
+		fmt.Sprintf("; every connection that sends a full-size segment stalls (this test ran with %d-byte segments)", mss),
+		map[string]float64{"mss_that_passed": float64(mss)})
 }
 
 // BlackHoleSeen names a PMTU black hole a capture at the sender shows:
@@ -66,13 +63,9 @@ func BlackHoleCause(mss int, sender string) Cause {
 // above it that came in pieces of at most passed bytes.
 func BlackHoleSeen(size, passed, resends int, sender string) Cause {
 	sender = orWord(sender, "the sender")
-	c := Cause{Name: CausePMTUBlackHole,
-		Numbers: map[string]float64{"segment_bytes": float64(size), "passed_bytes": float64(passed), "resends": float64(resends)},
-		Text: fmt.Sprintf("a PMTU black hole: %s resent its %d-byte segment %d times by its timer and it never arrived, while the receiver acknowledged (SACK) the data after it, which came in pieces of at most %d bytes: "+
-			"a link on the path has a smaller MTU than the hosts, and the ICMP 'fragmentation needed' (ICMPv6 'packet too big') that should tell %s is lost or filtered; "+
-			"every connection that sends a full-size segment stalls", sender, size, resends, passed, sender)}
-	c.Fix = blackHoleFix(sender)
-	return c
+	return blackHole(sender, fmt.Sprintf("%s resent its %d-byte segment %d times by its timer and it never arrived, while the receiver acknowledged (SACK) the data after it, which came in pieces of at most %d bytes",
+		sender, size, resends, passed), "; every connection that sends a full-size segment stalls",
+		map[string]float64{"segment_bytes": float64(size), "passed_bytes": float64(passed), "resends": float64(resends)})
 }
 
 // BlackHoleStuck names a PMTU black hole a live socket shows (flows):
@@ -80,13 +73,18 @@ func BlackHoleSeen(size, passed, resends int, sender string) Cause {
 // a row, unanswered, while the receiver SACKed sacked bytes after it.
 func BlackHoleStuck(mss, sacked, resends int64, sender string) Cause {
 	sender = orWord(sender, "the sender")
-	c := Cause{Name: CausePMTUBlackHole,
-		Numbers: map[string]float64{"segment_bytes": float64(mss), "sacked_bytes": float64(sacked), "resends": float64(resends)},
-		Text: fmt.Sprintf("a PMTU black hole: %s resent its head segment (up to %d bytes) %d times in a row by its timer and it never arrived, while the receiver acknowledged (SACK) %s after it: "+
-			"smaller segments get through, full-size ones do not: a link on the path has a smaller MTU than the hosts, and the ICMP 'fragmentation needed' (ICMPv6 'packet too big') that should tell %s is lost or filtered",
-			sender, mss, resends, units.FormatBytes(float64(sacked)), sender)}
-	c.Fix = blackHoleFix(sender)
-	return c
+	return blackHole(sender, fmt.Sprintf("%s resent its head segment (up to %d bytes) %d times in a row by its timer and it never arrived, while the receiver acknowledged (SACK) %s after it: "+
+		"smaller segments get through, full-size ones do not", sender, mss, resends, units.FormatBytes(float64(sacked))), "",
+		map[string]float64{"segment_bytes": float64(mss), "sacked_bytes": float64(sacked), "resends": float64(resends)})
+}
+
+// blackHole is a PMTU black hole's cause: what was seen, why (a link's
+// smaller MTU, its ICMP lost), then tail; the fixes for the network and
+// sender.
+func blackHole(sender, seen, tail string, nums map[string]float64) Cause {
+	return Cause{Name: CausePMTUBlackHole, Numbers: nums, Fix: blackHoleFix(sender),
+		Text: "a PMTU black hole: " + seen + ": a link on the path has a smaller MTU than the hosts, and the ICMP 'fragmentation needed' (ICMPv6 'packet too big') that should tell " +
+			sender + " is lost or filtered" + tail}
 }
 
 func blackHoleFix(sender string) []string {

@@ -25,13 +25,12 @@ type LossTrack struct {
 	PeakBps float64
 	// onsets tallies the loss events by the queue the sample before each
 	// showed (its smoothed RTT over the minimum; lastRTT), as analyze's
-	// recoveries (diagnose.Onsets); onsetsOn once one was tallied.
-	onsets   diagnose.Onsets
-	onsetsOn bool
-	lastRTT  time.Duration
-	rtts     []time.Duration // smoothed RTTs of the samples that moved data (at most maxRTTs)
-	first    Sock
-	n        int
+	// recoveries (diagnose.Onsets).
+	onsets  diagnose.Onsets
+	lastRTT time.Duration
+	rtts    []time.Duration // smoothed RTTs of the samples that moved data (at most maxRTTs)
+	first   Sock
+	n       int
 }
 
 // maxRTTs bounds the RTTs a track keeps (the first ones of a long run;
@@ -50,7 +49,6 @@ func (l *LossTrack) Add(s Sock) {
 		l.Lost += d
 		if l.lastRTT > 0 && s.MinRTT > 0 {
 			l.onsets.Add(d, max(l.lastRTT-s.MinRTT, 0), s.MinRTT)
-			l.onsetsOn = true
 		}
 	}
 	if s.RTT > 0 {
@@ -75,7 +73,7 @@ func (l *LossTrack) Samples() int { return l.n }
 // intervals and the loss rate (of the data segments sent since the base).
 func (l *LossTrack) Fill(e *diagnose.LossEvidence) {
 	e.LossEvents, e.Lost, e.Intervals = l.Events, l.Lost, l.Intervals
-	if l.onsetsOn {
+	if l.onsets != (diagnose.Onsets{}) {
 		o := l.onsets
 		e.Onsets = &o
 	}

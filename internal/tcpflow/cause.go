@@ -275,7 +275,7 @@ func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) (c *diag
 		PeakBps: d.ct.peakBps, MSS: int(d.effMSS()), Sender: sender, LossEvents: d.ct.episodes, Lost: lost, Episodes: true,
 		Intervals: d.ct.intervals, Reordered: slices.Contains(fl, diagnose.FlagReordering),
 		FilledPath: v == diagnose.Bottleneck}
-	if on := d.onsetsNow(); on.AtQueue+on.Low > 0 {
+	if on := d.onsetsNow(); on != (diagnose.Onsets{}) {
 		e.Onsets = &on
 	}
 	if d.ct.partialDelivered {

@@ -228,3 +228,31 @@ func TestLossFixKnowsTheCC(t *testing.T) {
 		}
 	}
 }
+
+// A sender slowed by its CPU answered the first ACKs of its initial
+// flight only after the whole flight was acknowledged (a capture under
+// load, 60 KB at 50 ms): the round between the first and the last of
+// those ACKs sent nothing and must not end slow start; the next flight
+// doubled.
+func TestSlowStartDrainOnlyRound(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	rw := int64(1 << 20)
+	samples := []Sample{
+		{T: ms(100.7), Sent: 5792, Inflight: 5792, Rwnd: rw},
+		{T: ms(102.6), Sent: 14480, Inflight: 14480, Rwnd: rw},
+		{T: ms(151.0), Sent: 14480, Delivered: 5792, Inflight: 8688, Rwnd: rw},
+		{T: ms(152.8), Sent: 14480, Delivered: 14480, Rwnd: rw},
+		{T: ms(155.9), Sent: 28960, Delivered: 14480, Inflight: 14480, Rwnd: rw},
+		{T: ms(157.1), Sent: 43440, Delivered: 14480, Inflight: 28960, Rwnd: rw},
+		{T: ms(206.3), Sent: 52128, Delivered: 14480, Inflight: 37648, Rwnd: rw},
+		{T: ms(208.2), Sent: 52128, Delivered: 43440, Inflight: 8688, Rwnd: rw},
+		{T: ms(210.6), Sent: 60000, Delivered: 43440, Inflight: 16560, Rwnd: rw},
+		{T: ms(256.9), Sent: 60000, Delivered: 52128, Inflight: 7872, Rwnd: rw},
+		{T: ms(260.8), Sent: 60000, Delivered: 60000, Rwnd: rw},
+	}
+	tl := FromSamples(samples, 1448, 0)
+	ss, net := tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork]
+	if ss <= 2*net {
+		t.Errorf("slow start %v, network %v: the drain-only round ended slow start", ss, net)
+	}
+}

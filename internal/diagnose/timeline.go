@@ -370,7 +370,17 @@ func (tl *Timeline) rounds(s *Sample) {
 	tl.Rounds++
 	if !tl.ssDone {
 		tl.SlowStartRounds++
-		if tl.prevMax > 0 && !tl.roundLimit && tl.roundMax < tl.prevMax+tl.prevMax/4 {
+		// A round in which the sender sent nothing new only drained the
+		// flight before it, which says nothing of the window's growth:
+		// a busy sender answered the first ACKs late (measured under CPU
+		// load, a 60 KB download's first flight acknowledged in full
+		// before the sender's next write), or a capture away from the
+		// sender saw the ACKs before the data they let out. The next
+		// round is held against the last one that sent.
+		switch {
+		case s.Sent <= tl.roundEnd:
+			tl.roundMax = max(tl.roundMax, tl.prevMax)
+		case tl.prevMax > 0 && !tl.roundLimit && tl.roundMax < tl.prevMax+tl.prevMax/4:
 			tl.ssDone = true
 		}
 	} else if tl.roundBusy && !tl.roundLimit && !tl.roundLoss && tl.prevMax > 0 {

@@ -50,7 +50,7 @@ func TestIntegrationLabBuffersQuick(t *testing.T) {
 	bin, prefix := emulateEnv(t, "nginx", "curl")
 	hostCC(t)
 	dir := filepath.Join(t.TempDir(), "out")
-	out, errOut, code := exe(t, bin, "lab", "buffers", "--quick", "--duration", "5s", "--prefix", prefix, "-o", dir)
+	out, errOut, code := exe(t, bin, "lab", "buffers", "--quick", "--duration", "4.4s", "--prefix", prefix, "-o", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

@@ -273,6 +273,9 @@ func LossCause(e LossEvidence) (Cause, bool) {
 			Text: fmt.Sprintf("random loss: %.3g%% of the segments were lost, %s; "+
 				"a loss-based congestion control cuts its window at each loss and stays far below a clean path's rate (Reno would carry about %s at this loss rate and RTT, the Mathis bound; CUBIC grows back faster between losses)",
 				100*e.LossRate, how, units.FormatRate(mathis))}
+		if len(e.Paced) == 0 {
+			c.Text += " (a policer with a small bucket, below the flow's rate, drops a segment at the end of a window's burst the same way: test --loss-probes tells them apart)"
+		}
 		c.Fix = append(c.Fix, ActorNetwork+": find the link that loses packets (interface error counters, a faulty optic or cable, Wi-Fi, a duplex mismatch)")
 		if bbr != "" {
 			c.Fix = append(c.Fix, ActorSender+": "+sender+" can "+bbr+": it does not back off at random losses")

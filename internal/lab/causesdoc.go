@@ -41,7 +41,9 @@ func (j judged) named() string {
 }
 
 // testNamed reads `longhaul test --json` (longhaul.test/v1): the cause
-// its download direction names, else the first the whole test names (a
+// its download direction names (or, naming none, what it saw the path do
+// wrong without it holding the flow: reordering tolerated, at the
+// path's rate), else the first the whole test names (a
 // PMTU black hole is the path's, found before any direction ran), the
 // single stream's rate, the path's rate it reports and the server's port.
 func testNamed(doc []byte) (named string, single, pathRate float64, port string, ok bool) {
@@ -52,10 +54,11 @@ func testNamed(doc []byte) (named string, single, pathRate float64, port string,
 			Name string `json:"name"`
 		} `json:"causes"`
 		Directions []struct {
-			Name       string     `json:"name"`
-			Throughput float64    `json:"throughput_bps"`
-			Cause      *causeName `json:"cause"`
-			Flow       *judged    `json:"flow"`
+			Name       string      `json:"name"`
+			Throughput float64     `json:"throughput_bps"`
+			Cause      *causeName  `json:"cause"`
+			Seen       []causeName `json:"seen"`
+			Flow       *judged     `json:"flow"`
 		} `json:"directions"`
 	}
 	if json.Unmarshal(doc, &d) != nil {
@@ -68,7 +71,7 @@ func testNamed(doc []byte) (named string, single, pathRate float64, port string,
 		if dir.Name != "download" {
 			continue
 		}
-		j := judged{Cause: dir.Cause}
+		j := judged{Cause: dir.Cause, Seen: dir.Seen}
 		if dir.Flow != nil {
 			j.Flags = dir.Flow.Flags
 		}

@@ -74,6 +74,21 @@ func TestCauseDocuments(t *testing.T) {
 	}
 }
 
+// test at the path's rate over 5% of segments held 30 ms (50 ms x
+// 100 Mbit/s, lab causes): the download named no cause, RACK tolerated
+// the reordering, and test saw it (the direction's seen), which names
+// the failure as analyze's and flows' seen do.
+func TestCauseDocumentTestSeen(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "causes", "reordering-seen-1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	named, single, rate, _, ok := testNamed(b)
+	if !ok || named != "reordering" || single < 90e6 || rate < single {
+		t.Errorf("test named %q (ok %v), single %.3g, path rate %.3g; want reordering at the path's rate", named, ok, single, rate)
+	}
+}
+
 // flows over the session's set-up names a black hole on the socket stuck
 // on it, which moved nothing (not the busiest); other causes there do not
 // count.

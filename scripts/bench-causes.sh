@@ -21,8 +21,11 @@
 # and cpu-bound (the server held to 0.01 of a core on its own 20 ms x
 # 1 Gbit/s path: less does not bind at 100 Mbit/s) (all by default);
 # competing (constant traffic at half the rate sharing the bottleneck
-# towards the client, emulate --down-cross; not by default: no tool names
-# a shared bottleneck yet). test
+# towards the client, emulate --down-cross; not by default: an
+# unresponsive constant load is a slower link to every end-to-end
+# measure, so no tool names it; `longhaul lab causes` shares the path
+# with another user's cubic download instead, which test names
+# shared-bottleneck). test
 # runs with --loss-probes (PROBES=0: without). KEEP=1 keeps the documents
 # and captures (the directory is printed).
 set -euo pipefail

@@ -3,7 +3,6 @@ package diagnose
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
@@ -124,73 +123,6 @@ type LossEvidence struct {
 	Onsets *Onsets
 }
 
-// PacedRun is a single-stream download the sender paced at a rate.
-type PacedRun struct {
-	RateBps  float64 // the pace
-	Bps      float64 // what it carried
-	LossRate float64 // the share of its segments retransmitted
-	// LoadedRTT is the round trip while it ran, near its top (test uses
-	// the 90th percentile: a drop-tail queue overrun by a pace above the
-	// link fills before each loss); 0 unknown.
-	LoadedRTT time.Duration
-}
-
-// Paced runs against the unpaced flow: a run carried its pace when it
-// reached paceHeld of it (and lost no more than a quarter of the unpaced
-// flow's share: pacing removed the bursts that were lost); a run fell
-// short when it carried under paceShort of its pace.
-const (
-	paceHeld  = 0.9
-	paceShort = 0.85
-)
-
-// pacedVerdict reads the paced runs of a flow that lost in bursts: cured
-// (every run paced at or below the most any download carried held its
-// pace: the losses were bursts, which pacing removes; a run paced above
-// that is expected to fall short), or a ceiling, the most any run
-// carried (a run fell short of its pace, losing, with no queue in it nor
-// while the other congestion control ran at the ceiling: something
-// drops what exceeds a rate even when it comes evenly). Neither when
-// there are no runs or they say neither.
-func pacedVerdict(e LossEvidence) (cured bool, ceiling float64) {
-	if len(e.Paced) == 0 || e.Reordered {
-		return false, 0
-	}
-	best := max(e.Bps, e.BestOtherBps)
-	for _, r := range e.Paced {
-		best = max(best, r.Bps)
-	}
-	cured, under, short := true, 0, false
-	for _, r := range e.Paced {
-		if r.RateBps <= best {
-			under++
-			if r.Bps < paceHeld*r.RateBps || r.LossRate > e.LossRate/4 {
-				cured = false
-			}
-		}
-		// Short of its pace, losing, and no queue: a queue would be a
-		// bottleneck's (its rate the best carried), not a policer's.
-		if r.Bps < paceShort*r.RateBps && r.LossRate > 0 && !queued(e, r.LoadedRTT) {
-			short = true
-		}
-	}
-	if short && !otherQueued(e) {
-		return false, best
-	}
-	return cured && under > 0, 0
-}
-
-// heldUnder: a paced run at or under the ceiling carried its pace and
-// lost at most a quarter of the unpaced flow's rate.
-func heldUnder(e LossEvidence, ceiling float64) bool {
-	for _, r := range e.Paced {
-		if r.RateBps <= ceiling && r.Bps >= paceHeld*r.RateBps && r.LossRate <= e.LossRate/4 {
-			return true
-		}
-	}
-	return false
-}
-
 // Thresholds of the loss causes.
 const (
 	// bloatRise: a queue delay of at least this share of the RTT (and
@@ -256,8 +188,16 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	nums["loss_events"], nums["lost_segments"] = float64(e.LossEvents), float64(e.Lost)
 	noQueue := !queued(e, e.LoadedRTT)
 	if !noQueue && q.Seconds() >= shallowRise*e.MinRTT.Seconds() {
+		// An ordinary bottleneck's queue, unless the paced runs, with
+		// no queue, lost at rates the path carries otherwise.
+		if low, ok := pacedRandom(e); ok {
+			nums["paced_bps"], nums["paced_carried_bps"] = low.RateBps, low.Bps
+			how := fmt.Sprintf("whatever the rate: paced at %s, under what the path carried otherwise (%s), the same download carried %s, losing %.2g%% with no queue",
+				units.FormatRate(low.RateBps), units.FormatRate(max(e.BestOtherBps, e.ManyBps)), units.FormatRate(low.Bps), 100*low.LossRate)
+			return randomCause(e, nums, how, mathis, sender, bbr), true
+		}
 		nums["segments_per_loss"], _ = burstiness(e)
-		return Cause{}, false // an ordinary bottleneck's queue
+		return Cause{}, false
 	}
 	burst, randomLoss, how := lossPattern(e, nums, noQueue, rtt, qd)
 	cured, ceiling := pacedVerdict(e)
@@ -269,19 +209,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		return PolicerCause(e, ceiling), true
 	}
 	if randomLoss {
-		c := Cause{Name: CauseRandomLoss, Numbers: nums,
-			Text: fmt.Sprintf("random loss: %.3g%% of the segments were lost, %s; "+
-				"a loss-based congestion control cuts its window at each loss and stays far below a clean path's rate (Reno would carry about %s at this loss rate and RTT, the Mathis bound; CUBIC grows back faster between losses)",
-				100*e.LossRate, how, units.FormatRate(mathis))}
-		if len(e.Paced) == 0 {
-			c.Text += " (a policer with a small bucket, below the flow's rate, drops a segment at the end of a window's burst the same way: test --loss-probes tells them apart)"
-		}
-		c.Fix = append(c.Fix, ActorNetwork+": find the link that loses packets (interface error counters, a faulty optic or cable, Wi-Fi, a duplex mismatch)")
-		if bbr != "" {
-			c.Fix = append(c.Fix, ActorSender+": "+sender+" can "+bbr+": it does not back off at random losses")
-		}
-		c.Fix = append(c.Fix, ActorSender+": or move the data on N parallel streams: each carries about the Mathis bound")
-		return c, true
+		return randomCause(e, nums, how, mathis, sender, bbr), true
 	}
 	// Losses in bursts with no more than a small queue: a shallow one
 	// overflowing, or with no queue at all, a policer. The paced runs
@@ -297,6 +225,23 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		return PolicerCause(e, ceiling), true
 	}
 	return shallowCause(e, nums, shallowFacts{q: q, burst: burst, rtt: rtt, qd: qd, sender: sender, bbr: bbr, cured: cured, noQueue: noQueue}), true
+}
+
+// randomCause names random loss: how says how the losses came.
+func randomCause(e LossEvidence, nums map[string]float64, how string, mathis float64, sender, bbr string) Cause {
+	c := Cause{Name: CauseRandomLoss, Numbers: nums,
+		Text: fmt.Sprintf("random loss: %.3g%% of the segments were lost, %s; "+
+			"a loss-based congestion control cuts its window at each loss and stays far below a clean path's rate (Reno would carry about %s at this loss rate and RTT, the Mathis bound; CUBIC grows back faster between losses)",
+			100*e.LossRate, how, units.FormatRate(mathis))}
+	if len(e.Paced) == 0 {
+		c.Text += " (a policer with a small bucket, below the flow's rate, drops a segment at the end of a window's burst the same way: test --loss-probes tells them apart)"
+	}
+	c.Fix = append(c.Fix, ActorNetwork+": find the link that loses packets (interface error counters, a faulty optic or cable, Wi-Fi, a duplex mismatch)")
+	if bbr != "" {
+		c.Fix = append(c.Fix, ActorSender+": "+sender+" can "+bbr+": it does not back off at random losses")
+	}
+	c.Fix = append(c.Fix, ActorSender+": or move the data on N parallel streams: each carries about the Mathis bound")
+	return c
 }
 
 // lossPattern is how the flow lost: segments per loss event, whether that
@@ -423,15 +368,6 @@ func queued(e LossEvidence, loaded time.Duration) bool {
 // +0.5 ms at a policer, the VM's jitter).
 func otherQueued(e LossEvidence) bool {
 	return e.OtherLoadedRTT > 0 && queueDelay(e, e.OtherLoadedRTT) >= queueMin
-}
-
-// pacedWords says what the paced runs carried and lost.
-func pacedWords(rs []PacedRun) string {
-	var parts []string
-	for _, r := range rs {
-		parts = append(parts, fmt.Sprintf("at %s carried %s, losing %.2g%%", units.FormatRate(r.RateBps), units.FormatRate(r.Bps), 100*r.LossRate))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // PolicerCause names a policer at about ceiling: a token bucket that

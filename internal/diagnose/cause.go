@@ -208,7 +208,9 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		// a few segments a time go).
 		return PolicerCause(e, ceiling), true
 	}
-	if randomLoss {
+	if randomLoss && !cured {
+		// (Random loss loses a paced flow too: one that pacing cured
+		// lost the bursts a shallow queue could not hold.)
 		return randomCause(e, nums, how, mathis, sender, bbr), true
 	}
 	// Losses in bursts with no more than a small queue: a shallow one

@@ -456,3 +456,24 @@ func TestLossCauseRandomUnderAQueue(t *testing.T) {
 		t.Errorf("a paced run short at a queue: %s, want no cause", c.Name)
 	}
 }
+
+// Pacing that cured the losses rules random loss out: on 50 ms x
+// 100 Mbit/s with a 21-packet queue, slow start lost 32 segments at the
+// queue and one later event 2 (no queue before it), which alone read as
+// random loss; paced at 67.9 Mbit/s the download carried its pace
+// without losing (lab causes at 05aa224, named random-loss).
+func TestLossCauseCuredIsNotRandom(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	e := LossEvidence{MinRTT: ms(49.95), IdleRTT: ms(50.47), LoadedRTT: ms(50.64), LossRate: 0.00287, LossEvents: 2, Lost: 34, Intervals: 80,
+		Bps: 21.9e6, MSS: 1448, CC: "cubic", Sender: "the server", BestOtherBps: 90.6e6, OtherLoadedRTT: ms(52.6), ManyBps: 87.8e6,
+		Onsets: &Onsets{AtQueue: 1, Low: 1, LowLost: 2},
+		Paced:  []PacedRun{{RateBps: 67.9e6, Bps: 67.9e6, LoadedRTT: ms(50.9)}, {RateBps: 135.9e6, Bps: 48.1e6, LossRate: 0.0046, LoadedRTT: ms(50.7)}}}
+	c, ok := LossCause(e)
+	if !ok || c.Name != CauseShallowBuffer || !strings.Contains(c.Text, "pacing removes the bursts") {
+		t.Errorf("cured by pacing: %s %q, want shallow-buffer", c.Name, c.Text)
+	}
+	e.Paced[0] = PacedRun{RateBps: 67.9e6, Bps: 45e6, LossRate: 0.0003, LoadedRTT: ms(50.9)}
+	if c, _ := LossCause(e); c.Name != CauseRandomLoss {
+		t.Errorf("the paced run lost too: %s, want random-loss", c.Name)
+	}
+}

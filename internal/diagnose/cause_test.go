@@ -459,14 +459,15 @@ func TestLossCauseRandomUnderAQueue(t *testing.T) {
 
 // Pacing that cured the losses rules random loss out: on 50 ms x
 // 100 Mbit/s with a 21-packet queue, slow start lost 32 segments at the
-// queue and one later event 2 (no queue before it), which alone read as
-// random loss; paced at 67.9 Mbit/s the download carried its pace
-// without losing (lab causes at 05aa224, named random-loss).
+// queue and one later event 2 (no queue before it, then under the burst
+// floor; here 1), which alone read as random loss; paced at 67.9 Mbit/s
+// the download carried its pace without losing (lab causes at 05aa224,
+// named random-loss).
 func TestLossCauseCuredIsNotRandom(t *testing.T) {
 	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
 	e := LossEvidence{MinRTT: ms(49.95), IdleRTT: ms(50.47), LoadedRTT: ms(50.64), LossRate: 0.00287, LossEvents: 2, Lost: 34, Intervals: 80,
 		Bps: 21.9e6, MSS: 1448, CC: "cubic", Sender: "the server", BestOtherBps: 90.6e6, OtherLoadedRTT: ms(52.6), ManyBps: 87.8e6,
-		Onsets: &Onsets{AtQueue: 1, Low: 1, LowLost: 2},
+		Onsets: &Onsets{AtQueue: 1, Low: 1, LowLost: 1},
 		Paced:  []PacedRun{{RateBps: 67.9e6, Bps: 67.9e6, LoadedRTT: ms(50.9)}, {RateBps: 135.9e6, Bps: 48.1e6, LossRate: 0.0046, LoadedRTT: ms(50.7)}}}
 	c, ok := LossCause(e)
 	if !ok || c.Name != CauseShallowBuffer || !strings.Contains(c.Text, "pacing removes the bursts") {
@@ -503,5 +504,22 @@ func TestLossCauseQueueOfTheLoads(t *testing.T) {
 		Paced: []PacedRun{{RateBps: 35.25e6, Bps: 35.24e6, LoadedRTT: ms(50.479)}, {RateBps: 70.5e6, Bps: 42.82e6, LossRate: 0.0038, LoadedRTT: ms(50.648)}}}
 	if c, _ := LossCause(policer); c.Name != CausePolicer || c.Numbers["policer_bps"] != 47e6 {
 		t.Errorf("policer: %s %v", c.Name, c.Numbers)
+	}
+}
+
+// flows' 4 s of a 21-packet queue on 50 ms x 100 Mbit/s after slow
+// start: 2 events of 5 segments in all with no queue before them (lab
+// causes at 1cc4998, named random-loss): bursts, where random loss
+// leaves one segment an event.
+func TestLossCauseSmallBurstsWithOnsets(t *testing.T) {
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	e := LossEvidence{MinRTT: ms(50), LoadedRTT: ms(50.51), LossRate: 0.00081, LossEvents: 2, Lost: 5, Intervals: 20,
+		Bps: 17.8e6, MSS: 1448, CC: "cubic", Onsets: &Onsets{Low: 2, LowLost: 5}}
+	if c, _ := LossCause(e); c.Name != CauseShallowBuffer {
+		t.Errorf("2.5 segments an event: %s, want shallow-buffer", c.Name)
+	}
+	e.Lost, e.Onsets = 2, &Onsets{Low: 2, LowLost: 2}
+	if c, _ := LossCause(e); c.Name != CauseRandomLoss {
+		t.Errorf("1 segment an event: %s, want random-loss", c.Name)
 	}
 }

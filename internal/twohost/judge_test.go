@@ -293,7 +293,7 @@ func TestJudgeLossAtThePathsRate(t *testing.T) {
 		rate float64
 		has  string
 	}{{94e6, "queue overflowing"}, {40e6, "random loss"}} {
-		st := stream{port: 40000, rate: tc.rate, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20, lossEvery: 2}
+		st := stream{port: 40000, rate: tc.rate, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20, lossEvery: 1}
 		d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
 		if err != nil {
 			t.Fatal(err)
@@ -314,7 +314,7 @@ func TestJudgeLossAtThePathsRate(t *testing.T) {
 // that did not switch is said to have sent with its default.
 func TestJudgeCCPhase(t *testing.T) {
 	big := "4096 131072 33554432"
-	lossy := stream{port: 40000, rate: 40e6, rtt: 50 * time.Millisecond, flight: 250_000, ssthresh: 200_000, lossEvery: 2}
+	lossy := stream{port: 40000, rate: 40e6, rtt: 50 * time.Millisecond, flight: 250_000, ssthresh: 200_000, lossEvery: 1}
 	fast := stream{port: 40001, rate: 94e6, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20}
 	for _, granted := range []bool{true, false} {
 		bbr := phaseOf(PhaseDownload, fast)

@@ -265,10 +265,13 @@ func senderTimeline(prev, cur Sock, dt time.Duration, inflight int64) diagnose.T
 	switch {
 	case bbrPastStartup(cur):
 		tl.StateTime[diagnose.StateNetwork] = sp.Cwnd
+	case cur.CAState >= 3 || prev.CAState >= 3 || (cur.Ssthresh > 0 && cur.Cwnd < cur.Ssthresh && cur.Retrans > prev.Retrans):
+		// In recovery (PRR takes cwnd under the new ssthresh) or growing
+		// back to ssthresh after losing in the interval: loss, not a
+		// slow start.
+		tl.StateTime[diagnose.StateLoss] = sp.Cwnd
 	case cur.Ssthresh == 0 || cur.Cwnd < cur.Ssthresh:
 		tl.StateTime[diagnose.StateSlowStart] = sp.Cwnd
-	case cur.CAState >= 3 || prev.CAState >= 3:
-		tl.StateTime[diagnose.StateLoss] = sp.Cwnd
 	default:
 		tl.StateTime[diagnose.StateNetwork] = sp.Cwnd
 	}

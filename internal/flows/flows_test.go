@@ -111,6 +111,37 @@ func TestJudgeVerdicts(t *testing.T) {
 			fixHas: []string{"queue overflowing"},
 		},
 		{
+			// PRR brings cwnd under the new ssthresh during recovery: a
+			// loss, not slow start (lab causes, random loss on 50 ms x
+			// 100 Mbit/s: test's last sample of the download in
+			// recovery read "100% in slow start").
+			name: "loss-limited: in recovery with cwnd under ssthresh",
+			prev: func() (Sock, Sock) {
+				p, c := lossy(200 * time.Millisecond)
+				c.Cwnd = 1 << 20
+				return p, c
+			},
+			verdict: diagnose.LossLimited, share: 1, direction: DirSend,
+		},
+		{
+			name: "loss-limited: growing back to ssthresh after losing in the interval",
+			prev: func() (Sock, Sock) {
+				p, c := lossy(200 * time.Millisecond)
+				c.Cwnd, c.CAState = 1<<20, 0
+				return p, c
+			},
+			verdict: diagnose.LossLimited, share: 1, direction: DirSend,
+		},
+		{
+			name: "slow start back to ssthresh with no loss in the interval",
+			prev: func() (Sock, Sock) {
+				p := sender()
+				p.Cwnd = 1 << 20
+				return p, after(p, 2<<20, sec, 0, 0)
+			},
+			verdict: diagnose.SlowStart, share: 1, direction: DirSend,
+		},
+		{
 			name: "first slow start",
 			prev: func() (Sock, Sock) {
 				p := sender()

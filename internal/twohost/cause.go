@@ -18,25 +18,44 @@ import (
 // and how its sender lost segments over the whole phase (how many, in
 // how many events). A flow at the rate
 // the path carried on several streams (or --rate) has none: the path's
-// capacity held it.
-func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64, probes probes) (*diagnose.Cause, bool) {
+// capacity held it; random loss its paced runs showed is then seen, not
+// its cause.
+func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64, probes probes) (held, seen *diagnose.Cause) {
+	c, ok, atPath, e := phaseLossCause(p, f, minRTT, pathBps, probes)
+	if ok && !atPath {
+		return &c, nil
+	}
+	if ok && c.Name == diagnose.CausePolicer {
+		return &c, nil
+	}
+	if atPath {
+		if s, ok := diagnose.RandomLossSeen(e); ok {
+			return nil, &s
+		}
+	}
+	return nil, nil
+}
+
+// phaseLossCause is phaseCause's cause before the path's rate is
+// weighed (atPath: the flow reached it), with the evidence.
+func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64, probes probes) (c diagnose.Cause, ok, atPath bool, e diagnose.LossEvidence) {
 	v := f.Verdict.Verdict
 	if (v != diagnose.LossLimited && v != diagnose.Bottleneck) || minRTT <= 0 {
-		return nil, false
+		return c, false, false, e
 	}
 	// At the path's rate only a policer is a cause (the path's rate is
 	// then its rate), and only the paced runs show one.
-	atPath := pathBps > 0 && f.ThroughputBps >= 0.9*pathBps
+	atPath = pathBps > 0 && f.ThroughputBps >= 0.9*pathBps
 	if atPath && len(probes.paced) == 0 {
-		return nil, false
+		return c, false, atPath, e
 	}
 	all := sockSamples(senderSamples(p), f.Local+"-"+f.Remote)
 	half := sendingHalf(all)
 	if len(half) < 2 {
-		return nil, false
+		return c, false, atPath, e
 	}
 	last := half[len(half)-1].Sock
-	e := diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
+	e = diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
 		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name), ManyBps: pathBps}
 	if p.Grant.Name == PhaseDownload {
 		e.Paced, e.BestOtherBps, e.OtherLoadedRTT, e.ManyLoadedRTT = probes.paced, probes.otherBps, probes.otherRTT, probes.manyRTT
@@ -62,15 +81,15 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64,
 	re := reorderEvidence(all, f, e.Sender)
 	re.Held = pathBps > 0 && !atPath // held below a known rate
 	if c, ok := diagnose.ReorderCause(re); ok && !atPath {
-		return &c, true
+		return c, true, atPath, e
 	}
 	_, e.Reordered = diagnose.ReorderNote(re)
-	c, ok := diagnose.LossCause(e)
-	if !ok || (v == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) || (atPath && c.Name != diagnose.CausePolicer) {
+	c, ok = diagnose.LossCause(e)
+	if !ok || (v == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) {
 		// A bottleneck's bloat is a flag of its verdict already.
-		return nil, false
+		return c, false, atPath, e
 	}
-	return &c, true
+	return c, true, atPath, e
 }
 
 // probes are what the download's loss probes measured: the paced runs

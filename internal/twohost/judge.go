@@ -61,7 +61,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		d.Causes = append(d.Causes, diagnose.BlackHoleCause(raw.BlackHoleMSS, "the server"))
 	}
 	causes := map[string]*diagnose.Cause{}
-	seen := map[string]diagnose.Cause{} // reordering tolerated, by phase
+	seen := map[string][]diagnose.Cause{} // reordering tolerated, random loss that did not hold it, by phase
 	pr := probesOf(d)
 	for _, p := range plain {
 		if fl := judged[p.Grant.Name]; len(fl) > 0 && p.Grant.Name != PhaseCapacity {
@@ -71,15 +71,17 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 			}
 			if c, ok := cpuCause(p, fl[0], d.cpuPathBps(carried, opt.RateBps)); ok {
 				causes[p.Grant.Name] = c
-			} else if c, ok := phaseCause(p, fl[0], rtt, carried, pr); ok {
+			} else if c, s := phaseCause(p, fl[0], rtt, carried, pr); c != nil {
 				withCCs(c, d.CCPhases)
 				causes[p.Grant.Name] = c
+			} else if s != nil {
+				seen[p.Grant.Name] = append(seen[p.Grant.Name], *s)
 			} else if c, ok := d.scaleCause(p.Grant.Name, fl[0], rtt, carried); ok {
 				causes[p.Grant.Name] = c
 			}
 			if c := causes[p.Grant.Name]; c == nil || c.Name != diagnose.CauseReordering {
 				if n, ok := reorderNote(p, fl[0]); ok {
-					seen[p.Grant.Name] = n
+					seen[p.Grant.Name] = append(seen[p.Grant.Name], n)
 				}
 			}
 		}
@@ -94,9 +96,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n, ok := seen[name]; ok {
-			dir.Seen = append(dir.Seen, n)
-		}
+		dir.Seen = append(dir.Seen, seen[name]...)
 		d.Directions = append(d.Directions, dir)
 	}
 	if err := d.makePlans(rtt, judged); err != nil {

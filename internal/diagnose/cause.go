@@ -100,11 +100,6 @@ type LossEvidence struct {
 	// above it, so it fills any queue at the path's ceiling before it
 	// loses, and a policer's ceiling keeps none (otherQueued).
 	OtherLoadedRTT time.Duration
-	// ManyLoadedRTT is the round trip near its top while several
-	// streams ran at once (ManyBps; test: the capacity phase's pings'
-	// 90th percentile); 0 unknown. They keep any queue at the path's
-	// ceiling full between their losses.
-	ManyLoadedRTT time.Duration
 	// Reordered: the sender saw the path reorder (ReorderNote). Late
 	// segments and their repairs come in bursts and confound the paced
 	// runs: bursty losses then name neither a shallow buffer nor a
@@ -140,9 +135,6 @@ const (
 	// stood at the bottleneck while the flow ran.
 	queueRise = 0.02
 	queueMin  = time.Millisecond
-	// fullQueueMin: the least mean queue of bbr's run and several
-	// streams' that is a queue at the ceiling (otherQueued).
-	fullQueueMin = 1400 * time.Microsecond
 	// shallowRise: a queue that adds less than this share of the RTT
 	// before losses is shallow; between it and bloatRise the queue is an
 	// ordinary drop-tail bottleneck's, overflowing as the congestion
@@ -380,26 +372,12 @@ func queued(e LossEvidence, loaded time.Duration) bool {
 	return q >= queueMin && q.Seconds() >= queueRise*e.MinRTT.Seconds()
 }
 
-// otherQueued: a queue stood at the path's ceiling while loads that fill
-// it without backing off at its losses ran: bbr's pings rose queueMin
-// above idle, or with several streams' pings too, their mean rose
-// fullQueueMin (measured, the 90th percentiles over the least idle ping,
-// lab causes, 2026-11-26/27: on 100 ms x 500 Mbit/s bbr +3.9 to +4.3 ms
-// at a 0.05 BDP queue (204 packets), +0.1 to +0.5 ms at a policer; on
-// 50 ms x 100 Mbit/s, a 21-packet queue (2.5 ms, under one 64 KB GSO
-// frame's 5.2 ms on the wire, so the pings' jitter is of its size), bbr
-// +0.85 to +2.5 ms and 8 streams +1.9 to +2.8 ms (their mean +1.7 to
-// +2.4), a policer bbr +0.1 to +0.5 ms and 8 streams +0.5 to +1.9 (their
-// mean +0.3 to +1.1)).
+// otherQueued: a queue stood while the other congestion control (bbr)
+// ran: its pings rose queueMin above idle, whatever the RTT (measured on
+// 100 ms x 500 Mbit/s: +2.2 to +4.2 ms at a 0.05 BDP queue, +0.2 to
+// +0.5 ms at a policer, the VM's jitter).
 func otherQueued(e LossEvidence) bool {
-	if e.OtherLoadedRTT <= 0 {
-		return false
-	}
-	other := queueDelay(e, e.OtherLoadedRTT)
-	if other >= queueMin {
-		return true
-	}
-	return e.ManyLoadedRTT > 0 && (other+queueDelay(e, e.ManyLoadedRTT))/2 >= fullQueueMin
+	return e.OtherLoadedRTT > 0 && queueDelay(e, e.OtherLoadedRTT) >= queueMin
 }
 
 // PolicerCause names a policer at about ceiling: a token bucket that

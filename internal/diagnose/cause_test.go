@@ -479,34 +479,6 @@ func TestLossCauseCuredIsNotRandom(t *testing.T) {
 	}
 }
 
-// A 21-packet queue on 50 ms x 100 Mbit/s holds 2.5 ms, less than one
-// 64 KB GSO frame takes on the wire, so bbr's pings may show under 1 ms
-// of it (+0.85 ms); the capacity phase's 8 streams kept it full (+2.53
-// ms): their mean names the queue, and the short paced run above the
-// link is the link's, not a policer's (lab causes at 1cc4998, named
-// policer). A policer's (+0.31 and +1.94 ms, 50 ms x 100 Mbit/s, lab
-// causes at 05aa224) stays a policer.
-func TestLossCauseQueueOfTheLoads(t *testing.T) {
-	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
-	shallow := LossEvidence{MinRTT: ms(50), IdleRTT: ms(50.383), LoadedRTT: ms(50.512), LossRate: 0.00215, LossEvents: 3, Lost: 30, Intervals: 80,
-		Bps: 20.06e6, MSS: 1448, CC: "cubic", Sender: "the server", BestOtherBps: 91.02e6, OtherLoadedRTT: ms(51.232), ManyBps: 86.82e6, ManyLoadedRTT: ms(52.913),
-		Paced: []PacedRun{{RateBps: 68.26e6, Bps: 68.26e6, LoadedRTT: ms(50.795)}, {RateBps: 136.5e6, Bps: 58.76e6, LossRate: 0.0069, LoadedRTT: ms(50.951)}}}
-	if c, _ := LossCause(shallow); c.Name != CauseShallowBuffer {
-		t.Errorf("shallow buffer: %s, want shallow-buffer", c.Name)
-	}
-	alone := shallow
-	alone.ManyLoadedRTT = 0
-	if c, _ := LossCause(alone); c.Name != CausePolicer {
-		t.Errorf("bbr's pings alone: %s, want policer (the rule this adds to)", c.Name)
-	}
-	policer := LossEvidence{MinRTT: ms(50), IdleRTT: ms(50.459), LoadedRTT: ms(50.489), LossRate: 0.00603, LossEvents: 9, Lost: 60, Intervals: 80,
-		Bps: 14.95e6, MSS: 1448, CC: "cubic", Sender: "the server", BestOtherBps: 47e6, OtherLoadedRTT: ms(50.766), ManyBps: 35.29e6, ManyLoadedRTT: ms(52.397),
-		Paced: []PacedRun{{RateBps: 35.25e6, Bps: 35.24e6, LoadedRTT: ms(50.479)}, {RateBps: 70.5e6, Bps: 42.82e6, LossRate: 0.0038, LoadedRTT: ms(50.648)}}}
-	if c, _ := LossCause(policer); c.Name != CausePolicer || c.Numbers["policer_bps"] != 47e6 {
-		t.Errorf("policer: %s %v", c.Name, c.Numbers)
-	}
-}
-
 // flows' 4 s of a 21-packet queue on 50 ms x 100 Mbit/s after slow
 // start: 2 events of 5 segments in all with no queue before them (lab
 // causes at 1cc4998, named random-loss): bursts, where random loss

@@ -58,7 +58,7 @@ func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps floa
 	e = diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
 		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name), ManyBps: pathBps}
 	if p.Grant.Name == PhaseDownload {
-		e.Paced, e.BestOtherBps, e.OtherLoadedRTT, e.ManyLoadedRTT = probes.paced, probes.otherBps, probes.otherRTT, probes.manyRTT
+		e.Paced, e.BestOtherBps, e.OtherLoadedRTT = probes.paced, probes.otherBps, probes.otherRTT
 	}
 	// Losses over the whole phase, slow start's included: how they came
 	// (one here and there, or in bursts) is what tells the causes apart.
@@ -98,7 +98,6 @@ type probes struct {
 	paced    []diagnose.PacedRun
 	otherBps float64
 	otherRTT time.Duration // the pings' 90th percentile in the run that carried otherBps
-	manyRTT  time.Duration // the pings' 90th percentile while the capacity phase's streams ran
 	idleRTT  time.Duration // the least idle ping, the loaded pings' reference
 }
 
@@ -112,9 +111,6 @@ func probesOf(d *Doc) probes {
 		if r := time.Duration(x * float64(time.Second)); r > 0 && (pr.idleRTT == 0 || r < pr.idleRTT) {
 			pr.idleRTT = r
 		}
-	}
-	if d.Capacity != nil {
-		pr.manyRTT = time.Duration(d.Capacity.LoadedRTTP90S * float64(time.Second))
 	}
 	for _, x := range d.CCPhases {
 		if x.Granted && x.ThroughputBps > pr.otherBps {

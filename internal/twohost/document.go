@@ -110,10 +110,6 @@ type Capacity struct {
 	// threads waited for a CPU half of it, or it ran a whole core), so
 	// the path may carry more (AtLeast is set too).
 	CPUBound string `json:"cpu_bound,omitempty"` // "client", "server" or ""
-	// LoadedRTTP90S is the 90th percentile of the pings while the
-	// streams ran (the queue they kept standing at the path's rate);
-	// 0 without pings.
-	LoadedRTTP90S float64 `json:"loaded_rtt_p90_s,omitempty"`
 }
 
 // Direction is the result for one direction of data.

@@ -50,7 +50,6 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		if fl := judged[PhaseCapacity]; p.Grant.Name == PhaseCapacity && len(fl) > 0 {
 			d.Capacity = capacityOf(fl, senderSamples(p))
 			d.Capacity.PeakBps = capacityPeak(senderSamples(p))
-			d.Capacity.LoadedRTTP90S = quantile(p.LoadedRTTs, 0.9).Seconds()
 			if end := cpuBoundEnd(p); end != "" {
 				d.Capacity.CPUBound, d.Capacity.AtLeast = end, true
 			}

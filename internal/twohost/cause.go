@@ -58,7 +58,7 @@ func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps floa
 	e = diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
 		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name), ManyBps: pathBps}
 	if p.Grant.Name == PhaseDownload {
-		e.Paced, e.BestOtherBps, e.OtherLoadedRTT = probes.paced, probes.otherBps, probes.otherRTT
+		e.Paced, e.BestOtherBps, e.OtherLoadedRTT, e.OtherMedianRTT = probes.paced, probes.otherBps, probes.otherRTT, probes.otherMid
 	}
 	// Losses over the whole phase, slow start's included: how they came
 	// (one here and there, or in bursts) is what tells the causes apart.
@@ -98,6 +98,7 @@ type probes struct {
 	paced    []diagnose.PacedRun
 	otherBps float64
 	otherRTT time.Duration // the pings' 90th percentile in the run that carried otherBps
+	otherMid time.Duration // and their median
 	idleRTT  time.Duration // the least idle ping, the loaded pings' reference
 }
 
@@ -115,6 +116,7 @@ func probesOf(d *Doc) probes {
 	for _, x := range d.CCPhases {
 		if x.Granted && x.ThroughputBps > pr.otherBps {
 			pr.otherBps, pr.otherRTT = x.ThroughputBps, time.Duration(x.LoadedRTTP90S*float64(time.Second))
+			pr.otherMid = time.Duration(x.LoadedRTTS * float64(time.Second))
 		}
 	}
 	return pr

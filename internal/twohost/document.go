@@ -66,8 +66,9 @@ type CCPhase struct {
 	RetransSegs   int64   `json:"retrans_segments"`
 	// LoadedRTTP90S is the 90th percentile of the pings while it ran
 	// (as PacedPhase's): bbr fills a queue at the path's ceiling, a
-	// policer's ceiling has none.
+	// policer's ceiling has none. LoadedRTTS is their median.
 	LoadedRTTP90S float64 `json:"loaded_rtt_p90_s,omitempty"`
+	LoadedRTTS    float64 `json:"loaded_rtt_s,omitempty"`
 }
 
 // PacedPhase is a single-stream download the server paced at a rate.

@@ -244,7 +244,7 @@ func cpuBound(c *diagnose.Cause) bool { return c != nil && c.Name == diagnose.Ca
 // of the server.
 func ccPhase(p PhaseRaw, fl []flows.Flow) CCPhase {
 	x := CCPhase{CC: p.AskedCC, Granted: p.Grant.CC == p.AskedCC, ThroughputBps: aggregateRate(senderSamples(p)), Verdict: diagnose.Unknown,
-		LoadedRTTP90S: quantile(p.LoadedRTTs, 0.9).Seconds()}
+		LoadedRTTP90S: quantile(p.LoadedRTTs, 0.9).Seconds(), LoadedRTTS: median(p.LoadedRTTs).Seconds()}
 	if len(fl) > 0 {
 		x.Verdict, x.RetransSegs = fl[0].Verdict.Verdict, fl[0].Retrans
 	}

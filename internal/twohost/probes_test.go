@@ -70,10 +70,10 @@ func TestProbeBest(t *testing.T) {
 // The bbr phase's pings reach the loss evidence: its 90th percentile
 // tells a policer's ceiling (no queue) from a link's.
 func TestProbesOfOtherRTT(t *testing.T) {
-	d := &Doc{CCPhases: []CCPhase{{CC: "bbr", Granted: true, ThroughputBps: 451e6, LoadedRTTP90S: 0.10244},
+	d := &Doc{CCPhases: []CCPhase{{CC: "bbr", Granted: true, ThroughputBps: 451e6, LoadedRTTP90S: 0.10244, LoadedRTTS: 0.10061},
 		{CC: "reno", Granted: false, ThroughputBps: 460e6, LoadedRTTP90S: 0.2}}}
 	pr := probesOf(d)
-	if pr.otherBps != 451e6 || pr.otherRTT != 102440*time.Microsecond {
+	if pr.otherBps != 451e6 || pr.otherRTT != 102440*time.Microsecond || pr.otherMid != 100610*time.Microsecond {
 		t.Errorf("other %.4g at %s, want the granted bbr run's 451 Mbit/s at 102.44 ms", pr.otherBps, pr.otherRTT)
 	}
 }

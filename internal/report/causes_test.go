@@ -15,7 +15,7 @@ func TestCauseMatrices(t *testing.T) {
 	runs := []results.Run{
 		run("clean", "clean", "-", "bufferbloat", "-", true),
 		run("clean", "clean", "random-loss", "-", "-", true),
-		run("policer", "policer", "policer", "shallow-buffer", "random-loss", true),
+		run("policer", "policer", "policer", "shallow-buffer", "bufferbloat", true),
 		run("policer", "policer", "policer", "policer", "?", true),
 		run("policer", "policer", "-", "-", "-", false), // invalid: left out
 		run("cpu", "cpu-bound", "cpu-bound", "-", "-", true),
@@ -27,7 +27,7 @@ func TestCauseMatrices(t *testing.T) {
 	score := ms[0]
 	want := []Row{
 		{"50 ms x 100 Mbit/s", "clean", "1/2", "2/2", "2/2", "test: random-loss x1"},
-		{"50 ms x 100 Mbit/s", "policer", "2/2", "1/2 (+1w)", "0/2", "flows: ? x1, random-loss x1"},
+		{"50 ms x 100 Mbit/s", "policer", "2/2", "1/2 (+1w)", "0/2", "flows: ? x1, bufferbloat x1"},
 		{"50 ms x 100 Mbit/s", "cpu", "1/1", "0/1 (+1w)", "0/1 (+1w)", ""},
 		{"all", "5 runs", "4/5", "3/5 (+2w)", "2/5 (+1w)", ""},
 	}

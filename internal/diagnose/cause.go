@@ -183,7 +183,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	sender := orWord(e.Sender, "the sender")
 	nums := map[string]float64{"min_rtt_s": e.MinRTT.Seconds(), "loaded_rtt_s": e.LoadedRTT.Seconds(), "queue_delay_s": q.Seconds(),
 		"loss_rate": e.LossRate, "throughput_bps": e.Bps, "peak_bps": e.PeakBps}
-	bbr := bbrAdvice(e.CC, "use BBR (net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq)")
+	bbr := useBBR(e.CC)
 	rise := bloatRise
 	if e.FilledPath {
 		rise = bloatFilled
@@ -206,9 +206,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		// no queue, lost at rates the path carries otherwise.
 		if low, ok := pacedRandom(e); ok {
 			nums["paced_bps"], nums["paced_carried_bps"] = low.RateBps, low.Bps
-			how := fmt.Sprintf("whatever the rate: paced at %s, under what the path carried otherwise (%s), the same download carried %s, losing %.2g%% with no queue",
-				units.FormatRate(low.RateBps), units.FormatRate(max(e.BestOtherBps, e.ManyBps)), units.FormatRate(low.Bps), 100*low.LossRate)
-			return randomCause(e, nums, how, mathis, sender, bbr), true
+			return randomCause(e, nums, "whatever the rate: "+pacedRandomWords(e, low), mathis, sender, bbr), true
 		}
 		nums["segments_per_loss"], _ = burstiness(e)
 		return Cause{}, false
@@ -252,12 +250,24 @@ func randomCause(e LossEvidence, nums map[string]float64, how string, mathis flo
 	if len(e.Paced) == 0 {
 		c.Text += " (a policer with a small bucket, below the flow's rate, drops a segment at the end of a window's burst the same way: test --loss-probes tells them apart)"
 	}
-	c.Fix = append(c.Fix, ActorNetwork+": find the link that loses packets (interface error counters, a faulty optic or cable, Wi-Fi, a duplex mismatch)")
-	if bbr != "" {
-		c.Fix = append(c.Fix, ActorSender+": "+sender+" can "+bbr+": it does not back off at random losses")
-	}
-	c.Fix = append(c.Fix, ActorSender+": or move the data on N parallel streams: each carries about the Mathis bound")
+	c.Fix = append(randomFixes(sender, bbr), ActorSender+": or move the data on N parallel streams: each carries about the Mathis bound")
 	return c
+}
+
+// randomFixes are random loss's fixes: the network finds the lossy link,
+// the sender (not already running BBR, bbr "") can use BBR.
+func randomFixes(sender, bbr string) []string {
+	fix := []string{ActorNetwork + ": find the link that loses packets (interface error counters, a faulty optic or cable, Wi-Fi, a duplex mismatch)"}
+	if bbr != "" {
+		fix = append(fix, ActorSender+": "+sender+" can "+bbr+": it does not back off at random losses")
+	}
+	return fix
+}
+
+// useBBR is the advice to use BBR for a sender running cc ("" when it
+// runs BBR already).
+func useBBR(cc string) string {
+	return bbrAdvice(cc, "use BBR (net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq)")
 }
 
 // lossPattern is how the flow lost: segments per loss event, whether that

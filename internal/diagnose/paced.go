@@ -129,14 +129,16 @@ func RandomLossSeen(e LossEvidence) (Cause, bool) {
 		return Cause{}, false
 	}
 	mathis := pathmodel.MathisBps(max(e.MSS, 536), e.MinRTT, low.LossRate)
-	c := Cause{Name: CauseRandomLoss, Numbers: map[string]float64{"paced_bps": low.RateBps, "paced_carried_bps": low.Bps, "loss_rate": low.LossRate,
+	return Cause{Name: CauseRandomLoss, Numbers: map[string]float64{"paced_bps": low.RateBps, "paced_carried_bps": low.Bps, "loss_rate": low.LossRate,
 		"min_rtt_s": e.MinRTT.Seconds(), "mathis_bps": mathis, "throughput_bps": e.Bps},
-		Text: fmt.Sprintf("random loss: paced at %s, under what the path carried otherwise (%s), the same download carried %s, losing %.2g%% with no queue: "+
+		Text: fmt.Sprintf("random loss: %s: "+
 			"the path loses segments whatever the rate; it did not hold this flow (%s), but a loss-based congestion control on a longer or faster path would stay near the Mathis bound (%s at that loss rate and this RTT)",
-			units.FormatRate(low.RateBps), units.FormatRate(max(e.BestOtherBps, e.ManyBps)), units.FormatRate(low.Bps), 100*low.LossRate, units.FormatRate(e.Bps), units.FormatRate(mathis))}
-	c.Fix = append(c.Fix, ActorNetwork+": find the link that loses packets (interface error counters, a faulty optic or cable, Wi-Fi, a duplex mismatch)")
-	if bbr := bbrAdvice(e.CC, "use BBR (net.ipv4.tcp_congestion_control=bbr with net.core.default_qdisc=fq)"); bbr != "" {
-		c.Fix = append(c.Fix, ActorSender+": "+orWord(e.Sender, "the sender")+" can "+bbr+": it does not back off at random losses")
-	}
-	return c, true
+			pacedRandomWords(e, low), units.FormatRate(e.Bps), units.FormatRate(mathis)),
+		Fix: randomFixes(orWord(e.Sender, "the sender"), useBBR(e.CC))}, true
+}
+
+// pacedRandomWords says what pacedRandom's run showed.
+func pacedRandomWords(e LossEvidence, low PacedRun) string {
+	return fmt.Sprintf("paced at %s, under what the path carried otherwise (%s), the same download carried %s, losing %.2g%% with no queue",
+		units.FormatRate(low.RateBps), units.FormatRate(max(e.BestOtherBps, e.ManyBps)), units.FormatRate(low.Bps), 100*low.LossRate)
 }

@@ -21,14 +21,14 @@ import (
 // capacity held it; random loss its paced runs showed is then seen, not
 // its cause.
 func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64, probes probes) (held, seen *diagnose.Cause) {
-	c, ok, atPath, e := phaseLossCause(p, f, minRTT, pathBps, probes)
-	if ok && !atPath {
+	// At the path's rate only a policer is a cause (the path's rate is
+	// then its rate), and only the paced runs show one.
+	atPath := pathBps > 0 && f.ThroughputBps >= 0.9*pathBps
+	c, ok, e := phaseLossCause(p, f, minRTT, pathBps, atPath, probes)
+	switch {
+	case ok && (!atPath || c.Name == diagnose.CausePolicer):
 		return &c, nil
-	}
-	if ok && c.Name == diagnose.CausePolicer {
-		return &c, nil
-	}
-	if atPath {
+	case atPath:
 		if s, ok := diagnose.RandomLossSeen(e); ok {
 			return nil, &s
 		}
@@ -38,21 +38,15 @@ func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64,
 
 // phaseLossCause is phaseCause's cause before the path's rate is
 // weighed (atPath: the flow reached it), with the evidence.
-func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64, probes probes) (c diagnose.Cause, ok, atPath bool, e diagnose.LossEvidence) {
+func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64, atPath bool, probes probes) (c diagnose.Cause, ok bool, e diagnose.LossEvidence) {
 	v := f.Verdict.Verdict
-	if (v != diagnose.LossLimited && v != diagnose.Bottleneck) || minRTT <= 0 {
-		return c, false, false, e
-	}
-	// At the path's rate only a policer is a cause (the path's rate is
-	// then its rate), and only the paced runs show one.
-	atPath = pathBps > 0 && f.ThroughputBps >= 0.9*pathBps
-	if atPath && len(probes.paced) == 0 {
-		return c, false, atPath, e
+	if (v != diagnose.LossLimited && v != diagnose.Bottleneck) || minRTT <= 0 || (atPath && len(probes.paced) == 0) {
+		return c, false, e
 	}
 	all := sockSamples(senderSamples(p), f.Local+"-"+f.Remote)
 	half := sendingHalf(all)
 	if len(half) < 2 {
-		return c, false, atPath, e
+		return c, false, e
 	}
 	last := half[len(half)-1].Sock
 	e = diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
@@ -81,15 +75,15 @@ func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps floa
 	re := reorderEvidence(all, f, e.Sender)
 	re.Held = pathBps > 0 && !atPath // held below a known rate
 	if c, ok := diagnose.ReorderCause(re); ok && !atPath {
-		return c, true, atPath, e
+		return c, true, e
 	}
 	_, e.Reordered = diagnose.ReorderNote(re)
 	c, ok = diagnose.LossCause(e)
 	if !ok || (v == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) {
 		// A bottleneck's bloat is a flag of its verdict already.
-		return c, false, atPath, e
+		return c, false, e
 	}
-	return c, true, atPath, e
+	return c, true, e
 }
 
 // probes are what the download's loss probes measured: the paced runs

@@ -27,7 +27,7 @@ type serveArgs struct {
 	maxRate                              units.Rate
 	maxClients, maxStreams               int
 	allow                                []string
-	logJSON                              bool
+	logJSON, noUDP                       bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -50,6 +50,12 @@ whatever the client asks: --max-duration and --max-bytes per test,
 --max-rate (paced in the kernel), --max-clients tests at a time and one
 per client address ("busy, retry after N s"), and timeouts on every
 read. Every test is logged (slog, key=value or --log-json) on stderr.
+
+The same port number in UDP answers the datagram run of test's loss
+probes (datagrams paced above the path's ceiling, to tell a queue from a
+policer): only the hello of a run an authenticated session was granted,
+from that session's host, gets datagrams, at the session's caps;
+anything else gets nothing back. --no-udp turns it off.
 
 Make a token with: head -c 32 /dev/urandom | base64 > token; chmod 600 token.
 deploy/longhaul-serve.service is a systemd unit.`,
@@ -81,6 +87,7 @@ deploy/longhaul-serve.service is a systemd unit.`,
 	f.Var(&a.idle, "idle-timeout", "drop a client that sends nothing for this long")
 	f.StringVar(&a.netns, "netns", "", "listen, sample and read settings inside this network namespace (ip netns)")
 	f.BoolVar(&a.logJSON, "log-json", false, "log JSON lines instead of key=value")
+	f.BoolVar(&a.noUDP, "no-udp", false, "answer no datagram runs (test then tells a shallow queue from a policer by its pings alone)")
 	return c
 }
 
@@ -130,10 +137,18 @@ func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error 
 		}
 	}
 	var ln net.Listener
+	var pc *net.UDPConn
 	listen := func() error {
 		var err error
-		ln, err = net.Listen("tcp", a.listen)
-		return err
+		if ln, err = net.Listen("tcp", a.listen); err != nil || a.noUDP {
+			return err
+		}
+		// The datagram port: the TCP port's number, on its address.
+		addr, _ := ln.Addr().(*net.TCPAddr)
+		if pc, err = net.ListenUDP("udp", &net.UDPAddr{IP: addr.IP, Port: addr.Port, Zone: addr.Zone}); err != nil {
+			cfg.Log.Warn("no datagram runs: cannot listen on the UDP port", "err", err.Error())
+		}
+		return nil
 	}
 	if a.netns != "" {
 		err = netns.Do(a.netns, listen)
@@ -146,7 +161,13 @@ func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error 
 	srv, err := twohost.NewServer(cfg)
 	if err != nil {
 		ln.Close()
+		if pc != nil {
+			pc.Close()
+		}
 		return badinput.Wrap(err)
+	}
+	if pc != nil {
+		go func() { _ = srv.ServeUDP(ctx, pc) }()
 	}
 	attrs := []any{"listen", ln.Addr().String(), "max_duration_s", cfg.Caps.MaxDurationS, "max_bytes", cfg.Caps.MaxBytes,
 		"max_rate_bps", cfg.Caps.MaxRateBps, "max_clients", cfg.MaxClients}

@@ -55,7 +55,9 @@ client-plan.json and server-plan.json for longhaul apply on each host).
 When the path itself holds a direction back, its cause is named with the
 fix for whoever can act: random loss, a shallow buffer, bufferbloat, a
 policer (told apart with --loss-probes, which re-runs the download paced
-and with bbr), reordering, window scaling stripped by a middlebox, a
+and with bbr, then has the server pace UDP datagrams above the path's
+ceiling on its port number: a queue stands under them, a policer keeps
+none), reordering, window scaling stripped by a middlebox, a
 CPU-bound end; a PMTU black hole (the server's large messages never
 arrive) is retried with small segments and named for the whole path.
 
@@ -107,7 +109,7 @@ measured after applying the plans against the gain the model predicted.`,
 	f.BoolVar(&a.json, "json", false, "print the result as JSON (schema longhaul.test/v1)")
 	f.BoolVar(&a.compare, "compare", false, "compare two results: test --compare BEFORE.json AFTER.json")
 	f.StringVar(&a.netns, "netns", "", "run inside this network namespace (ip netns)")
-	f.BoolVar(&a.lossProbes, "loss-probes", false, "when the download loses segments, follow it with the phases that tell the path's causes apart: with bbr on the server when it has it, then paced at 0.75x and 1.5x the most a download carried (without bbr: 2x and 4x what it carried)")
+	f.BoolVar(&a.lossProbes, "loss-probes", false, "when the download loses segments, follow it with the phases that tell the path's causes apart: with bbr on the server when it has it, then paced at 0.75x and 1.5x the most a download carried (without bbr: 2x and 4x what it carried), then UDP datagrams paced at 1.25x it when the server answers them")
 	f.Var(&a.ccs, "cc-phase", "also run a download with the server sending with this congestion control, e.g. bbr (repeatable; it must be available on the server): the same path under another control")
 	return c
 }

@@ -103,6 +103,10 @@ type LossEvidence struct {
 	// OtherMedianRTT is the median of the same (0 unknown): bbr keeps a
 	// queue shallower than a BDP standing at a link half its run.
 	OtherMedianRTT time.Duration
+	// Datagrams are datagrams paced above the ceiling (test's datagram
+	// run; nil not run): the queue they stood in says whether a queue or
+	// a policer holds the ceiling, where the pings cannot (ceilingQueued).
+	Datagrams *DatagramRun
 	// Reordered: the sender saw the path reorder (ReorderNote). Late
 	// segments and their repairs come in bursts and confound the paced
 	// runs: bursty losses then name neither a shallow buffer nor a
@@ -384,7 +388,11 @@ func queued(e LossEvidence, loaded time.Duration) bool {
 	if loaded <= 0 {
 		return false
 	}
-	q := queueDelay(e, loaded)
+	return standing(e, queueDelay(e, loaded))
+}
+
+// standing: a queue delay of q is a queue that stood (queued).
+func standing(e LossEvidence, q time.Duration) bool {
 	return q >= queueMin && q.Seconds() >= queueRise*e.MinRTT.Seconds()
 }
 
@@ -419,11 +427,17 @@ func PolicerCause(e LossEvidence, ceiling float64) Cause {
 	for i, r := range e.Paced {
 		nums[fmt.Sprintf("paced%d_bps", i+1)], nums[fmt.Sprintf("paced%d_carried_bps", i+1)], nums[fmt.Sprintf("paced%d_loss_rate", i+1)] = r.RateBps, r.Bps, r.LossRate
 	}
+	dgrams := ""
+	if r := e.Datagrams; r != nil {
+		nums["datagrams_bps"], nums["datagrams_arrived_bps"], nums["datagrams_loss_rate"], nums["datagrams_queue_s"] = r.RateBps, r.Bps, r.LossRate, r.Queue.Seconds()
+		dgrams = fmt.Sprintf("; datagrams paced at %s arrived at %s, %.2g%% lost, and found a queue of %s", units.FormatRate(r.RateBps), units.FormatRate(r.Bps), 100*r.LossRate,
+			units.FormatDuration(r.Queue.Round(10*time.Microsecond)))
+	}
 	c := Cause{Name: CausePolicer, Numbers: nums,
-		Text: fmt.Sprintf("a policer: the path drops what exceeds about %s, with no queue (the round trip stayed within %s of its %s minimum): paced, the same download %s; "+
+		Text: fmt.Sprintf("a policer: the path drops what exceeds about %s, with no queue (the round trip stayed within %s of its %s minimum): paced, the same download %s%s; "+
 			"a token bucket (a provider's rate limit, a cloud instance's bandwidth cap) drops the excess instead of queuing it, and a loss-based congestion control, cut at each burst of drops, carries less (%s)",
 			units.FormatRate(ceiling), units.FormatDuration(q.Round(100*time.Microsecond)), units.FormatDuration(e.MinRTT.Round(100*time.Microsecond)),
-			pacedWords(e.Paced), units.FormatRate(e.Bps))}
+			pacedWords(e.Paced), dgrams, units.FormatRate(e.Bps))}
 	c.Fix = append(c.Fix,
 		ActorNetwork+fmt.Sprintf(": the policer at about %s: raise its rate (the contract), give it a larger burst, or shape (queue) instead of policing", units.FormatRate(ceiling)),
 		ActorSender+fmt.Sprintf(": %s can pace at or just below %s (SO_MAX_PACING_RATE, or tc ... fq maxrate) so that nothing exceeds it", sender, units.FormatRate(ceiling)))

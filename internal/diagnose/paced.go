@@ -20,6 +20,34 @@ type PacedRun struct {
 	LoadedRTT time.Duration
 }
 
+// DatagramRun is datagrams paced above the most a download carried,
+// which do not back off after a loss: a queue at that ceiling stands full
+// under them for the whole run, a policer drops their excess and queues
+// nothing.
+type DatagramRun struct {
+	RateBps  float64       // the pace
+	Bps      float64       // the rate they arrived at, once the queue (or the bucket) settled
+	LossRate float64       // the share of them lost
+	Queue    time.Duration // the standing queue they found above the least delay of the run
+}
+
+// ceilingQueued: a queue stood at the path's ceiling. The datagrams say
+// it when they ran (a queue stood under them, or they arrived at their
+// pace: nothing drops at that rate); else bbr's run (otherQueued).
+// Measured (lab causes, 50 ms x 100 Mbit/s): the pings of bbr's run over
+// a 21-packet queue (2.5 ms) rose +0.20 ms in their median in 2 of 10
+// runs, as at a policer.
+func ceilingQueued(e LossEvidence) bool {
+	if r := e.Datagrams; r != nil {
+		return standing(e, r.Queue) || (r.Bps >= paceHeld*r.RateBps && r.LossRate < minDatagramLoss)
+	}
+	return otherQueued(e)
+}
+
+// minDatagramLoss: datagrams paced above a ceiling lose what exceeds it
+// (a fifth at udpAbove's 1.25); under this share they met none.
+const minDatagramLoss = 0.01
+
 // Paced runs against the unpaced flow: a run carried its pace when it
 // reached paceHeld of it (and lost no more than a quarter of the unpaced
 // flow's share: pacing removed the bursts that were lost); a run fell
@@ -59,7 +87,7 @@ func pacedVerdict(e LossEvidence) (cured bool, ceiling float64) {
 			short = true
 		}
 	}
-	if short && !otherQueued(e) {
+	if short && !ceilingQueued(e) {
 		return false, best
 	}
 	return cured && under > 0, 0

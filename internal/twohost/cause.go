@@ -53,6 +53,7 @@ func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps floa
 		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name), ManyBps: pathBps}
 	if p.Grant.Name == PhaseDownload {
 		e.Paced, e.BestOtherBps, e.OtherLoadedRTT, e.OtherMedianRTT = probes.paced, probes.otherBps, probes.otherRTT, probes.otherMid
+		e.Datagrams = probes.datagrams
 	}
 	// Losses over the whole phase, slow start's included: how they came
 	// (one here and there, or in bursts) is what tells the causes apart.
@@ -94,6 +95,9 @@ type probes struct {
 	otherRTT time.Duration // the pings' 90th percentile in the run that carried otherBps
 	otherMid time.Duration // and their median
 	idleRTT  time.Duration // the least idle ping, the loaded pings' reference
+	// datagrams is the datagram run's (nil none, or none arrived: a
+	// path or firewall that drops them says nothing of the queue).
+	datagrams *diagnose.DatagramRun
 }
 
 func probesOf(d *Doc) probes {
@@ -101,6 +105,9 @@ func probesOf(d *Doc) probes {
 	for _, x := range d.PacedPhases {
 		pr.paced = append(pr.paced, diagnose.PacedRun{RateBps: x.GrantedRateBps, Bps: x.ThroughputBps, LossRate: x.LossRate,
 			LoadedRTT: time.Duration(x.LoadedRTTP90S * float64(time.Second))})
+	}
+	if u := d.UDPPhase; u != nil && u.Received >= minDatagrams {
+		pr.datagrams = &diagnose.DatagramRun{RateBps: u.RateBps, Bps: u.ArrivedBps, LossRate: u.LossRate, Queue: time.Duration(u.QueueS * float64(time.Second))}
 	}
 	for _, x := range d.RTT.IdleS {
 		if r := time.Duration(x * float64(time.Second)); r > 0 && (pr.idleRTT == 0 || r < pr.idleRTT) {
@@ -115,6 +122,10 @@ func probesOf(d *Doc) probes {
 	}
 	return pr
 }
+
+// minDatagrams is the fewest datagrams a run must deliver to say
+// anything of the queue.
+const minDatagrams = 100
 
 // bySocket splits samples by socket, in the order the sockets first
 // appear, each socket's in time order.

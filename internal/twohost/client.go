@@ -174,7 +174,7 @@ func (o ClientOptions) lossProbes(down PhaseRaw, raw *Raw, d, used time.Duration
 	if lost == 0 || carried <= 0 {
 		return nil
 	}
-	out := lossProbePlan(carried, serverHasBBR(raw), o.CCs, d)
+	out := lossProbePlan(carried, serverHasBBR(raw), raw.Caps.UDP, o.CCs, d)
 	left := raw.Caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
 	fit := int(left / (d.Seconds() + phaseOverheadS))
 	if fit < len(out) {

@@ -19,6 +19,9 @@ import (
 // phase asks for one phase, runs its streams and collects both ends'
 // samples.
 func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRaw, error) {
+	if r.Name == PhaseUDP {
+		return cc.udpPhase(ctx, o, r)
+	}
 	pr := PhaseRaw{AskedCC: r.CC}
 	if r.RateBps != o.RateBps {
 		pr.AskedPace = r.RateBps

@@ -44,6 +44,9 @@ type Doc struct {
 	// PacedPhases are the downloads the server paced at a rate (test
 	// --loss-probes): how the path's losses depend on the rate.
 	PacedPhases []PacedPhase `json:"paced_phases,omitempty"`
+	// UDPPhase is the datagram run (test --loss-probes, when the server
+	// answers them): datagrams paced above the most a download carried.
+	UDPPhase *UDPPhase `json:"udp_phase,omitempty"`
 	// Causes are what the path does wrong beyond one direction's flow:
 	// a PMTU black hole found before the phases (which then ran with
 	// small segments).
@@ -85,6 +88,19 @@ type PacedPhase struct {
 	// drop-tail queue fills before each loss, and its peaks show there
 	// when the median, between them, shows none.
 	LoadedRTTP90S float64 `json:"loaded_rtt_p90_s,omitempty"`
+}
+
+// UDPPhase is what the datagram run showed: how many arrived, at what
+// rate once the queue or the policer's bucket settled, and the queue they
+// stood in (over the run's second half, above its least one-way delay).
+type UDPPhase struct {
+	RateBps       float64 `json:"rate_bps"` // the pace granted
+	DatagramBytes int     `json:"datagram_bytes"`
+	Sent          int64   `json:"sent"`
+	Received      int64   `json:"received"`
+	LossRate      float64 `json:"loss_rate"`
+	ArrivedBps    float64 `json:"arrived_bps"`
+	QueueS        float64 `json:"queue_s"`
 }
 
 // RTT is the path's round trip: the least seen, and under load.

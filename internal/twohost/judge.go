@@ -34,17 +34,10 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 	judged := map[string][]flows.Flow{}
 	var plain []PhaseRaw // without a congestion control asked
 	for _, p := range raw.Phases {
-		fl := judgePhase(p)
-		if p.AskedCC != "" {
-			d.CCPhases = append(d.CCPhases, ccPhase(p, fl))
-			continue
+		if !d.addProbe(p) {
+			judged[p.Grant.Name] = judgePhase(p)
+			plain = append(plain, p)
 		}
-		if p.AskedPace > 0 {
-			d.PacedPhases = append(d.PacedPhases, pacedPhase(p, fl))
-			continue
-		}
-		judged[p.Grant.Name] = fl
-		plain = append(plain, p)
 	}
 	for _, p := range plain {
 		if fl := judged[PhaseCapacity]; p.Grant.Name == PhaseCapacity && len(fl) > 0 {
@@ -151,6 +144,9 @@ func phaseRecord(p PhaseRaw) Phase {
 		ph.Samples = append(ph.Samples, flows.ResultSample(s.T, HostServer, s.Sock))
 	}
 	ph.ThroughputBps = aggregateRate(senderSamples(p))
+	if p.UDP != nil {
+		ph.ThroughputBps = p.UDP.Bps
+	}
 	return ph
 }
 
@@ -247,6 +243,33 @@ func ccPhase(p PhaseRaw, fl []flows.Flow) CCPhase {
 		LoadedRTTP90S: quantile(p.LoadedRTTs, 0.9).Seconds(), LoadedRTTS: median(p.LoadedRTTs).Seconds()}
 	if len(fl) > 0 {
 		x.Verdict, x.RetransSegs = fl[0].Verdict.Verdict, fl[0].Retrans
+	}
+	return x
+}
+
+// addProbe records a phase run to tell the causes apart (a datagram run,
+// a download with a congestion control asked, a paced one); false when p
+// is none of them.
+func (d *Doc) addProbe(p PhaseRaw) bool {
+	switch {
+	case p.UDP != nil:
+		d.UDPPhase = udpPhase(p)
+	case p.AskedCC != "":
+		d.CCPhases = append(d.CCPhases, ccPhase(p, judgePhase(p)))
+	case p.AskedPace > 0:
+		d.PacedPhases = append(d.PacedPhases, pacedPhase(p, judgePhase(p)))
+	default:
+		return false
+	}
+	return true
+}
+
+// udpPhase is the result of a datagram run.
+func udpPhase(p PhaseRaw) *UDPPhase {
+	x := &UDPPhase{RateBps: p.Grant.RateBps, DatagramBytes: p.Grant.DatagramBytes, Sent: p.Done.Datagrams, Received: p.UDP.Received,
+		ArrivedBps: p.UDP.Bps, QueueS: p.UDP.Queue.Seconds()}
+	if x.Sent > 0 {
+		x.LossRate = max(1-float64(x.Received)/float64(x.Sent), 0)
 	}
 	return x
 }

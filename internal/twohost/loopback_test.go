@@ -5,6 +5,7 @@ package twohost
 import (
 	"context"
 	"net"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -21,6 +22,13 @@ func fakeSnap() (*snapshot.Snapshot, error) {
 
 // startServer runs a server on loopback for the test's life.
 func startServer(t *testing.T, cfg ServerConfig) string {
+	t.Helper()
+	return startServerUDP(t, cfg, false)
+}
+
+// startServerUDP runs a server on loopback, answering datagram runs on
+// its port number when udp.
+func startServerUDP(t *testing.T, cfg ServerConfig, udp bool) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -43,12 +51,24 @@ func startServer(t *testing.T, cfg ServerConfig) string {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	done := make(chan error, 2)
 	go func() { done <- s.Serve(ctx, ln) }()
+	servers := 1
+	if udp {
+		pc, err := net.ListenUDP("udp", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(ln.Addr().String())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- s.ServeUDP(ctx, pc) }()
+		servers++
+		waitFor(t, func() bool { return s.udpPort() != nil })
+	}
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
+		for range servers {
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
 		}
 	})
 	return ln.Addr().String()

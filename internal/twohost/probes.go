@@ -15,9 +15,19 @@ import (
 // carried 7 Mbit/s through a 250 Mbit/s policer with a 64 KB burst on
 // 100 ms), so paces of a few times what that flow carried never reach
 // it; without bbr they are all there is (probeTimes).
+//
+// Then, when the server answers datagram runs (Caps.UDP), datagrams
+// paced at udpAbove that rate for udpProbeLength: a queue at the ceiling
+// stands full under them, where a policer drops their excess and queues
+// nothing (udpwire.go). A paced TCP download above a shallow queue backs
+// off after each loss and leaves it empty between losses, so its pings
+// cannot tell the two apart (measured: a 21-packet queue at 50 ms x
+// 100 Mbit/s, +0.2 ms in the pings' median, as at a policer).
 const (
-	probeBelow = 0.75
-	probeAbove = 1.5
+	probeBelow     = 0.75
+	probeAbove     = 1.5
+	udpAbove       = 1.25
+	udpProbeLength = 2 * time.Second
 )
 
 // probeTimes are the paces, in times what the download carried, when
@@ -34,8 +44,10 @@ type lossProbe struct {
 
 // lossProbePlan are the probes after a download that lost segments and
 // carried carried (bits/s): bbr when the server has it (bbrOK) and the
-// test's own --cc-phase list (ccs) lacks it, each phase d long.
-func lossProbePlan(carried float64, bbrOK bool, ccs []string, d time.Duration) []lossProbe {
+// test's own --cc-phase list (ccs) lacks it, each phase d long, and the
+// datagram run when bbr gives the ceiling and the server answers them
+// (udpOK).
+func lossProbePlan(carried float64, bbrOK, udpOK bool, ccs []string, d time.Duration) []lossProbe {
 	paced := func(rate, ofBest float64) lossProbe {
 		return lossProbe{req: PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), RateBps: rate}, ofBest: ofBest}
 	}
@@ -45,7 +57,11 @@ func lossProbePlan(carried float64, bbrOK bool, ccs []string, d time.Duration) [
 		out = append(out, lossProbe{req: PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), CC: "bbr"}})
 	}
 	if bbrOK || hasBBR {
-		return append(out, paced(probeBelow*carried, probeBelow), paced(probeAbove*carried, probeAbove))
+		out = append(out, paced(probeBelow*carried, probeBelow), paced(probeAbove*carried, probeAbove))
+		if udpOK {
+			out = append(out, lossProbe{req: PhaseReq{Name: PhaseUDP, Streams: 1, DurationS: min(d, udpProbeLength).Seconds(), RateBps: udpAbove * carried}, ofBest: udpAbove})
+		}
+		return out
 	}
 	for _, x := range probeTimes {
 		out = append(out, paced(x*carried, 0))

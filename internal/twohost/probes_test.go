@@ -16,6 +16,7 @@ import (
 func TestLossProbePlan(t *testing.T) {
 	d := 8 * time.Second
 	type probe struct {
+		Name   string
 		CC     string
 		Rate   float64
 		OfBest float64
@@ -23,22 +24,29 @@ func TestLossProbePlan(t *testing.T) {
 	plan := func(ps []lossProbe) []probe {
 		var out []probe
 		for _, p := range ps {
-			out = append(out, probe{p.req.CC, math.Round(p.req.RateBps / 1e6), p.ofBest})
+			name := p.req.Name
+			if name == PhaseDownload {
+				name = ""
+			}
+			out = append(out, probe{name, p.req.CC, math.Round(p.req.RateBps / 1e6), p.ofBest})
 		}
 		return out
 	}
 	for _, tc := range []struct {
 		name  string
 		bbrOK bool
+		udpOK bool
 		ccs   []string
 		want  []probe
 	}{
-		{"bbr first", true, nil, []probe{{CC: "bbr"}, {Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}}},
-		{"bbr asked already", true, []string{"bbr"}, []probe{{Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}}},
-		{"no bbr", false, nil, []probe{{Rate: 14}, {Rate: 28}}},
+		{"bbr first", true, false, nil, []probe{{CC: "bbr"}, {Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}}},
+		{"bbr asked already", true, false, []string{"bbr"}, []probe{{Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}}},
+		{"datagrams last", true, true, nil, []probe{{CC: "bbr"}, {Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}, {Name: PhaseUDP, Rate: 9, OfBest: udpAbove}}},
+		{"no bbr", false, false, nil, []probe{{Rate: 14}, {Rate: 28}}},
+		{"no bbr, no datagrams", false, true, nil, []probe{{Rate: 14}, {Rate: 28}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, plan(lossProbePlan(7e6, tc.bbrOK, tc.ccs, d))); diff != "" {
+			if diff := cmp.Diff(tc.want, plan(lossProbePlan(7e6, tc.bbrOK, tc.udpOK, tc.ccs, d))); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 		})

@@ -123,6 +123,9 @@ type Caps struct {
 	MaxBytes     int64   `json:"max_bytes"`
 	MaxRateBps   float64 `json:"max_rate_bps,omitempty"` // 0: none
 	MaxStreams   int     `json:"max_streams"`
+	// UDP: the server answers datagram runs (PhaseUDP) on its port
+	// number; servers that predate them omit it.
+	UDP bool `json:"udp,omitempty"`
 }
 
 // Accepted starts a session.
@@ -142,6 +145,7 @@ const (
 	PhaseDownload = "download" // the server sends
 	PhaseUpload   = "upload"   // the client sends
 	PhaseCapacity = "capacity" // the server sends on N streams
+	PhaseUDP      = "udp"      // the server paces datagrams (udpwire.go)
 )
 
 // PhaseReq asks for a phase.
@@ -167,6 +171,11 @@ type Grant struct {
 	// CC is the congestion control the server's sockets send with, when
 	// the client asked for one and the server has it; "" its default.
 	CC string `json:"cc,omitempty"`
+	// Token and DatagramBytes are a datagram run's (PhaseUDP): the
+	// client's hello carries the token; each datagram's payload is
+	// DatagramBytes.
+	Token         []byte `json:"token,omitempty"`
+	DatagramBytes int    `json:"datagram_bytes,omitempty"`
 }
 
 // Samples carries tcp_info samples of the server's sockets in a phase.
@@ -180,7 +189,9 @@ type PhaseDone struct {
 	Phase   int     `json:"phase"`
 	Bytes   int64   `json:"bytes"`
 	Seconds float64 `json:"seconds"`
-	// Reason: "duration", "bytes-cap", "peer-closed", "error".
+	// Datagrams is how many a datagram run sent.
+	Datagrams int64 `json:"datagrams,omitempty"`
+	// Reason: "duration", "bytes-cap", "peer-closed", "error", "no hello".
 	Reason string `json:"reason"`
 	// CPU is what the server process ran and waited for a CPU over the
 	// phase (added after v1: omitted by servers that predate it, or that
@@ -273,8 +284,10 @@ func (p Ping) Validate() error {
 // Validate checks a phase request.
 func (p PhaseReq) Validate() error {
 	switch {
-	case p.Name != PhaseDownload && p.Name != PhaseUpload && p.Name != PhaseCapacity:
+	case p.Name != PhaseDownload && p.Name != PhaseUpload && p.Name != PhaseCapacity && p.Name != PhaseUDP:
 		return fmt.Errorf("%w: phase: unknown phase %.20q", ErrFrame, p.Name)
+	case p.Name == PhaseUDP && (p.Streams != 1 || !finitePos(p.RateBps) || p.CC != ""):
+		return fmt.Errorf("%w: phase: a datagram run has 1 stream, a rate and no congestion control", ErrFrame)
 	case p.Streams < 1 || p.Streams > MaxStreams:
 		return fmt.Errorf("%w: phase: streams must be 1..%d", ErrFrame, MaxStreams)
 	case !finitePos(p.DurationS) || p.DurationS > 86400:
@@ -292,6 +305,13 @@ var ccRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,15}$`)
 
 // Validate checks a grant.
 func (g Grant) Validate() error {
+	bad := len(g.Token) != 0 || g.DatagramBytes != 0
+	if g.Name == PhaseUDP {
+		bad = len(g.Token) != udpTokenLen || g.DatagramBytes < udpMinSize || g.DatagramBytes > udpMaxSize
+	}
+	if bad {
+		return fmt.Errorf("%w: grant: token or datagram size", ErrFrame)
+	}
 	return PhaseReq{Name: g.Name, Streams: g.Streams, DurationS: g.DurationS, RateBps: g.RateBps, CC: g.CC}.Validate()
 }
 
@@ -305,7 +325,7 @@ func (s Samples) Validate() error {
 
 // Validate checks a phase-done frame.
 func (d PhaseDone) Validate() error {
-	if d.Phase < 1 || d.Bytes < 0 || d.Seconds < 0 || math.IsNaN(d.Seconds) {
+	if d.Phase < 1 || d.Bytes < 0 || d.Datagrams < 0 || d.Seconds < 0 || math.IsNaN(d.Seconds) {
 		return fmt.Errorf("%w: phase-done", ErrFrame)
 	}
 	if c := d.CPU; c != nil && (!(c.RunS >= 0) || !(c.WaitS >= 0) || math.IsInf(c.RunS, 0) || math.IsInf(c.WaitS, 0)) {

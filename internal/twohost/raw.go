@@ -41,4 +41,6 @@ type PhaseRaw struct {
 	// ClientCPU is this process's CPU over the phase (nil not measured);
 	// Done.CPU the server's.
 	ClientCPU *CPUUse
+	// UDP is what a datagram run (PhaseUDP) showed; nil for the others.
+	UDP *UDPStats
 }

@@ -104,6 +104,7 @@ type Server struct {
 	sessions map[string]*session
 	byAddr   map[netip.Addr]*session
 	conns    map[net.Conn]struct{}
+	udp      *udpPort // while ServeUDP runs
 	wg       sync.WaitGroup
 }
 

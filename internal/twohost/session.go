@@ -38,6 +38,9 @@ type session struct {
 	mu     sync.Mutex
 	phases int
 	cur    *phase
+	// carried is the most a phase of the session sent to the client
+	// (bits/s): the datagram run's pace is bounded by it (udpMaxOver).
+	carried float64
 }
 
 func (ss *session) send(typ string, body any) error {
@@ -90,7 +93,9 @@ func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, t
 	}
 	ss.wchunk, ss.snap = writeChunk(snap), snap
 	log.Info("test started", "client_software", st.Software)
-	if err := ss.send(TypeAccepted, Accepted{Session: ss.id, Caps: s.cfg.Caps, Snapshot: snap}); err != nil {
+	caps := s.cfg.Caps
+	caps.UDP = s.udpPort() != nil
+	if err := ss.send(TypeAccepted, Accepted{Session: ss.id, Caps: caps, Snapshot: snap}); err != nil {
 		return
 	}
 	err = ss.loop(ctx, log)
@@ -211,9 +216,30 @@ func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger)
 		return ss.fail(errors.New("a phase is already running"))
 	}
 	g, err := ss.grant(r)
+	var udp *udpPort
+	if err == nil && r.Name == PhaseUDP {
+		if udp = ss.srv.udpPort(); udp == nil {
+			err = errors.New("this server answers no datagram runs")
+		}
+	}
 	if err != nil {
 		_ = ss.send(TypeError, ErrorMsg{Code: CodeCaps, Message: err.Error()})
 		return err
+	}
+	var run *udpRun
+	if udp != nil {
+		ss.mu.Lock()
+		carried := ss.carried
+		ss.mu.Unlock()
+		if carried <= 0 {
+			_ = ss.send(TypeError, ErrorMsg{Code: CodeCaps, Message: "a datagram run follows a download: its pace is bounded by what the session carried"})
+			return errors.New("datagram run before any download")
+		}
+		g.RateBps = min(g.RateBps, udpMaxOver*carried)
+		g.Streams, g.DurationS, g.DatagramBytes = 1, min(g.DurationS, udpMaxDuration.Seconds()), udpSize(ss.ctrl)
+		if g.Token, run, err = udp.offer(ss.from); err != nil {
+			return ss.fail(err)
+		}
 	}
 	ss.mu.Lock()
 	ss.phases++
@@ -225,6 +251,9 @@ func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger)
 	smp := flows.NewSampler(ph.socks.read, ss.srv.cfg.SampleEvery)
 	if err := ss.send(TypeGrant, g); err != nil {
 		ss.endPhase(ph)
+		if run != nil {
+			udp.withdraw(g.Token)
+		}
 		return err
 	}
 	log.Info("phase granted", "phase", g.Phase, "name", g.Name, "streams", g.Streams, "duration_s", g.DurationS, "rate_bps", g.RateBps,
@@ -232,6 +261,10 @@ func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger)
 	ss.srv.wg.Add(1)
 	go func() {
 		defer ss.srv.wg.Done()
+		if run != nil {
+			ss.runUDP(ctx, ph, udp, run, log)
+			return
+		}
 		ss.runPhase(ctx, ph, smp, log)
 	}()
 	return nil
@@ -320,6 +353,11 @@ func (ss *session) runPhase(ctx context.Context, ph *phase, smp *flows.Sampler, 
 		_ = ss.send(TypeSamples, Samples{Phase: ph.grant.Phase, Samples: wireSamples(last)})
 	}
 	secs := time.Since(t0).Seconds()
+	if ph.grant.Name != PhaseUpload && secs > 0 {
+		ss.mu.Lock()
+		ss.carried = max(ss.carried, float64(ph.bytes.Load())*8/secs)
+		ss.mu.Unlock()
+	}
 	ss.endPhase(ph) // before phase-done: the client may ask for the next phase at once
 	_ = ss.send(TypePhaseDone, PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Seconds: secs, Reason: reason, CPU: cpuOver(cpu0, cpuOK)})
 	log.Info("phase ended", "phase", ph.grant.Phase, "name", ph.grant.Name, "bytes", ph.bytes.Load(), "seconds", secs, "reason", reason)
@@ -362,7 +400,7 @@ func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, ticket *connlimit
 	ss.mu.Lock()
 	ph := ss.cur
 	ss.mu.Unlock()
-	if ph == nil || ph.grant.Phase != a.Phase {
+	if ph == nil || ph.grant.Phase != a.Phase || ph.grant.Name == PhaseUDP {
 		refused("that phase is not running")
 		return
 	}

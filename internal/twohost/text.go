@@ -39,6 +39,8 @@ func WriteText(w io.Writer, d *Doc) {
 		name, verdicts := p.Name, phaseVerdicts(d, p.Name)
 		if p.CC != "" {
 			name, verdicts = ccPhaseText(d, p)
+		} else if u := d.UDPPhase; p.Name == PhaseUDP && u != nil {
+			name, verdicts = fmt.Sprintf("udp (paced %s)", units.FormatRate(u.RateBps)), fmt.Sprintf("%d of %d datagrams arrived, queue %s", u.Received, u.Sent, secs(u.QueueS))
 		} else if x, ok := pacedOf(d, p); ok {
 			name, verdicts = fmt.Sprintf("%s (paced %s)", p.Name, units.FormatRate(x.GrantedRateBps)), fmt.Sprintf("%s, lost %.2g%%", x.Verdict, 100*x.LossRate)
 		}

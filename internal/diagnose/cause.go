@@ -212,6 +212,10 @@ func LossCause(e LossEvidence) (Cause, bool) {
 			nums["paced_bps"], nums["paced_carried_bps"] = low.RateBps, low.Bps
 			return randomCause(e, nums, "whatever the rate: "+pacedRandomWords(e, low), mathis, sender, bbr), true
 		}
+		if how, ok := underTop(e); ok {
+			e.Onsets.numbers(nums)
+			return randomCause(e, nums, how, mathis, sender, bbr), true
+		}
 		nums["segments_per_loss"], _ = burstiness(e)
 		return Cause{}, false
 	}

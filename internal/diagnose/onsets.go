@@ -1,6 +1,9 @@
 package diagnose
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Onsets tallies a flow's loss recoveries by the queue before each, as a
 // capture at the sender sees them (analyze): the round trip over the
@@ -23,6 +26,16 @@ type Onsets struct {
 	// the segments they repaired.
 	Low     int
 	LowLost int64
+	// Under counts those of AtQueue that began with the queue under half
+	// the highest an earlier recovery began at (UnderLost their
+	// segments): a drop-tail queue drops only when full, so the queue
+	// did not lose them (random loss while the queue drained after a
+	// cut; measured: 50 ms x 100 Mbit/s, 0.01% random loss, a 1-BDP
+	// queue: slow start lost at +50 ms, then single segments at +23,
+	// +5.4 and +0.9 ms).
+	Under     int
+	UnderLost int64
+	top       time.Duration
 }
 
 // Add tallies one recovery: it repaired lost segments, after a queue
@@ -30,14 +43,40 @@ type Onsets struct {
 func (o *Onsets) Add(lost int64, queue, rtt time.Duration) {
 	if queue >= queueMin && queue.Seconds() >= shallowRise*rtt.Seconds() {
 		o.AtQueue++
+		if queue < o.top/2 {
+			o.Under++
+			o.UnderLost += lost
+		}
+		o.top = max(o.top, queue)
 		return
 	}
 	o.Low++
 	o.LowLost += lost
 }
 
+// minUnderTop is the fewest recoveries under the queue's top (Under and
+// Low) that name random loss at a standing queue (underTop).
+const minUnderTop = 2
+
+// underTop: at a standing queue, recoveries that began well under the
+// queue's top, a segment or two each: losses the queue did not make.
+// It returns how they came.
+func underTop(e LossEvidence) (string, bool) {
+	o := e.Onsets
+	if o == nil || e.Reordered {
+		return "", false
+	}
+	n, lost := o.Under+o.Low, o.UnderLost+o.LowLost
+	if n < minUnderTop || lost > 2*int64(n) {
+		return "", false
+	}
+	return fmt.Sprintf("%d segments in %d of %d loss events that began with the queue under half its top, or none (a drop-tail queue drops only when full), "+
+		"besides %d at the top of a standing queue (the bottleneck's own, overflowing)", lost, n, o.AtQueue+o.Low, o.AtQueue-o.Under), true
+}
+
 // numbers adds the tally to a cause's numbers.
 func (o Onsets) numbers(nums map[string]float64) {
 	nums["losses_at_queue"] = float64(o.AtQueue)
 	nums["losses_no_queue"] = float64(o.Low)
+	nums["losses_under_top"] = float64(o.Under)
 }

@@ -148,7 +148,7 @@ func TestLossTrackOnsets(t *testing.T) {
 	}
 	full, idle := 95*time.Millisecond, 50200*time.Microsecond
 	e := track([]time.Duration{60 * time.Millisecond, full, idle, idle, idle, idle, idle, idle}, []int64{0, 0, 40, 0, 1, 0, 1, 1})
-	if e.Onsets == nil || *e.Onsets != (diagnose.Onsets{AtQueue: 1, Low: 3, LowLost: 3}) {
+	if o := e.Onsets; o == nil || o.AtQueue != 1 || o.Low != 3 || o.LowLost != 3 || o.Under != 0 {
 		t.Fatalf("onsets %+v", e.Onsets)
 	}
 	if c, _ := diagnose.LossCause(e); c.Name != diagnose.CauseRandomLoss {

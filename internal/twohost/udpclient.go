@@ -23,7 +23,7 @@ import (
 // a datagram.
 const (
 	udpHelloEvery = 100 * time.Millisecond
-	udpHellos     = 40
+	udpHellos     = 30
 	udpQuiet      = 300 * time.Millisecond
 )
 

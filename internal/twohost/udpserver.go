@@ -18,7 +18,7 @@ import (
 
 // udpClaimWindow is how long a granted datagram run waits for the
 // client's hello.
-const udpClaimWindow = 5 * time.Second
+const udpClaimWindow = 3 * time.Second
 
 // udpMaxOver bounds a datagram run's pace: at most this many times what
 // a download of the session carried. Datagrams do not back off; the

@@ -123,6 +123,28 @@ func probesOf(d *Doc) probes {
 	return pr
 }
 
+// probesOver: what the probes carried (bbr, a paced run) past this many
+// times what several streams carried says the streams were held by the
+// same failure as the flow, not by the path's rate.
+const probesOver = 1.5
+
+// pathBps is the path's rate a flow is judged at (atPath): what several
+// streams carried (streams), or what the probes carried when that is
+// over probesOver times more (measured: 100 ms x 500 Mbit/s, a 0.05-BDP
+// queue: 8 cubic streams carried 152 Mbit/s after their slow starts
+// overflowed it, bbr 459, the download 140: taken for a flow at the
+// path's rate, nothing was named).
+func (pr probes) pathBps(streams float64) float64 {
+	most := pr.otherBps
+	for _, r := range pr.paced {
+		most = max(most, r.Bps)
+	}
+	if most > probesOver*streams {
+		return most
+	}
+	return streams
+}
+
 // minDatagrams is the fewest datagrams a run must deliver to say
 // anything of the queue.
 const minDatagrams = 100

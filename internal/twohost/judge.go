@@ -61,6 +61,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 			if d.Capacity != nil {
 				carried = max(carried, d.Capacity.Bps)
 			}
+			carried = pr.pathBps(carried)
 			if c, ok := cpuCause(p, fl[0], d.cpuPathBps(carried, opt.RateBps)); ok {
 				causes[p.Grant.Name] = c
 			} else if c, s := phaseCause(p, fl[0], rtt, carried, pr); c != nil {
@@ -224,6 +225,11 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 					best, basis = f.ThroughputBps, "the "+name+" on one stream carried more than the streams together"
 				}
 			}
+		}
+	}
+	for _, x := range ccs {
+		if x.Granted && x.ThroughputBps > best {
+			best, basis = x.ThroughputBps, fmt.Sprintf("at least %s: one stream carried it with %s on the server", units.FormatRate(x.ThroughputBps), x.CC)
 		}
 	}
 	if best > 0 {

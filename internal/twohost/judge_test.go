@@ -211,6 +211,22 @@ func TestPathRate(t *testing.T) {
 	if got, _ := pathRate(JudgeOptions{RateBps: 500e6}, c, nil, random, nil); got != pathmodel.Goodput(500e6) {
 		t.Errorf("--rate is the rate whatever held the streams: %g", got)
 	}
+	// No cause named, 8 cubic streams held by a shallow queue after
+	// their slow starts, bbr on one stream far faster: the path carried
+	// at least bbr's rate (lab causes at 9f3199a, 100 ms x 500 Mbit/s,
+	// shallow buffer run 6: the path reported at 152 Mbit/s).
+	held := &Capacity{Bps: 152.5e6, Streams: 8}
+	bbr := []CCPhase{{CC: "bbr", Granted: true, ThroughputBps: 458.8e6}, {CC: "reno", ThroughputBps: 600e6}}
+	if got, basis := pathRate(JudgeOptions{}, held, map[string][]flows.Flow{PhaseDownload: {bott}}, nil, bbr); got != 458.8e6 || !strings.Contains(basis, "at least 458.8 Mbit/s") || !strings.Contains(basis, "bbr") {
+		t.Errorf("bbr faster than the streams: %g, %q", got, basis)
+	}
+	pr := probes{otherBps: 458.8e6, paced: []diagnose.PacedRun{{RateBps: 688e6, Bps: 376e6}}}
+	if got := pr.pathBps(152.5e6); got != 458.8e6 {
+		t.Errorf("a flow is judged at %g, want bbr's 458.8e6 (the streams were held too)", got)
+	}
+	if got := pr.pathBps(400e6); got != 400e6 {
+		t.Errorf("streams near bbr's rate: judged at %g, want theirs", got)
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, basis := pathRate(tc.opt, tc.c, tc.judged, nil, nil)

@@ -28,14 +28,8 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 	}
 	var socks sockets
 	smp := flows.NewSampler(socks.read, o.SampleEvery)
-	if err := cc.send(TypePhase, r); err != nil {
-		return pr, err
-	}
-	f, err := cc.await(TypeGrant, clientIdle)
-	if err == nil {
-		err = Decode(f, TypeGrant, &pr.Grant)
-	}
-	if err != nil {
+	var err error
+	if pr.Grant, err = cc.ask(r); err != nil {
 		return pr, err
 	}
 	cc.mu.Lock()
@@ -72,7 +66,7 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 		}
 	}
 	d := time.Duration(pr.Grant.DurationS * float64(time.Second))
-	f, err = cc.await(TypePhaseDone, d+clientIdle)
+	f, err := cc.await(TypePhaseDone, d+clientIdle)
 	close(stop)
 	ticking.Wait() // its last call (Done) comes before the next line
 	pr.Client = smp.Stop()
@@ -88,6 +82,19 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 	pr.LoadedRTTs, pr.ClientBytes = cc.takePongs(), moved.Load()
 	pr.ClientCPU = cpuOver(cpu0, cpuOK)
 	return pr, err
+}
+
+// ask asks for a phase and returns its grant.
+func (cc *ctrl) ask(r PhaseReq) (Grant, error) {
+	var g Grant
+	if err := cc.send(TypePhase, r); err != nil {
+		return g, err
+	}
+	f, err := cc.await(TypeGrant, clientIdle)
+	if err == nil {
+		err = Decode(f, TypeGrant, &g)
+	}
+	return g, err
 }
 
 // tick reports a phase's progress every second until stop.

@@ -193,12 +193,7 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 		}
 	}
 	if r, basis, ok := lossBoundRate(c, causes); ok {
-		for _, x := range ccs {
-			if x.Granted && x.ThroughputBps > r {
-				r, basis = x.ThroughputBps, fmt.Sprintf("at least %s: one stream carried it with %s on the server, while the path's losses held the default control back", units.FormatRate(x.ThroughputBps), x.CC)
-			}
-		}
-		return r, basis
+		return atLeastCC(r, basis, ccs, ", while the path's losses held the default control back")
 	}
 	best, basis := 0.0, ""
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
@@ -227,15 +222,22 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 			}
 		}
 	}
-	for _, x := range ccs {
-		if x.Granted && x.ThroughputBps > best {
-			best, basis = x.ThroughputBps, fmt.Sprintf("at least %s: one stream carried it with %s on the server", units.FormatRate(x.ThroughputBps), x.CC)
-		}
-	}
-	if best > 0 {
+	if best, basis = atLeastCC(best, basis, ccs, ""); best > 0 {
 		return best, basis
 	}
 	return 0, "unknown: no phase filled the path; run with --streams N or give --rate"
+}
+
+// atLeastCC raises a path's rate r to what one stream carried with a
+// congestion control asked of the server, when that is more (why ends
+// its basis).
+func atLeastCC(r float64, basis string, ccs []CCPhase, why string) (float64, string) {
+	for _, x := range ccs {
+		if x.Granted && x.ThroughputBps > r {
+			r, basis = x.ThroughputBps, fmt.Sprintf("at least %s: one stream carried it with %s on the server%s", units.FormatRate(x.ThroughputBps), x.CC, why)
+		}
+	}
+	return r, basis
 }
 
 // cpuBound: the cause is a CPU-bound end (the flow did not fill the path

@@ -32,13 +32,8 @@ const (
 // time of each datagram.
 func (cc *ctrl) udpPhase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRaw, error) {
 	pr := PhaseRaw{AskedPace: r.RateBps}
-	if err := cc.send(TypePhase, r); err != nil {
-		return pr, err
-	}
-	f, err := cc.await(TypeGrant, clientIdle)
-	if err == nil {
-		err = Decode(f, TypeGrant, &pr.Grant)
-	}
+	var err error
+	pr.Grant, err = cc.ask(r)
 	if err == nil && pr.Grant.Name != PhaseUDP {
 		err = fmt.Errorf("%w: a %.20q grant for a datagram run", ErrFrame, pr.Grant.Name)
 	}

@@ -380,8 +380,7 @@ func (cc *ctrl) peekPongs() []time.Duration {
 
 // await returns the next frame of type typ (an error frame as an error).
 func (cc *ctrl) await(typ string, timeout time.Duration) (Frame, error) {
-	select {
-	case f := <-cc.frames:
+	want := func(f Frame) (Frame, error) {
 		if re := AsError(f); re != nil {
 			return f, re
 		}
@@ -389,8 +388,18 @@ func (cc *ctrl) await(typ string, timeout time.Duration) (Frame, error) {
 			return f, fmt.Errorf("%w: got %.32q, want %q", ErrFrame, f.Type, typ)
 		}
 		return f, nil
+	}
+	select {
+	case f := <-cc.frames:
+		return want(f)
 	case err := <-cc.rerr:
 		cc.rerr <- err
+		// A server that refuses and closes: its refusal came first.
+		select {
+		case f := <-cc.frames:
+			return want(f)
+		default:
+		}
 		return Frame{}, fmt.Errorf("control connection: %w", err)
 	case <-time.After(timeout):
 		return Frame{}, fmt.Errorf("no %s from the server within %s", typ, timeout)

@@ -67,6 +67,7 @@ func TestBadInputEveryCommand(t *testing.T) {
 		"lab rtt too long":            {"lab", "buffers", "--rtt", "6s"},
 		"lab repeat zero":             {"lab", "buffers", "--repeat", "0"},
 		"lab repeat negative":         {"lab", "buffers", "--repeat", "-1"},
+		"lab retry-invalid too many":  {"lab", "buffers", "--retry-invalid", "6"},
 		"lab duration zero":           {"lab", "buffers", "--duration", "0s"},
 		"lab queue zero":              {"lab", "buffers", "--queue", "0"},
 		"lab queue without unit":      {"lab", "buffers", "--queue", "100000"},

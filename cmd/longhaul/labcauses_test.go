@@ -24,7 +24,7 @@ func TestIntegrationLabCausesQuick(t *testing.T) {
 	hostCC(t)
 	dir := filepath.Join(t.TempDir(), "out")
 	out, errOut, code := exe(t, bin, "lab", "causes", "--quick", "--ipv6", "--case", "*-clean", "--case", "*-policer",
-		"--duration", "3s", "--prefix", prefix, "-o", dir)
+		"--duration", "3s", "--retry-invalid", "2", "--prefix", prefix, "-o", dir)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
@@ -34,10 +34,11 @@ func TestIntegrationLabCausesQuick(t *testing.T) {
 		}
 	}
 	f := readResults(t, filepath.Join(dir, "results.jsonl"))
-	if f.Header.Scenario != "causes" || len(f.Runs) != 2 {
-		t.Fatalf("scenario %q, %d runs", f.Header.Scenario, len(f.Runs))
+	runs := finalRuns(t, f)
+	if f.Header.Scenario != "causes" || len(runs) != 2 {
+		t.Fatalf("scenario %q, %d runs", f.Header.Scenario, len(runs))
 	}
-	for _, r := range f.Runs {
+	for _, r := range runs {
 		if !r.Valid || r.Path == nil || !r.Path.IPv6 || r.Capture == "" {
 			t.Fatalf("%s: valid %v (%s), path %+v, capture %q", r.Case, r.Valid, r.Invalid, r.Path, r.Capture)
 		}
@@ -46,7 +47,8 @@ func TestIntegrationLabCausesQuick(t *testing.T) {
 				t.Errorf("%s: %s gave no verdict (%q)", r.Case, tool, got)
 			}
 			// Each tool's document is kept beside the results.
-			if _, err := os.Stat(filepath.Join(dir, "docs", r.Case+"-1."+tool+".json")); err != nil {
+			// (named as its capture: case-repeat, "-retryN" for a retry)
+			if _, err := os.Stat(filepath.Join(dir, "docs", strings.TrimSuffix(filepath.Base(r.Capture), ".pcap")+"."+tool+".json")); err != nil {
 				t.Errorf("%s: %v", r.Case, err)
 			}
 		}

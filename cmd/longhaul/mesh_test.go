@@ -75,6 +75,34 @@ func upMesh(t *testing.T, bin, prefix, token string, hosts []*farHost) (client s
 	return client
 }
 
+// meshOff compares each far host's latest probe in Prometheus with its
+// direct test: the rates within 10%, the limits as the host's want.
+func meshOff(t *testing.T, prom string, hosts []*farHost, direct map[string]twohost.Doc) (off []string) {
+	t.Helper()
+	for _, h := range hosts {
+		inst := net.JoinHostPort(h.addr, "9978")
+		rates := promQuery(t, prom, fmt.Sprintf(`longhaul_probe_throughput_bits_per_second{instance=%q}`, inst), "direction")
+		path := promQuery(t, prom, fmt.Sprintf(`longhaul_probe_path_rate_bits_per_second{instance=%q}`, inst), "instance")[inst]
+		doc := direct[h.name]
+		if d := doc.PathRateBps; path < 0.9*d || path > 1.1*d {
+			off = append(off, fmt.Sprintf("%s: path rate %.1f Mbit/s in Prometheus, %.1f by a direct test: not within 10%%", h.name, path/1e6, d/1e6))
+		}
+		for _, d := range doc.Directions {
+			if got := rates[d.Name]; got < 0.9*d.ThroughputBps || got > 1.1*d.ThroughputBps {
+				off = append(off, fmt.Sprintf("%s %s: %.1f Mbit/s in Prometheus, %.1f by a direct test: not within 10%%", h.name, d.Name, got/1e6, d.ThroughputBps/1e6))
+			}
+		}
+		for _, r := range promRun(t, prom, fmt.Sprintf(`longhaul_probe_limit_info{instance=%q}`, inst)) {
+			dir, got := r.Metric["direction"], limitOf(r.Metric["host"], r.Metric["setting"])
+			t.Logf("prometheus %s %s: %.1f Mbit/s, limit %s (%s)", h.name, dir, rates[dir]/1e6, got, r.Metric["verdict"])
+			if want, ok := h.want[dir]; ok && got != want {
+				off = append(off, fmt.Sprintf("%s %s: limited by %q, want %q", h.name, dir, got, want))
+			}
+		}
+	}
+	return off
+}
+
 // limitOf names a direction's limit as "host setting", or the host alone.
 func limitOf(host, setting string) string {
 	if setting == "" {
@@ -203,30 +231,24 @@ func TestIntegrationProbeMesh(t *testing.T) {
 			return false
 		}
 		resp.Body.Close()
-		return len(promQuery(t, prom, `longhaul_probe_success{job="longhaul-probe", source="lab"} == 1`, "instance")) == len(hosts)
+		return resp.StatusCode == http.StatusOK && len(promQuery(t, prom, `longhaul_probe_success{job="longhaul-probe", source="lab"} == 1`, "instance")) == len(hosts)
 	})
 
-	// Rates within 10% of the direct tests; limits right.
-	for _, h := range hosts {
-		inst := net.JoinHostPort(h.addr, "9978")
-		rates := promQuery(t, prom, fmt.Sprintf(`longhaul_probe_throughput_bits_per_second{instance=%q}`, inst), "direction")
-		path := promQuery(t, prom, fmt.Sprintf(`longhaul_probe_path_rate_bits_per_second{instance=%q}`, inst), "instance")[inst]
-		doc := direct[h.name]
-		if d := doc.PathRateBps; path < 0.9*d || path > 1.1*d {
-			t.Errorf("%s: path rate %.1f Mbit/s in Prometheus, %.1f by a direct test: not within 10%%", h.name, path/1e6, d/1e6)
+	// Rates within 10% of the direct tests; limits right. A probe is one
+	// measurement on a shared 2-core machine, as each direct test is:
+	// one that misses may be followed by two more before it fails.
+	var off []string
+	for probe := 1; probe <= 3; probe++ {
+		if off = meshOff(t, prom, hosts, direct); len(off) == 0 {
+			break
 		}
-		for _, d := range doc.Directions {
-			if got := rates[d.Name]; got < 0.9*d.ThroughputBps || got > 1.1*d.ThroughputBps {
-				t.Errorf("%s %s: %.1f Mbit/s in Prometheus, %.1f by a direct test: not within 10%%", h.name, d.Name, got/1e6, d.ThroughputBps/1e6)
-			}
+		t.Logf("probe round %d: %s", probe, strings.Join(off, "; "))
+		if probe < 3 {
+			time.Sleep(interval)
 		}
-		for _, r := range promRun(t, prom, fmt.Sprintf(`longhaul_probe_limit_info{instance=%q}`, inst)) {
-			dir, got := r.Metric["direction"], limitOf(r.Metric["host"], r.Metric["setting"])
-			t.Logf("prometheus %s %s: %.1f Mbit/s, limit %s (%s)", h.name, dir, rates[dir]/1e6, got, r.Metric["verdict"])
-			if want, ok := h.want[dir]; ok && got != want {
-				t.Errorf("%s %s: limited by %q, want %q", h.name, dir, got, want)
-			}
-		}
+	}
+	for _, o := range off {
+		t.Error(o)
 	}
 	meshDashboardQueries(t, prom)
 

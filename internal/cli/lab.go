@@ -34,7 +34,7 @@ type labArgs struct {
 	loss                                units.Percent
 	queue                               units.Size
 	cc, out                             string
-	repeat                              int
+	repeat, retry                       int
 	cases, clientSysctls, serverSysctls []string
 	prefix                              string
 	quick, noReport, ipv6               bool
@@ -112,6 +112,7 @@ func (a *labArgs) register(f *pflag.FlagSet, pathDefault, dirName string) {
 	f.StringVar(&a.cc, "cc", "cubic", "congestion control of both ends")
 	f.Var(&a.duration, "duration", "length of each timed run (default 12s, --quick 8s; longrtt 20s/12s)")
 	f.IntVar(&a.repeat, "repeat", 0, "runs per case, 1..100 (default 3, or 1 with --quick; initcwnd 5/3)")
+	f.IntVar(&a.retry, "retry-invalid", 0, "make a run that came out invalid (the emulator overloaded, a peer failed) again, up to N more times, 0..5; every attempt stays in the results")
 	f.BoolVar(&a.quick, "quick", false, "fewer cases and shorter runs: a few minutes (CI, make demo)")
 	f.StringVarP(&a.out, "output", "o", "", "output directory (default longhaul-lab/"+dirName+"-TIME)")
 	f.Var(&a.interval, "interval", "tcp_info sampling interval of timed runs, 1ms..10s")
@@ -120,12 +121,19 @@ func (a *labArgs) register(f *pflag.FlagSet, pathDefault, dirName string) {
 	_ = f.MarkHidden("prefix")
 }
 
+// maxRetryInvalid bounds --retry-invalid: a machine that overloads the
+// emulator more often than that needs a quieter machine or a slower path.
+const maxRetryInvalid = 5
+
 // params are the scenario parameters the user set.
 func (a labArgs) params() (scenario.Params, error) {
 	p := scenario.Params{RTT: a.rtt.D, RateBps: a.rate.Bps, Loss: a.loss.F, Queue: a.queue.N, Duration: a.duration.D,
 		Repeat: a.repeat, Quick: a.quick, CC: a.cc, IPv6: a.ipv6}
 	if a.flags != nil && a.flags.Changed("repeat") && (a.repeat < 1 || a.repeat > 100) {
 		return p, usagef("--repeat %d: give 1..100 runs per case", a.repeat)
+	}
+	if a.retry < 0 || a.retry > maxRetryInvalid {
+		return p, usagef("--retry-invalid %d: give 0..%d more attempts", a.retry, maxRetryInvalid)
 	}
 	var err error
 	if p.ClientSysctls, err = parseSysctls("client-sysctl", a.clientSysctls); err != nil {
@@ -213,7 +221,7 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 	defer f.Close()
 	fmt.Fprintf(stderr, "longhaul: lab %s: %d cases x %d repeats on %s, about %s; results in %s\n",
 		s.Name, len(s.Cases), s.Repeat, s.PathsLabel(), units.FormatDuration(s.Estimate().Round(time.Second)), dir)
-	opt := lab.Options{OutDir: dir, Interval: a.interval.D, Log: stderr, Prefix: a.prefix}
+	opt := lab.Options{OutDir: dir, Interval: a.interval.D, Log: stderr, Prefix: a.prefix, RetryInvalid: a.retry}
 	opt.Progress = progressLines(stderr)
 	if isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
 		opt.Progress = progressLine(stderr)

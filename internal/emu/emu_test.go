@@ -247,4 +247,15 @@ func TestStatsJSONKeepsEmulatorFields(t *testing.T) {
 	if !d.overloaded() {
 		t.Error("101 frames over the rule of 100000 (>0.1%) not flagged")
 	}
+	// Over a 20 s run: the frames one 30 ms stall made late span it
+	// alone (0.15% of the run); falling behind for 150 ms (0.75%) is an
+	// overload.
+	d.ran, d.Behind = 20*time.Second, 30*time.Millisecond
+	if d.overloaded() {
+		t.Error("101 late frames of one 30 ms stall in a 20 s run flagged")
+	}
+	d.Behind = 150 * time.Millisecond
+	if !d.overloaded() {
+		t.Error("150 ms behind in a 20 s run not flagged")
+	}
 }

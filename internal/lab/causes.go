@@ -61,7 +61,7 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 	}
 	pcap := filepath.Join(dir, "server.pcap")
 	if e.OutDir != "" {
-		m.Capture = filepath.Join("captures", fmt.Sprintf("%s-%d.pcap", e.Case.ID, e.Repeat))
+		m.Capture = filepath.Join("captures", e.runName()+".pcap")
 		pcap = filepath.Join(e.OutDir, m.Capture)
 	}
 	// Outside the server's CPU limit: the capture and flows observe it.
@@ -102,7 +102,7 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 	}
 	var docs string
 	if e.OutDir != "" {
-		docs = filepath.Join(e.OutDir, "docs", fmt.Sprintf("%s-%d", e.Case.ID, e.Repeat))
+		docs = filepath.Join(e.OutDir, "docs", e.runName())
 	}
 	m.Named = judgeRun(ctx, self, testDoc, pcap, [2][]byte{fl, setup}, docs, m.Metrics)
 	return m, nil

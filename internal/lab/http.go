@@ -99,7 +99,7 @@ func (upload) Measure(ctx context.Context, e Env) (Measurement, error) {
 	m := newMeasurement()
 	var td *exec.Cmd
 	if e.Case.Capture && e.OutDir != "" {
-		rel := filepath.Join("captures", fmt.Sprintf("%s-%d.pcap", e.Case.ID, e.Repeat))
+		rel := filepath.Join("captures", e.runName()+".pcap")
 		if td, err = startTcpdump(ctx, e.Path.Topo.Server(), filepath.Join(e.OutDir, rel)); err != nil {
 			return m, err
 		}

@@ -36,6 +36,9 @@ type Options struct {
 	Log io.Writer
 	// Prefix names the namespaces; "" means "lh".
 	Prefix string
+	// RetryInvalid is how many more times a run that came out invalid
+	// is made again (each attempt is written, the invalid ones too).
+	RetryInvalid int
 }
 
 // Progress is the state of a lab run, for a progress line.
@@ -112,35 +115,65 @@ func (r *runner) all(ctx context.Context, w *results.Writer) ([]results.Run, err
 	start := time.Now()
 	total, est := r.s.Runs(), r.s.Estimate()
 	var out []results.Run
+	keep := func(run results.Run) error {
+		out = append(out, run)
+		return w.Run(run)
+	}
+	done := 0
 	for rep := 1; rep <= r.s.Repeat; rep++ {
 		for _, c := range r.s.Cases {
 			if r.opt.Progress != nil {
-				r.opt.Progress(Progress{Done: len(out), Total: total, Case: c.Label, Repeat: rep, Elapsed: time.Since(start), ETA: eta(len(out), total, time.Since(start), est)})
+				r.opt.Progress(Progress{Done: done, Total: total, Case: c.Label, Repeat: rep, Elapsed: time.Since(start), ETA: eta(done, total, time.Since(start), est)})
 			}
-			run, err := r.one(ctx, c, rep)
+			err := attempts(ctx, r.opt.RetryInvalid, func(attempt int) (results.Run, error) {
+				if attempt > 1 {
+					fmt.Fprintf(r.opt.Log, "longhaul: lab: %s (repeat %d) was invalid (%s): attempt %d of %d\n",
+						c.ID, rep, out[len(out)-1].Invalid, attempt, r.opt.RetryInvalid+1)
+				}
+				return r.one(ctx, c, rep, attempt)
+			}, keep)
 			if err != nil {
 				return out, err
 			}
-			if err := w.Run(run); err != nil {
-				return out, err
-			}
-			out = append(out, run)
-			if ctx.Err() != nil {
-				return out, ctx.Err()
-			}
+			done++
 		}
 	}
 	if r.opt.Progress != nil {
-		r.opt.Progress(Progress{Done: len(out), Total: total, Elapsed: time.Since(start)})
+		r.opt.Progress(Progress{Done: done, Total: total, Elapsed: time.Since(start)})
 	}
 	return out, nil
 }
 
-// one makes one run of case c on a fresh path.
-func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run, error) {
+// attempts makes a run (try, with its attempt number from 1) and
+// keeps it, then makes it again while it came out invalid, up to
+// retries more times; every attempt is kept. It stops at the first
+// error, and when ctx ends.
+func attempts(ctx context.Context, retries int, try func(attempt int) (results.Run, error), keep func(results.Run) error) error {
+	for attempt := 1; ; attempt++ {
+		run, err := try(attempt)
+		if err != nil {
+			return err
+		}
+		if err := keep(run); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if run.Valid || attempt > retries {
+			return nil
+		}
+	}
+}
+
+// one makes one run (its attempt-th) of case c on a fresh path.
+func (r *runner) one(ctx context.Context, c scenario.Case, rep, attempt int) (results.Run, error) {
 	s := r.s
 	run := results.Run{Scenario: s.Name, Case: c.ID, Series: c.Series, X: c.X, Label: c.Label, Repeat: rep,
 		Started: time.Now().UTC(), Valid: true, Notes: slices.Clone(c.Notes), Metrics: map[string]float64{}, Truth: c.Truth}
+	if attempt > 1 {
+		run.Attempt = attempt
+	}
 	wl, err := workloadFor(c.Kind)
 	if err != nil {
 		return run, fmt.Errorf("case %s: %w", c.ID, err)
@@ -175,7 +208,7 @@ func (r *runner) one(ctx context.Context, c scenario.Case, rep int) (results.Run
 		return run, fmt.Errorf("lab: case %s: read back settings: %w", c.ID, err)
 	}
 	cpu0, cpuErr := readProcStat()
-	m, err := wl.Measure(ctx, Env{Path: p, Case: c, Repeat: rep, RTT: cp.RTT, Site: r.site, Interval: r.opt.Interval, OutDir: r.opt.OutDir})
+	m, err := wl.Measure(ctx, Env{Path: p, Case: c, Repeat: rep, Attempt: attempt, RTT: cp.RTT, Site: r.site, Interval: r.opt.Interval, OutDir: r.opt.OutDir})
 	if err != nil {
 		return run, err
 	}

@@ -18,10 +18,20 @@ type Env struct {
 	Path     *emupath.Path
 	Case     scenario.Case
 	Repeat   int
+	Attempt  int // 1, or more when the run is made again (Options.RetryInvalid)
 	RTT      time.Duration
 	Interval time.Duration // tcp_info sampling of timed runs
 	OutDir   string        // where captures go; "" keeps none
 	Site     *site
+}
+
+// runName names the run's files: case-repeat, "-retryN" for the Nth
+// attempt after the first.
+func (e Env) runName() string {
+	if e.Attempt > 1 {
+		return fmt.Sprintf("%s-%d-retry%d", e.Case.ID, e.Repeat, e.Attempt-1)
+	}
+	return fmt.Sprintf("%s-%d", e.Case.ID, e.Repeat)
 }
 
 // Measurement is what a run's peers measured.

@@ -334,3 +334,40 @@ func TestPopDueStepByStep(t *testing.T) {
 		t.Errorf("popped %d of %d, Pending = %d", want, next, l.Pending())
 	}
 }
+
+// Behind is the time the link spent more than MaxLateness behind, as a
+// union of spans: a stall that made many frames late counts once, for
+// its length; lateness under MaxLateness, and on an unlimited link the
+// wait behind earlier writes, count nothing.
+func TestBehindSpansStalls(t *testing.T) {
+	const ms = time.Millisecond
+	due := 100 * ms
+	type write struct{ due, start, prevEnd time.Duration }
+	for _, tt := range []struct {
+		name   string
+		rate   float64
+		writes []write
+		want   time.Duration
+	}{
+		{"one stall, ten frames due in it", 100e6, func() []write {
+			var w []write
+			for i := range 10 {
+				w = append(w, write{due + time.Duration(i)*ms, due + 20*ms, 0}) // 20..11 ms late
+			}
+			return w
+		}(), 15 * ms},
+		{"two stalls", 100e6, []write{{due, due + 20*ms, 0}, {due + ms, due + 20*ms, 0}, {due + 100*ms, due + 110*ms, 0}}, 20 * ms},
+		{"late but within the bound", 100e6, []write{{due, due + 4*ms, 0}, {due + ms, due + 5*ms, 0}}, 0},
+		{"overlapping spans", 100e6, []write{{due, due + 10*ms, 0}, {due + 2*ms, due + 14*ms, 0}}, 9 * ms},
+		{"unlimited: the wait is not behind", 0, []write{{due, due + 10*ms, due + 8*ms}}, 0},
+		{"unlimited: the slip is", 0, []write{{due, due + 10*ms, 0}}, 5 * ms},
+	} {
+		l := mustNew(t, Config{RateBps: tt.rate})
+		for _, w := range tt.writes {
+			l.Delivered(w.due, w.start, w.prevEnd)
+		}
+		if got := l.Stats().Behind; got != tt.want {
+			t.Errorf("%s: behind %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

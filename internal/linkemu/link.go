@@ -117,9 +117,10 @@ type Link struct {
 	late        ring[pendingEntry] // held back by Reorder, in due order
 	pendingPkts int
 
-	st       Stats
-	hist     latencyHist // lateness
-	waitHist latencyHist // the part of it spent behind earlier writes
+	st        Stats
+	hist      latencyHist   // lateness
+	waitHist  latencyHist   // the part of it spent behind earlier writes
+	behindEnd time.Duration // the end of the time counted in Stats.Behind so far
 }
 
 // New validates c and returns a Link in its initial state (idle link,
@@ -376,6 +377,18 @@ func (l *Link) Delivered(due, start, prevEnd time.Duration) {
 	}
 	if slip > l.maxLateness {
 		l.st.SlipOverMax++
+	}
+	counted := late
+	if l.psPerByte == 0 {
+		counted = slip
+	}
+	if counted > l.maxLateness {
+		// Behind by more than MaxLateness from due+MaxLateness (less the
+		// wait on an unlimited link) until start; due times and starts
+		// only grow, so the union of these spans grows at its end.
+		from := max(start-counted+l.maxLateness, l.behindEnd)
+		l.st.Behind += max(start-from, 0)
+		l.behindEnd = max(l.behindEnd, start)
 	}
 }
 

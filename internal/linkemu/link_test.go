@@ -388,7 +388,7 @@ func TestStatsJSON(t *testing.T) {
 		QueuePeakBytes: 7, QueuePeakPackets: 8, Delivered: 9,
 		LatenessP50: 1500 * time.Microsecond, LatenessP99: 20 * time.Millisecond, LatenessMax: time.Second,
 		LateOverMax: 10, WaitP50: 250 * time.Microsecond, WaitP99: 3 * time.Millisecond, WaitMax: 4 * time.Millisecond,
-		SlipOverMax: 11, OverMax: 12, Overloaded: true,
+		SlipOverMax: 11, OverMax: 12, Behind: 17 * time.Millisecond, Overloaded: true,
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -404,7 +404,7 @@ func TestStatsJSON(t *testing.T) {
 		"queue_peak_bytes": 7.0, "queue_peak_packets": 8.0, "delivered": 9.0,
 		"lateness_p50_s": 0.0015, "lateness_p99_s": 0.02, "lateness_max_s": 1.0,
 		"late_over_max": 10.0, "wait_p50_s": 0.00025, "wait_p99_s": 0.003, "wait_max_s": 0.004,
-		"slip_over_max": 11.0, "over_max": 12.0, "overloaded": true,
+		"slip_over_max": 11.0, "over_max": 12.0, "behind_s": 0.017, "overloaded": true,
 	}
 	if diff := cmp.Diff(wantMap, m); diff != "" {
 		t.Errorf("json (-want +got):\n%s", diff)

@@ -41,6 +41,10 @@ type Stats struct {
 	// OverMax is what the validity rule counts: LateOverMax on a
 	// rate-limited link, SlipOverMax on an unlimited one.
 	OverMax int64
+	// Behind is the time the link spent more than MaxLateness behind
+	// (the deliveries OverMax counts, as spans of time: one stall of the
+	// machine makes every frame due in it late, however many they are).
+	Behind time.Duration
 	// Overloaded is true when the emulator itself fell behind (overload
 	// drops or any OverMax delivery): the run is invalid.
 	Overloaded bool
@@ -71,6 +75,7 @@ type StatsJSON struct {
 	WaitMax          units.Seconds `json:"wait_max_s"`
 	SlipOverMax      int64         `json:"slip_over_max"`
 	OverMax          int64         `json:"over_max"`
+	Behind           units.Seconds `json:"behind_s"`
 	Overloaded       bool          `json:"overloaded"`
 }
 
@@ -83,7 +88,7 @@ func (s Stats) JSON() StatsJSON {
 		LatenessP50: units.Seconds(s.LatenessP50), LatenessP99: units.Seconds(s.LatenessP99), LatenessMax: units.Seconds(s.LatenessMax),
 		LateOverMax: s.LateOverMax,
 		WaitP50:     units.Seconds(s.WaitP50), WaitP99: units.Seconds(s.WaitP99), WaitMax: units.Seconds(s.WaitMax),
-		SlipOverMax: s.SlipOverMax, OverMax: s.OverMax, Overloaded: s.Overloaded,
+		SlipOverMax: s.SlipOverMax, OverMax: s.OverMax, Behind: units.Seconds(s.Behind), Overloaded: s.Overloaded,
 	}
 }
 
@@ -104,7 +109,7 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 		LatenessP50: time.Duration(j.LatenessP50), LatenessP99: time.Duration(j.LatenessP99), LatenessMax: time.Duration(j.LatenessMax),
 		LateOverMax: j.LateOverMax,
 		WaitP50:     time.Duration(j.WaitP50), WaitP99: time.Duration(j.WaitP99), WaitMax: time.Duration(j.WaitMax),
-		SlipOverMax: j.SlipOverMax, OverMax: j.OverMax, Overloaded: j.Overloaded,
+		SlipOverMax: j.SlipOverMax, OverMax: j.OverMax, Behind: time.Duration(j.Behind), Overloaded: j.Overloaded,
 	}
 	return nil
 }

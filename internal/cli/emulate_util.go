@@ -16,16 +16,17 @@ import (
 func printLinkStats(w io.Writer, s emu.Stats) {
 	fmt.Fprintf(w, "longhaul: link statistics after %s (emulator CPU %.1f s, %.0f%% of a core)\n",
 		units.FormatDuration(units.FromSeconds(s.Elapsed)), s.CPUSeconds, 100*s.CPUSeconds/max(s.Elapsed, 1e-9))
-	fmt.Fprintf(w, "  %-5s %12s %10s %10s %10s %10s %10s %10s %12s %10s %10s %10s\n", "dir", "bytes", "packets", "drop-q", "drop-loss", "drop-pol", "reordered", "drop-ovl", "queue-peak", "late-p50", "late-p99", "wait-p99")
+	fmt.Fprintf(w, "  %-5s %12s %10s %10s %10s %10s %10s %10s %12s %10s %10s %10s %10s\n", "dir", "bytes", "packets", "drop-q", "drop-loss", "drop-pol", "reordered", "drop-ovl", "queue-peak", "late-p50", "late-p99", "wait-p99", "behind")
 	dirs := []struct {
 		name string
 		s    emu.DirStats
 	}{{"up", s.Up}, {"down", s.Down}}
 	for _, d := range dirs {
-		fmt.Fprintf(w, "  %-5s %12s %10d %10d %10d %10d %10d %10d %12s %10s %10s %10s\n", d.name,
+		fmt.Fprintf(w, "  %-5s %12s %10d %10d %10d %10d %10d %10d %12s %10s %10s %10s %10s\n", d.name,
 			units.FormatBytes(float64(d.s.Bytes)), d.s.Packets, d.s.DropsQueue, d.s.DropsLoss, d.s.DropsPolicer, d.s.Reordered,
 			d.s.DropsOverload+d.s.OverloadFrames, units.FormatBytes(float64(d.s.QueuePeakBytes)),
-			units.FormatDuration(d.s.LatenessP50), units.FormatDuration(d.s.LatenessP99), units.FormatDuration(d.s.WaitP99))
+			units.FormatDuration(d.s.LatenessP50), units.FormatDuration(d.s.LatenessP99), units.FormatDuration(d.s.WaitP99),
+			units.FormatDuration(d.s.Behind))
 	}
 	if s.Overloaded {
 		fmt.Fprintln(w, "longhaul: WARNING: the emulator was overloaded (it dropped or delayed frames itself): results of this run are not valid")

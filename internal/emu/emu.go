@@ -80,14 +80,19 @@ type PlaneStats struct {
 func (d DirStats) overloaded() bool {
 	late := d.OverMax > max(d.Delivered/1000, lateFloor)
 	if late && d.ran > 0 {
-		late = d.Behind.Seconds() > maxBehind*d.ran.Seconds()
+		late = d.Behind > max(time.Duration(maxBehind*float64(d.ran)), minBehind)
 	}
 	return d.DropsOverload > 0 || d.OverloadFrames > 0 || late
 }
 
 // maxBehind is the share of a run its late frames may span (Stats.Behind):
-// 0.5%, 100 ms of a 20 s run.
-const maxBehind = 0.005
+// 0.5%, 100 ms of a 20 s run, and never under minBehind: one stall is no
+// overload, however early in the run (emulate's watcher judges the run
+// so far every second).
+const (
+	maxBehind = 0.005
+	minBehind = 50 * time.Millisecond
+)
 
 // lateFloor is how many late frames one VM stall can make: with GSO a
 // 100 Mbit/s direction carries only a few thousand frames, so 0.1% alone

@@ -258,4 +258,9 @@ func TestStatsJSONKeepsEmulatorFields(t *testing.T) {
 	if !d.overloaded() {
 		t.Error("150 ms behind in a 20 s run not flagged")
 	}
+	// One stall early in a run (emulate's watcher asks every second).
+	d.ran, d.Behind = time.Second, 30*time.Millisecond
+	if d.overloaded() {
+		t.Error("one 30 ms stall in the first second flagged")
+	}
 }

@@ -221,8 +221,8 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	}
 	burst, randomLoss, how := lossPattern(e, nums, noQueue, rtt, qd)
 	cured, ceiling := pacedVerdict(e)
-	unqueued := noQueue || droppedUnqueued(e)
-	if ceiling > 0 && unqueued && heldUnder(e, ceiling) {
+	atCeiling := unqueued(e, e.LoadedRTT)
+	if ceiling > 0 && atCeiling && heldUnder(e, ceiling) {
 		// Paced runs fell short above a ceiling with no queue and held
 		// their pace under it, however the losses came: a policer
 		// (random loss loses at any rate; a policer's deep bucket lets
@@ -244,7 +244,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	if e.Reordered {
 		return Cause{}, false
 	}
-	if ceiling > 0 && unqueued {
+	if ceiling > 0 && atCeiling {
 		return PolicerCause(e, ceiling), true
 	}
 	return shallowCause(e, nums, shallowFacts{q: q, burst: burst, rtt: rtt, qd: qd, sender: sender, bbr: bbr, cured: cured, noQueue: noQueue}), true

@@ -56,6 +56,12 @@ func droppedUnqueued(e LossEvidence) bool {
 	return r != nil && !standing(e, r.Queue) && r.LossRate >= minDatagramLoss
 }
 
+// unqueued: no queue stood at a loaded RTT, or the datagrams say none
+// stands at the ceiling (droppedUnqueued), whatever the pings say.
+func unqueued(e LossEvidence, loaded time.Duration) bool {
+	return !queued(e, loaded) || droppedUnqueued(e)
+}
+
 // minDatagramLoss: datagrams paced above a ceiling lose what exceeds it
 // (a fifth at udpAbove's 1.25); under this share they met none.
 const minDatagramLoss = 0.01
@@ -95,7 +101,7 @@ func pacedVerdict(e LossEvidence) (cured bool, ceiling float64) {
 		}
 		// Short of its pace, losing, and no queue: a queue would be a
 		// bottleneck's (its rate the best carried), not a policer's.
-		if r.Bps < paceShort*r.RateBps && r.LossRate > 0 && (!queued(e, r.LoadedRTT) || droppedUnqueued(e)) {
+		if r.Bps < paceShort*r.RateBps && r.LossRate > 0 && unqueued(e, r.LoadedRTT) {
 			short = true
 		}
 	}

@@ -140,8 +140,8 @@ type Run struct {
 	Label  string  `json:"label"`
 	Repeat int     `json:"repeat"` // 1-based
 	// Attempt is the run's attempt at its repeat when an invalid one was
-	// made again (lab --retry-invalid): 2 for the first retry; 0 or 1
-	// the first.
+	// made again (lab --retry-invalid): 2 for the first retry; 0
+	// (absent) for the first.
 	Attempt int `json:"attempt,omitempty"`
 	// Path is this run's own path when its case has one (the header's
 	// otherwise).

@@ -55,7 +55,7 @@ need="$TIME"
 [ -n "$CAPTURE" ] || need="$need ip iperf3 tcpdump"
 for t in $need $TOOLS; do
 	case $t in longhaul | longhaul-base) continue ;; esac
-	command -v "$t" >/dev/null || die "$t not installed; run scripts/deps.sh"
+	command -v "$t" >/dev/null || die "$t not installed; run scripts/deps.sh bench (as root), or leave it out: TOOLS=\"longhaul\""
 done
 "$TIME" -f %M true >/dev/null 2>&1 || die "$TIME is not GNU time (needs -f %M); run scripts/deps.sh"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what longhaul's build, tests and demo need on Debian 12, as root.
-# Idempotent: only missing packages are installed.
+# Idempotent: only missing packages are installed. "scripts/deps.sh bench"
+# adds the peers make bench-analyze times.
 set -euo pipefail
 
 need=()
@@ -12,10 +13,14 @@ have ping || need+=(iputils-ping)
 have iperf3 || need+=(iperf3)
 have nginx || need+=(nginx-light)
 have curl || need+=(curl)
-# captures: the lab keeps pcaps; analyze is benchmarked against tcptrace and tshark
+# captures: the lab keeps pcaps
 have tcpdump || need+=(tcpdump)
-have tcptrace || need+=(tcptrace)
-have tshark || need+=(tshark)
+# make bench-analyze (scripts/deps.sh bench) times analyze against tcptrace
+# and tshark; make test and make demo do not need them.
+if [ "${1:-}" = bench ]; then
+	have tcptrace || need+=(tcptrace)
+	have tshark || need+=(tshark)
+fi
 # the exporter is scraped by a real Prometheus; promtool checks its output and alert rules
 have prometheus && have promtool || need+=(prometheus)
 # GNU time: max RSS for make bench-analyze

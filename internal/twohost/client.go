@@ -129,7 +129,11 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 	for i := 0; i < len(plan); i++ {
 		p := plan[i]
 		if x := ofBest[i]; x > 0 {
-			p.RateBps = max(p.RateBps, x*probeBest(raw))
+			best := probeBest(raw)
+			if p.Name == PhaseUDP {
+				best = probeCeiling(raw)
+			}
+			p.RateBps = max(p.RateBps, x*best)
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("test: interrupted before the %s phase: %w", p.Name, ctx.Err())

@@ -75,6 +75,12 @@ func TestProbeBest(t *testing.T) {
 	if got := probeBest(raw); math.Abs(got-221e6) > 5e6 {
 		t.Errorf("with bbr: %.4g, want bbr's 221 Mbit/s", got)
 	}
+	// The datagram run's reference counts the paced run too (a paced
+	// run carries up to a policer's rate where bbr may not), never the
+	// capacity phase's streams.
+	if got := probeCeiling(raw); math.Abs(got-400e6) > 10e6 {
+		t.Errorf("ceiling %.4g, want the paced run's 400 Mbit/s", got)
+	}
 }
 
 // The bbr phase's pings reach the loss evidence: its 90th percentile

@@ -220,7 +220,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		return Cause{}, false
 	}
 	burst, randomLoss, how := lossPattern(e, nums, noQueue, rtt, qd)
-	cured, ceiling := pacedVerdict(e)
+	cured, ceiling := pacedVerdict(offQueue(e))
 	atCeiling := unqueued(e, e.LoadedRTT)
 	if ceiling > 0 && atCeiling && heldUnder(e, ceiling) {
 		// Paced runs fell short above a ceiling with no queue and held
@@ -289,16 +289,22 @@ func lossPattern(e LossEvidence, nums map[string]float64, noQueue bool, rtt, qd 
 	random = noQueue && !bursty
 	how = fmt.Sprintf("%d at a time on average in %d events, with no queue on the path (the round trip stayed at %s, +%s under load)",
 		int(math.Round(burst)), e.LossEvents, rtt, qd)
-	if o := e.Onsets; o != nil && o.Low > 0 {
+	if o := e.Onsets; o != nil && o.Low+o.Under > 0 {
 		o.numbers(nums)
 		low := e
-		low.LossEvents, low.Lost = o.Low, o.LowLost
+		low.LossEvents, low.Lost = o.Low+o.Under, o.LowLost+o.UnderLost
 		burst, bursty = burstiness(low)
 		random = !bursty
 		how = fmt.Sprintf("%d at a time on average in %d events with no queue before them (the round trip at %s, +%s under load)",
 			int(math.Round(burst)), o.Low, rtt, qd)
-		if o.AtQueue > 0 {
-			how += fmt.Sprintf(", besides %d at a standing queue (the bottleneck's own, overflowing)", o.AtQueue)
+		if o.Under > 0 {
+			// The median round trip stood at no queue, but slow start
+			// filled the bottleneck's and lost there first.
+			how = fmt.Sprintf("%d at a time on average in %d events that began with no queue or under half the queue's top (a drop-tail queue drops only when full; the round trip at %s, +%s under load)",
+				int(math.Round(burst)), o.Low+o.Under, rtt, qd)
+		}
+		if o.AtQueue > o.Under {
+			how += fmt.Sprintf(", besides %d at a standing queue (the bottleneck's own, overflowing)", o.AtQueue-o.Under)
 		}
 	}
 	nums["segments_per_loss"] = burst

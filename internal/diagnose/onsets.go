@@ -80,3 +80,22 @@ func (o Onsets) numbers(nums map[string]float64) {
 	nums["losses_no_queue"] = float64(o.Low)
 	nums["losses_under_top"] = float64(o.Under)
 }
+
+// offQueue is e with its loss rate cut to the segments of the recoveries
+// the queue did not make (Low and Under), when some began at the top of
+// a standing queue: pacing is judged against those. Slow start's
+// overshoot of a full queue can lose most of a flow's segments; a paced
+// run, which never overshoots, losing far fewer says nothing of the
+// others (measured: 50 ms x 100 Mbit/s, 0.01% random loss, a 1-BDP
+// queue: 379 of 382 segments lost in slow start's three recoveries at a
+// 27-51 ms queue, then one at 22 and one at 10 ms; paced at 70 Mbit/s
+// the download lost 0.013%, "cured" against the 1.3% of all of them,
+// and test named a shallow buffer).
+func offQueue(e LossEvidence) LossEvidence {
+	o := e.Onsets
+	if o == nil || e.Lost <= 0 || o.AtQueue == o.Under {
+		return e
+	}
+	e.LossRate *= float64(o.LowLost+o.UnderLost) / float64(e.Lost)
+	return e
+}

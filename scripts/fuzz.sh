@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # Runs every native Go fuzz target in the module for $FUZZTIME each.
 #
+# Each package's test binary is built once, instrumented for fuzzing
+# (go test -c -fuzz), and run for each of its targets in the package's
+# directory as go test -fuzz runs it (the same cache of interesting
+# inputs, failing inputs written to testdata/fuzz/<target>/): go test
+# -fuzz would link the binary again for every target.
+#
 # Go 1.26's fuzz coordinator can fail a target with a bare "context
 # deadline exceeded" at the -fuzztime boundary without any failing input
 # (golang/go#75804, fixed in Go 1.27). A failure counts only when the run
@@ -9,8 +15,10 @@
 set -euo pipefail
 FUZZTIME=${FUZZTIME:-3s}
 go=${GO:-go}
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+log=$work/log
+cache=$($go env GOCACHE)/fuzz
 
 # corpus lists a target's checked-in and newly written inputs.
 corpus() { ls "$1/testdata/fuzz/$2" 2>/dev/null | sort || true; }
@@ -22,12 +30,17 @@ pkgs=$($go list -f '{{.ImportPath}} {{.Dir}} {{join .TestGoFiles " "}} {{join .X
 n=0
 while read -r pkg dir files; do
 	[ -n "$files" ] || continue
-	for target in $(cd "$dir" && sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' $files); do
+	targets=$(cd "$dir" && sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' $files)
+	[ -n "$targets" ] || continue
+	bin=$work/$(echo "$pkg" | tr / _).test
+	$go test -c -fuzz=. -o "$bin" "$pkg"
+	for target in $targets; do
 		n=$((n + 1))
 		for attempt in 1 2 3; do
 			echo "fuzz: $pkg $target ($FUZZTIME)"
 			before=$(corpus "$dir" "$target")
-			if $go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg" </dev/null >"$log" 2>&1; then
+			if (cd "$dir" && "$bin" -test.run='^$' -test.fuzz="^${target}\$" -test.fuzztime="$FUZZTIME" \
+				-test.fuzzcachedir="$cache/$pkg" -test.timeout=10m -test.paniconexit0 </dev/null >"$log" 2>&1); then
 				break
 			fi
 			after=$(corpus "$dir" "$target")

@@ -676,6 +676,12 @@ func TestLossCauseRandomBehindSlowStart(t *testing.T) {
 	if c.Name != CauseRandomLoss || c.Numbers["segments_per_loss"] != 1 || !strings.Contains(c.Text, "besides 4 at a standing queue") {
 		t.Errorf("%q %v\n%s", c.Name, c.Numbers, c.Text)
 	}
+	// Its rate is that of the two (of 382): slow start's overshoot is
+	// the queue's, and the Mathis bound is at the random rate.
+	if r := c.Numbers["loss_rate"]; math.Abs(r-0.012929*2/382) > 1e-7 || c.Numbers["loss_rate_all"] != 0.012929 ||
+		!strings.Contains(c.Text, "0.00677% of the segments were lost at random (1.29% with the queue's own)") || c.Numbers["mathis_bps"] < 30e6 {
+		t.Errorf("loss rate %.3g (all %.3g), Mathis %.4g:\n%s", c.Numbers["loss_rate"], c.Numbers["loss_rate_all"], c.Numbers["mathis_bps"], c.Text)
+	}
 	// Bursts under the top are a queue's losses still.
 	o.UnderLost = 30
 	if c, _ := LossCause(e); c.Name == CauseRandomLoss {

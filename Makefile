@@ -43,8 +43,9 @@ vet:
 # The packages make race tests (RACE_DIRS) are left to it: the race
 # detector's run is their unit run.
 unit:
-	@pkgs=$$($(UNIT_PKGS)) && $(call testbins,$(GO) test,$$pkgs)
-	$(GO) test -count=1 -p 1 -timeout 25m $$($(UNIT_PKGS))
+	@pkgs=$$($(UNIT_PKGS)) && $(call testbins,$(GO) test,$$pkgs) && \
+	  echo "$(GO) test -count=1 -p 1 -timeout 25m (every package but $(RACE_DIRS))" && \
+	  $(GO) test -count=1 -p 1 -timeout 25m $$pkgs
 
 # testbins builds the test binaries of packages $(2) with the go test
 # command $(1) into a scratch directory: the build cache, filled in parallel.

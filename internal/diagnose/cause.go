@@ -3,7 +3,6 @@ package diagnose
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/pathmodel"
@@ -211,11 +210,11 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		// no queue, lost at rates the path carries otherwise.
 		if low, ok := pacedRandom(e); ok {
 			nums["paced_bps"], nums["paced_carried_bps"] = low.RateBps, low.Bps
-			return randomCause(e, nums, "whatever the rate: "+pacedRandomWords(e, low), mathis, sender, bbr), true
+			return randomCause(e, e.LossRate, nums, "whatever the rate: "+pacedRandomWords(e, low), sender, bbr), true
 		}
 		if how, ok := underTop(e); ok {
 			e.Onsets.numbers(nums)
-			return randomOffQueue(e, nums, how, sender, bbr), true
+			return randomCause(offQueue(e), e.LossRate, nums, how, sender, bbr), true
 		}
 		nums["segments_per_loss"], _ = burstiness(e)
 		return Cause{}, false
@@ -233,7 +232,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	if randomLoss && !cured {
 		// (Random loss loses a paced flow too: one that pacing cured
 		// lost the bursts a shallow queue could not hold.)
-		return randomOffQueue(e, nums, how, sender, bbr), true
+		return randomCause(offQueue(e), e.LossRate, nums, how, sender, bbr), true
 	}
 	// Losses in bursts with no more than a small queue: a shallow one
 	// overflowing, or with no queue at all, a policer. The paced runs
@@ -251,33 +250,28 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	return shallowCause(e, nums, shallowFacts{q: q, burst: burst, rtt: rtt, qd: qd, sender: sender, bbr: bbr, cured: cured, noQueue: noQueue}), true
 }
 
-// randomCause names random loss: how says how the losses came.
-func randomCause(e LossEvidence, nums map[string]float64, how string, mathis float64, sender, bbr string) Cause {
+// randomCause names random loss: how says how the losses came. e's loss
+// rate is the random one, the Mathis bound's; all is that of every
+// recovery, the queue's own overflows included (offQueue), said beside
+// it when higher.
+func randomCause(e LossEvidence, all float64, nums map[string]float64, how, sender, bbr string) Cause {
+	mathis := pathmodel.MathisBps(max(e.MSS, 536), e.MinRTT, e.LossRate)
+	nums["loss_rate"], nums["mathis_bps"] = e.LossRate, mathis
+	rate := fmt.Sprintf("%.3g%% of the segments were lost", 100*e.LossRate)
+	if all > e.LossRate {
+		// (measured: 50 ms x 100 Mbit/s, 0.01% random loss: 1.03% of
+		// all segments lost, nearly all in slow start's overshoot)
+		nums["loss_rate_all"] = all
+		rate += fmt.Sprintf(" at random (%.3g%% with the queue's own)", 100*all)
+	}
 	c := Cause{Name: CauseRandomLoss, Numbers: nums,
-		Text: fmt.Sprintf("random loss: %.3g%% of the segments were lost, %s; "+
+		Text: fmt.Sprintf("random loss: %s, %s; "+
 			"a loss-based congestion control cuts its window at each loss and stays far below a clean path's rate (Reno would carry about %s at this loss rate and RTT, the Mathis bound; CUBIC grows back faster between losses)",
-			100*e.LossRate, how, units.FormatRate(mathis))}
+			rate, how, units.FormatRate(mathis))}
 	if len(e.Paced) == 0 {
 		c.Text += " (a policer with a small bucket, below the flow's rate, drops a segment at the end of a window's burst the same way: test --loss-probes tells them apart)"
 	}
 	c.Fix = append(randomFixes(sender, bbr), ActorSender+": or move the data on N parallel streams: each carries about the Mathis bound")
-	return c
-}
-
-// randomOffQueue names random loss at the rate of the recoveries the
-// queue did not make (offQueue), and with the Mathis bound at that rate:
-// slow start's overshoot of a full queue is no part of it (measured: 50 ms
-// x 100 Mbit/s, 0.01% random loss: 1.03% of all segments lost, nearly all
-// in slow start).
-func randomOffQueue(e LossEvidence, nums map[string]float64, how, sender, bbr string) Cause {
-	r := offQueue(e)
-	mathis := pathmodel.MathisBps(max(r.MSS, 536), r.MinRTT, r.LossRate)
-	nums["loss_rate"], nums["mathis_bps"] = r.LossRate, mathis
-	c := randomCause(r, nums, how, mathis, sender, bbr)
-	if r.LossRate < e.LossRate {
-		nums["loss_rate_all"] = e.LossRate
-		c.Text = strings.Replace(c.Text, "of the segments were lost,", fmt.Sprintf("of the segments were lost at random (%.3g%% with the queue's own),", 100*e.LossRate), 1)
-	}
 	return c
 }
 
@@ -313,14 +307,14 @@ func lossPattern(e LossEvidence, nums map[string]float64, noQueue bool, rtt, qd 
 		low.LossEvents, low.Lost = o.Low+o.Under, o.LowLost+o.UnderLost
 		burst, bursty = burstiness(low)
 		random = !bursty
-		how = fmt.Sprintf("%d at a time on average in %d events with no queue before them (the round trip at %s, +%s under load)",
-			int(math.Round(burst)), o.Low, rtt, qd)
+		before := "with no queue before them ("
 		if o.Under > 0 {
 			// The median round trip stood at no queue, but slow start
 			// filled the bottleneck's and lost there first.
-			how = fmt.Sprintf("%d at a time on average in %d events that began with no queue or under half the queue's top (a drop-tail queue drops only when full; the round trip at %s, +%s under load)",
-				int(math.Round(burst)), o.Low+o.Under, rtt, qd)
+			before = "that began with no queue or under half the queue's top (a drop-tail queue drops only when full; "
 		}
+		how = fmt.Sprintf("%d at a time on average in %d events %sthe round trip at %s, +%s under load)",
+			int(math.Round(burst)), o.Low+o.Under, before, rtt, qd)
 		if o.AtQueue > o.Under {
 			how += fmt.Sprintf(", besides %d at a standing queue (the bottleneck's own, overflowing)", o.AtQueue-o.Under)
 		}

@@ -76,7 +76,8 @@ func upMesh(t *testing.T, bin, prefix, token string, hosts []*farHost) (client s
 }
 
 // meshOff compares each far host's latest probe in Prometheus with its
-// direct test: the rates within 10%, the limits as the host's want.
+// direct test: the rates within 10% (25% where a host's setting holds
+// the direction), the limits as the host's want.
 func meshOff(t *testing.T, prom string, hosts []*farHost, direct map[string]twohost.Doc) (off []string) {
 	t.Helper()
 	for _, h := range hosts {
@@ -88,8 +89,16 @@ func meshOff(t *testing.T, prom string, hosts []*farHost, direct map[string]twoh
 			off = append(off, fmt.Sprintf("%s: path rate %.1f Mbit/s in Prometheus, %.1f by a direct test: not within 10%%", h.name, path/1e6, d/1e6))
 		}
 		for _, d := range doc.Directions {
-			if got := rates[d.Name]; got < 0.9*d.ThroughputBps || got > 1.1*d.ThroughputBps {
-				off = append(off, fmt.Sprintf("%s %s: %.1f Mbit/s in Prometheus, %.1f by a direct test: not within 10%%", h.name, d.Name, got/1e6, d.ThroughputBps/1e6))
+			// A direction a host's buffer holds swings more from one
+			// test to the next: fra's 128 KiB send buffer carried
+			// 18.3-19.5 or 22.1-22.6 Mbit/s, run after run, direct or
+			// probed alike.
+			band := 0.1
+			if d.Limit.Setting != "" {
+				band = 0.25
+			}
+			if got := rates[d.Name]; got < (1-band)*d.ThroughputBps || got > (1+band)*d.ThroughputBps {
+				off = append(off, fmt.Sprintf("%s %s: %.1f Mbit/s in Prometheus, %.1f by a direct test: not within %.0f%%", h.name, d.Name, got/1e6, d.ThroughputBps/1e6, 100*band))
 			}
 		}
 		took := promQuery(t, prom, fmt.Sprintf(`longhaul_probe_duration_seconds{instance=%q}`, inst), "instance")[inst]
@@ -116,7 +125,8 @@ func limitOf(host, setting string) string {
 // exporter with /probe) and three far hosts, each behind its own
 // emulated path, a real Prometheus scraping the probes through the
 // shipped scrape config (file_sd and relabelling) and rules. Each path's
-// rate in Prometheus is within 10% of a direct longhaul test; the
+// rate in Prometheus is within 10% of a direct longhaul test (a
+// direction a host's buffer holds within 25%); the
 // limiting host and setting are right on every path; when one far host's
 // tcp_rmem is lowered mid-run the host-setting alert fires, naming it,
 // within two probe intervals, and resolves once it is restored; every
@@ -240,7 +250,7 @@ func TestIntegrationProbeMesh(t *testing.T) {
 		return resp.StatusCode == http.StatusOK && len(promQuery(t, prom, `longhaul_probe_success{job="longhaul-probe", source="lab"} == 1`, "instance")) == len(hosts)
 	})
 
-	// Rates within 10% of the direct tests; limits right. A probe is one
+	// Rates within 10% (25%) of the direct tests; limits right. A probe is one
 	// measurement on a shared 2-core machine, as each direct test is:
 	// one that misses may be followed by two more before it fails.
 	var off []string

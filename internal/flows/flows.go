@@ -143,6 +143,14 @@ type Options struct {
 	// segments over the interval, which names random loss, a shallow
 	// buffer or bufferbloat (lossCause).
 	Tracks map[string]*LossTrack
+	// HighRTT is the RTT under load over the interval when the caller
+	// knows it better than the last sample's smoothed RTT (test: the
+	// median of the sender's samples over the phase's second half): it
+	// flags bufferbloat against the socket's minimum. A loss-based
+	// control that fills the bottleneck's own one-BDP queue doubles its
+	// smoothed RTT at the top of each cycle, and one sample there read
+	// as a deeper queue (a clean 50 ms test run was flagged).
+	HighRTT time.Duration
 }
 
 // Judge compares two dumps of the same socket taken dt apart.
@@ -313,6 +321,9 @@ func senderInfo(prev, cur Sock, dt time.Duration, f Flow, opt Options) diagnose.
 		RateBps:      opt.RateBps,
 		Scope:        "the last " + fmtDur(dt),
 		CC:           cur.CC,
+	}
+	if opt.HighRTT > 0 {
+		in.HighRTT = opt.HighRTT
 	}
 	if !cur.WindowScale {
 		in.Scale, in.NoScaleSide = diagnose.ScaleNotNegotiated, "one of the hosts"

@@ -153,7 +153,8 @@ func phaseRecord(p PhaseRaw) Phase {
 
 // judgePhase judges each of the sender's sockets over the second half
 // of its active time (slow start is over by then): flows.Judge between
-// the sample at the middle and the last one that moved data.
+// the sample at the middle and the last one that moved data, with the
+// median smoothed RTT of the half as the RTT under load.
 func judgePhase(p PhaseRaw) []flows.Flow {
 	var out []flows.Flow
 	for _, ss := range bySocket(senderSamples(p)) {
@@ -163,7 +164,11 @@ func judgePhase(p PhaseRaw) []flows.Flow {
 		}
 		first, last := half[0], half[len(half)-1]
 		dt := time.Duration((last.T - first.T) * float64(time.Second))
-		out = append(out, flows.Judge(first.Sock, last.Sock, dt, flows.Options{}))
+		rtts := make([]time.Duration, 0, len(half))
+		for _, s := range half {
+			rtts = append(rtts, s.Sock.RTT)
+		}
+		out = append(out, flows.Judge(first.Sock, last.Sock, dt, flows.Options{HighRTT: median(rtts)}))
 	}
 	return out
 }

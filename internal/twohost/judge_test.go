@@ -559,3 +559,40 @@ func TestJudgeRandomLossSeenAtThePathsRate(t *testing.T) {
 		t.Errorf("held pace: cause %+v, seen %+v", d.Directions[0].Cause, d.Directions[0].Seen)
 	}
 }
+
+// The bufferbloat flag reads the RTT under load over the phase's second
+// half, not the last sample's: cubic filling the bottleneck's own
+// one-BDP queue passes twice the minimum only at the top of a cycle
+// (the last sample of a clean 50 ms run did, and the run was flagged),
+// while a deep queue holds the RTT there.
+func TestJudgeBloatFlagOverTheHalf(t *testing.T) {
+	big := "4096 131072 33554432"
+	for _, tc := range []struct {
+		name     string
+		low, top time.Duration // the sawtooth's smoothed RTT; the last sample is at its top
+		flagged  bool
+	}{
+		{"one-BDP queue", 65 * time.Millisecond, 103 * time.Millisecond, false},
+		{"eight-BDP queue", 250 * time.Millisecond, 450 * time.Millisecond, true},
+	} {
+		st := stream{port: 40000, rate: 94e6, rtt: 50 * time.Millisecond, flight: 1_200_000, ssthresh: 1 << 20}
+		p := phaseOf(PhaseDownload, st)
+		n := len(p.Server)
+		for i := range p.Server {
+			// cycles of 10 samples rising from low to top, the last at the top
+			back := time.Duration((n - 1 - i) % 10)
+			p.Server[i].Sock.RTT = tc.top - (tc.top-tc.low)*back/9
+		}
+		if last := p.Server[n-1].Sock.RTT; last != tc.top {
+			t.Fatalf("%s: the last sample's RTT %v, want the top %v", tc.name, last, tc.top)
+		}
+		d, err := Judge(rawWith(host(big, big), host(big, big), p), JudgeOptions{RateBps: 100e6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fl := d.Directions[0].Flow.Verdict.Flags
+		if got := slices.Contains(fl, diagnose.FlagBufferbloat); got != tc.flagged {
+			t.Errorf("%s: flags %v, bufferbloat %v, want %v", tc.name, fl, got, tc.flagged)
+		}
+	}
+}

@@ -9,7 +9,7 @@ FUZZTIME ?= 1s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test unit race fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
+.PHONY: all deps build test unit race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
 .PHONY: man deb compat
 
 all: build
@@ -58,7 +58,12 @@ fuzz:
 fuzz-long:
 	@FUZZTIME=60s scripts/fuzz.sh
 
-test: deps build vet unit race fuzz
+# make test: deps and build, then scripts/test.sh: make unit in the
+# foreground with make vet and the race and fuzz binaries built beside it
+# at idle CPU priority (the integration tests mostly wait on emulated
+# paths), then make race-run and make fuzz on those binaries.
+test: deps build
+	@scripts/test.sh
 
 # the data race detector on the packages with goroutines (servers, the
 # emulator's data plane, the lab runner, the sampler)
@@ -68,8 +73,10 @@ empty :=
 RACE_RE = /internal/($(subst $(empty) ,|,$(RACE_DIRS)))(/|$$)
 # UNIT_PKGS lists (a shell command) every package but those.
 UNIT_PKGS = $(GO) list ./... | grep -vE '$(RACE_RE)'
-race:
+race: race-bins race-run
+race-bins:
 	@$(call testbins,CGO_ENABLED=1 $(GO) test -race,$(RACE_PKGS))
+race-run:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -p 1 $(RACE_PKGS)
 
 bench:

@@ -12,12 +12,19 @@
 # (golang/go#75804, fixed in Go 1.27). A failure counts only when the run
 # wrote a new failing input under testdata/fuzz/<target>/ (or failed for
 # another reason); the race is retried, at most twice.
+#
+# FUZZ_BINDIR=DIR keeps the binaries there and uses those already there
+# (scripts/test.sh builds them beside the unit tests, FUZZ_BUILD_ONLY=1,
+# and runs them after: a fresh directory each time, never a stale one).
 set -euo pipefail
 FUZZTIME=${FUZZTIME:-3s}
 go=${GO:-go}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 log=$work/log
+bins=${FUZZ_BINDIR:-$work}
+mkdir -p "$bins"
+build_only=${FUZZ_BUILD_ONLY:-}
 cache=$($go env GOCACHE)/fuzz
 
 # corpus lists a target's checked-in and newly written inputs.
@@ -32,10 +39,11 @@ while read -r pkg dir files; do
 	[ -n "$files" ] || continue
 	targets=$(cd "$dir" && sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' $files)
 	[ -n "$targets" ] || continue
-	bin=$work/$(echo "$pkg" | tr / _).test
-	$go test -c -fuzz=. -o "$bin" "$pkg"
+	bin=$bins/$(echo "$pkg" | tr / _).test
+	[ -x "$bin" ] || $go test -c -fuzz=. -o "$bin" "$pkg"
 	for target in $targets; do
 		n=$((n + 1))
+		[ -z "$build_only" ] || continue
 		for attempt in 1 2 3; do
 			echo "fuzz: $pkg $target ($FUZZTIME)"
 			before=$(corpus "$dir" "$target")
@@ -56,5 +64,9 @@ done <<<"$pkgs"
 if [ "$n" = 0 ]; then
 	echo "fuzz: no fuzz targets found (go list ./... in $(pwd))" >&2
 	exit 1
+fi
+if [ -n "$build_only" ]; then
+	echo "fuzz: built the binaries of $n targets in $bins"
+	exit 0
 fi
 echo "fuzz: $n targets"

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -93,56 +94,66 @@ var retransKinds = []string{"fast", "timeout", "probe", "spurious"}
 const fRTOCase, fRTOMin = "rto-stall", 0.85
 
 func TestIntegrationAnalyzeTruthFaults(t *testing.T) {
-	bin, prefix := emulateEnv(t, "tcpdump")
+	bin, _ := emulateEnv(t, "tcpdump")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	keep := os.Getenv("LONGHAUL_TRUTH_KEEP")
 	t.Setenv("LONGHAUL_TRUTH_PEER", "1")
+	var mu sync.Mutex
 	var right, total int64
-	for _, tc := range faultCases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			pcap := filepath.Join(dir, tc.name+".pcap")
-			counters := filepath.Join(dir, "netstat")
-			server := append([]string{self, "-listen", fmt.Sprintf(":%d", truthPort), "-tolerate"}, tc.server...)
-			args := append([]string{"emulate", "--prefix", prefix, "--cc", "cubic"}, tc.path...)
-			args = append(args, "--server", shellJoin(server), "--", self, "-dial", fmt.Sprintf("198.18.0.2:%d", truthPort), "-capture", pcap, "-netstat", counters)
-			args = append(args, tc.client...)
-			start := time.Now()
-			runEmulated(t, bin, args...)
-			took := time.Since(start)
-			out, errOut, code := exe(t, bin, "analyze", "--json", "--timeline", pcap)
-			if code != 0 {
-				t.Fatalf("analyze: exit %d\n%s", code, errOut)
-			}
-			if keep != "" {
-				if err := keepCapture(pcap, filepath.Join(keep, tc.name+".pcap.gz")); err != nil {
-					t.Error(err)
+	// The cases run two at a time, each on its own path (at most
+	// 100 Mbit/s; the outages mostly wait); the group returns when all
+	// are done.
+	t.Run("cases", func(t *testing.T) {
+		for _, tc := range faultCases {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				prefix := emulatePrefix(t)
+				dir := t.TempDir()
+				pcap := filepath.Join(dir, tc.name+".pcap")
+				counters := filepath.Join(dir, "netstat")
+				server := append([]string{self, "-listen", fmt.Sprintf(":%d", truthPort), "-tolerate"}, tc.server...)
+				args := append([]string{"emulate", "--prefix", prefix, "--cc", "cubic"}, tc.path...)
+				args = append(args, "--server", shellJoin(server), "--", self, "-dial", fmt.Sprintf("198.18.0.2:%d", truthPort), "-capture", pcap, "-netstat", counters)
+				args = append(args, tc.client...)
+				start := time.Now()
+				runEmulated(t, bin, args...)
+				took := time.Since(start)
+				out, errOut, code := exe(t, bin, "analyze", "--json", "--timeline", pcap)
+				if code != 0 {
+					t.Fatalf("analyze: exit %d\n%s", code, errOut)
 				}
-			}
-			f := truthFlowOf(t, out)
-			t.Logf("%s in %.1fs: %s (%.0f%%) flags %v shares %s\n  %s", tc.name, took.Seconds(), f.Verdict, 100*f.Share, f.Flags, f.Shares, f.Summary)
-			if msg := truthMismatch(f.Verdict, f.Flags, tc.verdict, tc.flags); msg != "" {
-				t.Errorf("%s", msg)
-			}
-			kernel, got := kernelRetrans(t, counters), f.retransSegments()
-			var r, all int64
-			for _, k := range retransKinds {
-				r += min(got[k], kernel[k])
-				all += max(got[k], kernel[k])
-			}
-			t.Logf("retransmissions (segments): analyze %v; kernel %v (%s)", got, kernel, kernelDetail(counters))
-			if tc.name == fRTOCase {
-				if all > 0 && float64(r) < fRTOMin*float64(all) {
-					t.Errorf("retransmission kinds after the outage: %d of %d right (%.1f%%), want >= %.0f%%", r, all, 100*float64(r)/float64(all), 100*fRTOMin)
+				if keep != "" {
+					if err := keepCapture(pcap, filepath.Join(keep, tc.name+".pcap.gz")); err != nil {
+						t.Error(err)
+					}
 				}
-			}
-			right += r
-			total += all
-		})
-	}
+				f := truthFlowOf(t, out)
+				t.Logf("%s in %.1fs: %s (%.0f%%) flags %v shares %s\n  %s", tc.name, took.Seconds(), f.Verdict, 100*f.Share, f.Flags, f.Shares, f.Summary)
+				if msg := truthMismatch(f.Verdict, f.Flags, tc.verdict, tc.flags); msg != "" {
+					t.Errorf("%s", msg)
+				}
+				kernel, got := kernelRetrans(t, counters), f.retransSegments()
+				var r, all int64
+				for _, k := range retransKinds {
+					r += min(got[k], kernel[k])
+					all += max(got[k], kernel[k])
+				}
+				t.Logf("retransmissions (segments): analyze %v; kernel %v (%s)", got, kernel, kernelDetail(counters))
+				if tc.name == fRTOCase {
+					if all > 0 && float64(r) < fRTOMin*float64(all) {
+						t.Errorf("retransmission kinds after the outage: %d of %d right (%.1f%%), want >= %.0f%%", r, all, 100*float64(r)/float64(all), 100*fRTOMin)
+					}
+				}
+				mu.Lock()
+				right += r
+				total += all
+				mu.Unlock()
+			})
+		}
+	})
 	if total == 0 {
 		t.Fatal("no retransmissions in the fault cases")
 	}

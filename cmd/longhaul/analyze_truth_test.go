@@ -47,7 +47,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBinary()
+	os.Exit(code)
 }
 
 // peer is one end of a ground-truth transfer: it sends Send bytes (Chunk
@@ -493,7 +495,7 @@ func (f *truthFlow) dir(addr string) *truthDir {
 }
 
 func TestIntegrationAnalyzeTruth(t *testing.T) {
-	bin, prefix := emulateEnv(t, "tcpdump")
+	bin, _ := emulateEnv(t, "tcpdump")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -502,6 +504,10 @@ func TestIntegrationAnalyzeTruth(t *testing.T) {
 	t.Setenv("LONGHAUL_TRUTH_PEER", "1")
 	for _, tc := range truthCases {
 		t.Run(tc.name, func(t *testing.T) {
+			// Two cases at a time, each on its own path: they carry at
+			// most 100 Mbit/s and mostly wait (0.3 of a core all told).
+			t.Parallel()
+			prefix := emulatePrefix(t)
 			dir := t.TempDir()
 			pcap := filepath.Join(dir, tc.name+".pcap")
 			server := append([]string{self, "-listen", fmt.Sprintf(":%d", truthPort)}, tc.server...)

@@ -31,9 +31,17 @@ func emulateEnv(t *testing.T, peers ...string) (bin, prefix string) {
 			t.Skipf("%s not installed (make deps installs it)", p)
 		}
 	}
+	return binary(t), emulatePrefix(t)
+}
+
+// emulatePrefix is a fresh --prefix for emulate's namespaces, checked to
+// be gone when t ends: one per parallel subtest of a test that has
+// called emulateEnv.
+func emulatePrefix(t *testing.T) string {
+	t.Helper()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
-	prefix = "lhe" + hex.EncodeToString(b)
+	prefix := "lhe" + hex.EncodeToString(b)
 	t.Cleanup(func() {
 		left, _ := netns.List(prefix + "-")
 		if len(left) > 0 {
@@ -43,7 +51,7 @@ func emulateEnv(t *testing.T, peers ...string) (bin, prefix string) {
 			}
 		}
 	})
-	return binary(t), prefix
+	return prefix
 }
 
 var pingAvg = regexp.MustCompile(`rtt min/avg/max/mdev = [\d.]+/([\d.]+)/`)

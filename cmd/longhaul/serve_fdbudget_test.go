@@ -34,6 +34,7 @@ import (
 
 // The idle connections come from one address.
 func TestIntegrationServeAuthIdleOneSource(t *testing.T) {
+	t.Parallel() // waits on serve's timeouts: beside the other, after the serial tests
 	srcs := make([]string, 250)
 	for i := range srcs {
 		srcs[i] = "127.0.0.2"
@@ -44,6 +45,7 @@ func TestIntegrationServeAuthIdleOneSource(t *testing.T) {
 // The idle connections come from 250 addresses, one each: no per-source
 // limit holds them back.
 func TestIntegrationServeAuthIdleManySources(t *testing.T) {
+	t.Parallel() // waits on serve's timeouts: beside the other, after the serial tests
 	srcs := make([]string, 250)
 	for i := range srcs {
 		srcs[i] = fmt.Sprintf("127.0.1.%d", i+1)

@@ -131,6 +131,7 @@ http { access_log off; client_body_temp_path %[1]s; proxy_temp_path %[1]s; fastc
 		t.Fatalf("curl wrote %q", out)
 	}
 	// The TCP handshake takes one RTT.
+	t.Logf("curl connect time %.4f s", connect)
 	if connect < 0.035 || connect > 0.040 {
 		t.Errorf("curl connect time %.4f s, want ~0.035 s", connect)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/emupath"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/topo"
 )
@@ -104,7 +105,11 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 	if e.OutDir != "" {
 		docs = filepath.Join(e.OutDir, "docs", e.runName())
 	}
-	m.Named = judgeRun(ctx, self, testDoc, pcap, [2][]byte{fl, setup}, docs, m.Metrics)
+	link := 0.0
+	if e.Case.Path != nil {
+		link = pathmodel.Goodput(e.Case.Path.RateBps)
+	}
+	m.Named = judgeRun(ctx, self, testDoc, pcap, [2][]byte{fl, setup}, link, docs, m.Metrics)
 	return m, nil
 }
 
@@ -113,7 +118,7 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 // is kept as docs.TOOL.json (what a person reads to see why). flowsDocs
 // are flows' over the download and over the session's set-up: the
 // download's names the cause, else a black hole the set-up's shows.
-func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flowsDocs [2][]byte, docs string, metrics map[string]float64) map[string]string {
+func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flowsDocs [2][]byte, linkGoodput float64, docs string, metrics map[string]float64) map[string]string {
 	named := map[string]string{scenario.ToolTest: "?", scenario.ToolAnalyze: "?", scenario.ToolFlows: "?"}
 	n, single, rate, port, ok := testNamed(testDoc)
 	if ok {
@@ -129,7 +134,7 @@ func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flo
 			named[scenario.ToolAnalyze] = n
 		}
 	}
-	if n, ok := flowsNamed(flowsDocs[0]); ok {
+	if n, ok := flowsNamed(flowsDocs[0], linkGoodput); ok {
 		named[scenario.ToolFlows] = n
 	}
 	if n := named[scenario.ToolFlows]; (n == "?" || n == scenario.NoCause) && flowsBlackHole(flowsDocs[1]) {

@@ -122,13 +122,16 @@ func analyzeNamed(doc []byte, port string) (string, bool) {
 }
 
 // flowsNamed reads `longhaul flows --json`: the cause named for the
-// busiest sending socket.
-func flowsNamed(doc []byte) (string, bool) {
+// busiest sending socket, or scenario.AtLinkRate for none where that
+// socket carried at least 90% of linkGoodput (bit/s; 0 unknown) over
+// flows' window.
+func flowsNamed(doc []byte, linkGoodput float64) (string, bool) {
 	var d struct {
 		Flows []struct {
 			judged
-			Direction string `json:"direction"`
-			BytesSent int64  `json:"bytes_sent"`
+			Direction string  `json:"direction"`
+			BytesSent int64   `json:"bytes_sent"`
+			Bps       float64 `json:"throughput_bps"`
 		} `json:"flows"`
 	}
 	if json.Unmarshal(doc, &d) != nil {
@@ -143,7 +146,11 @@ func flowsNamed(doc []byte) (string, bool) {
 	if !found {
 		return "", false
 	}
-	return d.Flows[best].named(), true
+	f := d.Flows[best]
+	if n := f.named(); n != scenario.NoCause || linkGoodput <= 0 || f.Bps < 0.9*linkGoodput {
+		return n, true
+	}
+	return scenario.AtLinkRate, true
 }
 
 // flowsBlackHole: a flows document names a PMTU black hole on any socket

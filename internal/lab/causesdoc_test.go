@@ -1,9 +1,13 @@
 package lab
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/scenario"
 )
 
 // The documents of four runs of scripts/bench-causes.sh (100 ms x
@@ -56,7 +60,7 @@ func TestCauseDocuments(t *testing.T) {
 		if got, ok := analyzeNamed(read(".analyze.json"), port); !ok || got != tc.analyze {
 			t.Errorf("%s: analyze named %q (ok %v), want %q", tc.run, got, ok, tc.analyze)
 		}
-		if got, ok := flowsNamed(read(".flows.json")); !ok || got != tc.flows {
+		if got, ok := flowsNamed(read(".flows.json"), 0); !ok || got != tc.flows {
 			t.Errorf("%s: flows named %q (ok %v), want %q", tc.run, got, ok, tc.flows)
 		}
 	}
@@ -68,8 +72,41 @@ func TestCauseDocuments(t *testing.T) {
 		if _, ok := analyzeNamed([]byte(bad), "9978"); ok {
 			t.Errorf("analyzeNamed(%q) ok", bad)
 		}
-		if _, ok := flowsNamed([]byte(bad)); ok {
+		if _, ok := flowsNamed([]byte(bad), 94e6); ok {
 			t.Errorf("flowsNamed(%q) ok", bad)
+		}
+	}
+}
+
+// flows names nothing over a window where random loss did not hold the
+// flow: at 91.2 Mbit/s of the 100 Mbit/s link's 94.1 (a lab run at 0.01%
+// and 50 ms, two segments lost in 4 s) that is AtLinkRate; below 90% of
+// the link's goodput it stays nothing named, and a cause named stays
+// named.
+func TestFlowsNamedAtLinkRate(t *testing.T) {
+	doc := func(bps float64, cause string) []byte {
+		c := ""
+		if cause != "" {
+			c = `, "cause": {"name": "` + cause + `"}`
+		}
+		return []byte(fmt.Sprintf(`{"flows": [
+			{"direction": "receive", "bytes_sent": 0, "throughput_bps": 0, "verdict": "app-limited", "flags": []},
+			{"direction": "send", "bytes_sent": 45627928, "throughput_bps": %g, "verdict": "bottleneck", "flags": []%s}]}`, bps, c))
+	}
+	link := pathmodel.Goodput(100e6)
+	for _, tc := range []struct {
+		bps         float64
+		cause, want string
+		link        float64
+	}{
+		{91.2e6, "", scenario.AtLinkRate, link},
+		{80e6, "", scenario.NoCause, link},
+		{91.2e6, "", scenario.NoCause, 0},
+		{91.2e6, "random-loss", "random-loss", link},
+		{60e6, "random-loss", "random-loss", link},
+	} {
+		if got, ok := flowsNamed(doc(tc.bps, tc.cause), tc.link); !ok || got != tc.want {
+			t.Errorf("flows at %.3g bit/s of %.3g naming %q: %q (ok %v), want %q", tc.bps, tc.link, tc.cause, got, ok, tc.want)
 		}
 	}
 }

@@ -113,6 +113,11 @@ func TestJudgeCause(t *testing.T) {
 		{ToolAnalyze, "shared-bottleneck", "bufferbloat", Weaker},
 		{ToolFlows, "shared-bottleneck", NoCause, Weaker},
 		{ToolAnalyze, "shared-bottleneck", "shallow-buffer", Wrong},
+		{ToolFlows, "random-loss", AtLinkRate, Weaker},
+		{ToolFlows, "random-loss", NoCause, Wrong},
+		{ToolFlows, Clean, AtLinkRate, Right},
+		{ToolFlows, "policer", AtLinkRate, Wrong},
+		{ToolFlows, "shallow-buffer", AtLinkRate, Wrong},
 	} {
 		if got := JudgeCause(tc.tool, tc.truth, tc.named); got != tc.want {
 			t.Errorf("JudgeCause(%s, %s, %s) = %s, want %s", tc.tool, tc.truth, tc.named, got, tc.want)

@@ -130,9 +130,12 @@ http { access_log off; client_body_temp_path %[1]s; proxy_temp_path %[1]s; fastc
 	if _, err := fmt.Sscanf(out, "%d %d %g", &status, &size, &connect); err != nil || status != 200 || size != 1<<20 {
 		t.Fatalf("curl wrote %q", out)
 	}
-	// The TCP handshake takes one RTT.
+	// The TCP handshake takes one RTT: one sample, so up to two
+	// scheduler ticks (4 ms at HZ=250) late on a loaded 2-core VM (a CI
+	// run read 41.6 ms; 24 runs here 35.3-38.0); a missing or doubled
+	// delay is far outside.
 	t.Logf("curl connect time %.4f s", connect)
-	if connect < 0.035 || connect > 0.040 {
+	if connect < 0.035 || connect > 0.045 {
 		t.Errorf("curl connect time %.4f s, want ~0.035 s", connect)
 	}
 }

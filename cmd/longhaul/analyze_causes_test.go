@@ -65,23 +65,13 @@ type causeDoc struct {
 
 func TestIntegrationAnalyzeCauses(t *testing.T) {
 	bin, prefix := emulateEnv(t, "tcpdump")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Setenv("LONGHAUL_TRUTH_PEER", "1")
 	big := "4096 131072 134217728"
 	for _, tc := range causeCases {
 		t.Run(tc.name, func(t *testing.T) {
-			pcap := filepath.Join(t.TempDir(), tc.name+".pcap")
-			server := []string{self, "-listen", fmt.Sprintf(":%d", truthPort)}
-			args := []string{"emulate", "--prefix", prefix, "--cc", "cubic", "--rtt", "50ms", "--rate", "100Mbit/s",
-				"--client-sysctl", "net.ipv4.tcp_wmem=" + big, "--server-sysctl", "net.ipv4.tcp_rmem=" + big}
-			args = append(append(args, tc.path...), "--server", shellJoin(server), "--",
-				self, "-dial", fmt.Sprintf("198.18.0.2:%d", truthPort), "-capture", pcap, "-send", tc.send)
-			start := time.Now()
-			runEmulated(t, bin, args...)
-			took := time.Since(start)
+			path := append([]string{"--rtt", "50ms", "--rate", "100Mbit/s",
+				"--client-sysctl", "net.ipv4.tcp_wmem=" + big, "--server-sysctl", "net.ipv4.tcp_rmem=" + big}, tc.path...)
+			pcap, took := runPeers(t, bin, prefix, path, nil, []string{"-send", tc.send})
 			if keep := os.Getenv("LONGHAUL_TRUTH_KEEP"); keep != "" {
 				if err := keepCapture(pcap, filepath.Join(keep, "cause-"+tc.name+".pcap.gz")); err != nil {
 					t.Error(err)

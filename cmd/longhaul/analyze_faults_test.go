@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // Ground truth for the faults analyze must name (issue 14, classes 2 and
@@ -95,10 +94,6 @@ const fRTOCase, fRTOMin = "rto-stall", 0.85
 
 func TestIntegrationAnalyzeTruthFaults(t *testing.T) {
 	bin, _ := emulateEnv(t, "tcpdump")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	keep := os.Getenv("LONGHAUL_TRUTH_KEEP")
 	t.Setenv("LONGHAUL_TRUTH_PEER", "1")
 	var mu sync.Mutex
@@ -110,17 +105,9 @@ func TestIntegrationAnalyzeTruthFaults(t *testing.T) {
 		for _, tc := range faultCases {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()
-				prefix := emulatePrefix(t)
-				dir := t.TempDir()
-				pcap := filepath.Join(dir, tc.name+".pcap")
-				counters := filepath.Join(dir, "netstat")
-				server := append([]string{self, "-listen", fmt.Sprintf(":%d", truthPort), "-tolerate"}, tc.server...)
-				args := append([]string{"emulate", "--prefix", prefix, "--cc", "cubic"}, tc.path...)
-				args = append(args, "--server", shellJoin(server), "--", self, "-dial", fmt.Sprintf("198.18.0.2:%d", truthPort), "-capture", pcap, "-netstat", counters)
-				args = append(args, tc.client...)
-				start := time.Now()
-				runEmulated(t, bin, args...)
-				took := time.Since(start)
+				counters := filepath.Join(t.TempDir(), "netstat")
+				pcap, took := runPeers(t, bin, emulatePrefix(t), tc.path, append([]string{"-tolerate"}, tc.server...),
+					append([]string{"-netstat", counters}, tc.client...))
 				out, errOut, code := exe(t, bin, "analyze", "--json", "--timeline", pcap)
 				if code != 0 {
 					t.Fatalf("analyze: exit %d\n%s", code, errOut)

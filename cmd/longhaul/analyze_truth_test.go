@@ -494,12 +494,29 @@ func (f *truthFlow) dir(addr string) *truthDir {
 	return nil
 }
 
-func TestIntegrationAnalyzeTruth(t *testing.T) {
-	bin, _ := emulateEnv(t, "tcpdump")
+// runPeers runs a ground-truth transfer over an emulated path (emulate's
+// flags path; cubic, Linux's default, whatever this host's default is,
+// as namespaces inherit it: BBR shrugs off random loss): this test
+// binary as the server peer with flags server in the server namespace,
+// and as the client peer with flags client, dialling it and capturing
+// the transfer. It returns the capture and how long the run took.
+func runPeers(t *testing.T, bin, prefix string, path, server, client []string) (pcap string, took time.Duration) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	pcap = filepath.Join(t.TempDir(), "transfer.pcap")
+	srv := append([]string{self, "-listen", fmt.Sprintf(":%d", truthPort)}, server...)
+	args := append([]string{"emulate", "--prefix", prefix, "--cc", "cubic"}, path...)
+	args = append(args, "--server", shellJoin(srv), "--", self, "-dial", fmt.Sprintf("198.18.0.2:%d", truthPort), "-capture", pcap)
+	start := time.Now()
+	runEmulated(t, bin, append(args, client...)...)
+	return pcap, time.Since(start)
+}
+
+func TestIntegrationAnalyzeTruth(t *testing.T) {
+	bin, _ := emulateEnv(t, "tcpdump")
 	keep := os.Getenv("LONGHAUL_TRUTH_KEEP")
 	t.Setenv("LONGHAUL_TRUTH_PEER", "1")
 	for _, tc := range truthCases {
@@ -507,18 +524,7 @@ func TestIntegrationAnalyzeTruth(t *testing.T) {
 			// Two cases at a time, each on its own path: they carry at
 			// most 100 Mbit/s and mostly wait (0.3 of a core all told).
 			t.Parallel()
-			prefix := emulatePrefix(t)
-			dir := t.TempDir()
-			pcap := filepath.Join(dir, tc.name+".pcap")
-			server := append([]string{self, "-listen", fmt.Sprintf(":%d", truthPort)}, tc.server...)
-			// CUBIC, Linux's default, whatever this host's default is
-			// (namespaces inherit it): BBR shrugs off random loss.
-			args := append([]string{"emulate", "--prefix", prefix, "--cc", "cubic"}, tc.path...)
-			args = append(args, "--server", shellJoin(server), "--", self, "-dial", fmt.Sprintf("198.18.0.2:%d", truthPort), "-capture", pcap)
-			args = append(args, tc.client...)
-			start := time.Now()
-			runEmulated(t, bin, args...)
-			took := time.Since(start)
+			pcap, took := runPeers(t, bin, emulatePrefix(t), tc.path, tc.server, tc.client)
 			out, errOut, code := exe(t, bin, "analyze", "--json", pcap)
 			if code != 0 {
 				t.Fatalf("analyze: exit %d\n%s", code, errOut)

@@ -234,28 +234,39 @@ func TestIntegrationExporterProbe(t *testing.T) {
 			s["longhaul_exporter_probe_results_reused_total"] + s["longhaul_exporter_probes_refused_total"]
 	}
 	time.Sleep(2 * time.Second) // the stalled probes above end
-	for range 300 {             // warm-up: the heap grows to its working size
-		probeGet(t, exp, "target=127.0.0.1:7001", 2)
-	}
-	g0, rss0, runs0 := self()
+	// One round is 10 stalls beside 188 resets, and, when blackholes
+	// is set, 10 blackholes too.
 	var wg sync.WaitGroup
-	n := 0
-	for round := range 5 {
+	round := func(blackholes bool, first int) int {
 		for i := range 10 {
 			wg.Go(func() { probeGet(t, exp, fmt.Sprintf("target=127.0.0.1:%d", 7002+i), 1.5) })
 		}
-		if round == 0 {
+		n := 188 + 10
+		if blackholes {
 			for i := range 10 {
-				wg.Go(func() { probeGet(t, exp, fmt.Sprintf("target=198.18.98.%d", 10+i), 1.5) })
+				wg.Go(func() { probeGet(t, exp, fmt.Sprintf("target=198.18.98.%d", first+i), 1.5) })
 			}
+			n += 10
 		}
 		for range 188 {
 			probeGet(t, exp, "target=127.0.0.1:7001", 2)
 		}
 		wg.Wait()
-		n += 188 + 10
+		return n
 	}
-	n += 10
+	// Warm-up with the same mix: the heap grows to the working size of
+	// this load (the stalls and blackholes run beside the resets), so
+	// what grows after it is a leak.
+	round(true, 30)
+	for range 100 {
+		probeGet(t, exp, "target=127.0.0.1:7001", 2)
+	}
+	time.Sleep(2 * time.Second)
+	g0, rss0, runs0 := self()
+	n := 0
+	for r := range 5 {
+		n += round(r == 0, 10)
+	}
 	time.Sleep(2 * time.Second)
 	g1, rss1, runs1 := self()
 	t.Logf("%d probes: goroutines %.0f -> %.0f, RSS %.1f -> %.1f MB", n, g0, g1, rss0/1e6, rss1/1e6)

@@ -189,7 +189,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		"loss_rate": e.LossRate, "throughput_bps": e.Bps, "peak_bps": e.PeakBps}
 	bbr := useBBR(e.CC)
 	rise := bloatRise
-	if e.FilledPath {
+	if e.FilledPath || e.Onsets.filled() {
 		rise = bloatFilled
 	}
 	if c, ok := sharedCause(e, q, nums, sender); ok {

@@ -295,6 +295,39 @@ func TestLossCauseFilledPath(t *testing.T) {
 	}
 }
 
+// A capture whose recoveries all began at the top of a standing queue
+// shows a flow that filled the bottleneck's queue, loss-limited or not:
+// one BDP of queue is then the bottleneck's own. The run it comes from:
+// cubic on 50 ms x 100 Mbit/s with a one-BDP queue, slow start
+// overshooting (3.2% lost at the top), judged loss-limited, a 31.8 ms
+// median queue. One recovery with no queue before it, or one well under
+// the top, and the flow is judged as before.
+func TestLossCauseFilledByOnsets(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name   string
+		onsets *Onsets
+		want   string
+	}{
+		{"no onsets", nil, CauseBufferbloat},
+		{"all at the top", &Onsets{AtQueue: 2, top: 50 * ms}, ""},
+		{"one with no queue", &Onsets{AtQueue: 2, Low: 1, LowLost: 1, top: 50 * ms}, CauseBufferbloat},
+		{"one under the top", &Onsets{AtQueue: 2, Under: 1, UnderLost: 1, top: 50 * ms}, CauseBufferbloat},
+	} {
+		e := LossEvidence{MinRTT: 50 * ms, LoadedRTT: 81800 * time.Microsecond, LossRate: 0.032, LossEvents: 2, Lost: 700,
+			Intervals: 40, Bps: 60e6, PeakBps: 95e6, MSS: 1448, Episodes: true, Onsets: c.onsets}
+		if got, _ := LossCause(e); got.Name != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got.Name, c.want)
+		}
+	}
+	// A deeper queue is bufferbloat whoever filled it.
+	e := LossEvidence{MinRTT: 50 * ms, LoadedRTT: 160 * ms, LossRate: 0.032, LossEvents: 2, Lost: 700,
+		Intervals: 40, Bps: 60e6, PeakBps: 95e6, MSS: 1448, Episodes: true, Onsets: &Onsets{AtQueue: 2, top: 110 * ms}}
+	if got, _ := LossCause(e); got.Name != CauseBufferbloat {
+		t.Errorf("2.2 BDP queued, all at the top: %q, want bufferbloat", got.Name)
+	}
+}
+
 // A capture's reordering evidence: segments seen out of order at the
 // capture point, the sender's degree unknown.
 func TestReorderCauseAtCapture(t *testing.T) {

@@ -54,6 +54,18 @@ func (o *Onsets) Add(lost int64, queue, rtt time.Duration) {
 	o.LowLost += lost
 }
 
+// filled: every recovery began at the top of a standing queue, so the
+// flow filled the bottleneck's queue before each loss, as a flow that
+// filled the path does (LossEvidence.FilledPath), whatever the verdict
+// its losses earned it. Measured: 50 ms x 100 Mbit/s with the
+// emulator's one-BDP queue, cubic's slow start overshot (HyStart did not
+// end it) and lost 3.2% of the segments at the queue's top; the flow,
+// judged loss-limited, stood at a 31.8 ms median queue and analyze named
+// bufferbloat on the clean path.
+func (o *Onsets) filled() bool {
+	return o != nil && o.AtQueue > 0 && o.Under == 0 && o.Low == 0
+}
+
 // minUnderTop is the fewest recoveries under the queue's top (Under and
 // Low) that name random loss at a standing queue (underTop).
 const minUnderTop = 2

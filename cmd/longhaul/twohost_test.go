@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -232,20 +233,41 @@ func TestIntegrationTestServerBuffers(t *testing.T) {
 			t.Fatalf("apply %s: exit %d\n%s\n%s", p.file, code, out, errOut)
 		}
 	}
-	after := h.test(filepath.Join(h.dir, "after"), "--rounds", "80", "--streams", "0", "--rate", "100Mbit/s")
-	for _, name := range []string{"download", "upload"} {
-		b, a := direction(t, d, name), direction(t, after, name)
-		pred := b.Model.AfterPlansBps
-		if pred <= 0 {
-			t.Errorf("%s: no prediction after the plans", name)
+	// The model predicts the buffers' ceiling, not the path's losses:
+	// when cubic's slow start overshoots the one-BDP queue (HyStart
+	// missing the rise; measured once in CI: 454 segments resent, the 4 s
+	// phase at 82% of the model, its second half still recovering), the
+	// run is made again once, and said so (no host setting named, so
+	// the plans did their part).
+	var afterDir string
+	for try := 1; ; try++ {
+		afterDir = filepath.Join(h.dir, fmt.Sprintf("after-%d", try))
+		after := h.test(afterDir, "--rounds", "80", "--streams", "0", "--rate", "100Mbit/s")
+		var bad []string
+		lossy := false
+		for _, name := range []string{"download", "upload"} {
+			b, a := direction(t, d, name), direction(t, after, name)
+			pred := b.Model.AfterPlansBps
+			if pred <= 0 {
+				t.Fatalf("%s: no prediction after the plans", name)
+			}
+			if r := a.ThroughputBps / pred; r < 0.85 || r > 1.15 {
+				bad = append(bad, fmt.Sprintf("%s after the plans: %.4g bit/s, the model predicted %.4g bit/s (%.0f%%, want 85..115%%); before %.4g bit/s; %d segments resent, limit %s",
+					name, a.ThroughputBps, pred, 100*r, b.ThroughputBps, a.Flow.Retrans, a.Limit.Host))
+				lossy = lossy || (r < 0.85 && a.Flow.Retrans > 0 && a.Limit.Setting == "")
+			}
+		}
+		if len(bad) == 0 {
+			break
+		}
+		if try == 1 && lossy {
+			t.Logf("losses held the run, made again: %s", strings.Join(bad, "; "))
 			continue
 		}
-		if r := a.ThroughputBps / pred; r < 0.85 || r > 1.15 {
-			t.Errorf("%s after the plans: %.4g bit/s, the model predicted %.4g bit/s (%.0f%%, want 85..115%%); before %.4g bit/s",
-				name, a.ThroughputBps, pred, 100*r, b.ThroughputBps)
-		}
+		t.Error(strings.Join(bad, "\n"))
+		break
 	}
-	out, errOut, code := exe(t, h.bin, "test", "--compare", filepath.Join(before, "test.json"), filepath.Join(h.dir, "after", "test.json"))
+	out, errOut, code := exe(t, h.bin, "test", "--compare", filepath.Join(before, "test.json"), filepath.Join(afterDir, "test.json"))
 	if code != 0 || !strings.Contains(out, "download") {
 		t.Errorf("compare: exit %d\n%s\n%s", code, out, errOut)
 	}

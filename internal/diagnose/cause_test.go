@@ -727,3 +727,28 @@ func TestLossCauseRandomBehindSlowStart(t *testing.T) {
 		t.Errorf("no queue before any recovery: %q, want shallow-buffer", c.Name)
 	}
 }
+
+// Losses that all began at a queue of a tenth of the RTT or more came
+// from a buffer that held that queue: not a shallow one, whatever the
+// median queue. The evidence is flows' on 50 ms x 100 Mbit/s with 0.01%
+// random loss and a one-BDP queue: two single-segment losses at a 5.5
+// and 6 ms queue, the median 3.5 ms; named shallow-buffer before. A
+// loss with no queue before it keeps the shallow buffer.
+func TestLossCauseNotShallowAtQueue(t *testing.T) {
+	ms := time.Millisecond
+	e := LossEvidence{MinRTT: 50 * ms, LoadedRTT: 53500 * time.Microsecond, LossRate: 6e-5, LossEvents: 2, Lost: 2,
+		Intervals: 80, Bps: 90e6, PeakBps: 95e6, MSS: 1448}
+	var at Onsets
+	at.Add(1, 5500*time.Microsecond, 50*ms)
+	at.Add(1, 6*ms, 50*ms)
+	e.Onsets = &at
+	if c, ok := LossCause(e); ok {
+		t.Errorf("all at a 5.5-6 ms queue: %q, want none", c.Name)
+	}
+	low := at
+	low.Add(1, 500*time.Microsecond, 50*ms)
+	e.Onsets, e.LossEvents, e.Lost = &low, 3, 12
+	if c, _ := LossCause(e); c.Name == "" {
+		t.Errorf("one more loss at no queue: none named, want a cause")
+	}
+}

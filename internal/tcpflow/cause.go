@@ -121,8 +121,19 @@ func (d *direction) beginEpisode(rtt int64) {
 	c := &d.ct
 	d.endEpisode()
 	top := int64(max(c.rttWinMax, c.rttPrevMax)) * 1e3
+	q := max(top-rtt, 0)
+	if top == 0 && c.epRTT > 0 {
+		// No round trip timed since the last recovery (Karn: the ACKs
+		// of resent data time nothing): the queue before this one is
+		// unknown, not none, and this one continues the last. Measured:
+		// 50 ms x 100 Mbit/s, 0.01% random loss, a one-BDP queue: slow
+		// start's overshoot lost 397 segments, the next recovery 33
+		// more, counted with no queue before them, and analyze named a
+		// shallow buffer.
+		q = c.epQueue
+	}
 	c.epOn, c.epRetx = true, d.retrans
-	c.epQueue, c.epRTT = max(top-rtt, 0), rtt
+	c.epQueue, c.epRTT = q, rtt
 }
 
 // endEpisode tallies the open recovery, if any (diagnose.Onsets).

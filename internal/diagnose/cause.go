@@ -248,16 +248,7 @@ func LossCause(e LossEvidence) (Cause, bool) {
 		return PolicerCause(e, ceiling), true
 	}
 	if e.Onsets.filled() {
-		// Every recovery began at a queue of shallowRise of the round
-		// trip or more: the buffer held that much before it lost, so it
-		// is not shallow, whatever the median queue (an ordinary
-		// bottleneck's, or random loss the queue hid: nothing named).
-		// Measured: flows on 50 ms x 100 Mbit/s with 0.01% random loss
-		// and a one-BDP queue named a shallow buffer in 2 of 10 runs
-		// from 1 or 2 single-segment losses at a 5+ ms queue, the median
-		// queue 2.8-4.4 ms; a true shallow buffer (0.05 BDP) never holds
-		// shallowRise.
-		return Cause{}, false
+		return Cause{}, false // the buffer held a queue: not shallow
 	}
 	return shallowCause(e, nums, shallowFacts{q: q, burst: burst, rtt: rtt, qd: qd, sender: sender, bbr: bbr, cured: cured, noQueue: noQueue}), true
 }

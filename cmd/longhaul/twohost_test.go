@@ -239,17 +239,13 @@ func TestIntegrationTestServerBuffers(t *testing.T) {
 	// phase at 82% of the model, its second half still recovering), the
 	// run is made again once, and said so (no host setting named, so
 	// the plans did their part).
-	var afterDir string
-	for try := 1; ; try++ {
-		afterDir = filepath.Join(h.dir, fmt.Sprintf("after-%d", try))
-		after := h.test(afterDir, "--rounds", "80", "--streams", "0", "--rate", "100Mbit/s")
-		var bad []string
-		lossy := false
+	check := func(after *twohost.Doc) (bad []string, lossy bool) {
 		for _, name := range []string{"download", "upload"} {
 			b, a := direction(t, d, name), direction(t, after, name)
 			pred := b.Model.AfterPlansBps
 			if pred <= 0 {
-				t.Fatalf("%s: no prediction after the plans", name)
+				bad = append(bad, name+": no prediction after the plans")
+				continue
 			}
 			if r := a.ThroughputBps / pred; r < 0.85 || r > 1.15 {
 				bad = append(bad, fmt.Sprintf("%s after the plans: %.4g bit/s, the model predicted %.4g bit/s (%.0f%%, want 85..115%%); before %.4g bit/s; %d segments resent, limit %s",
@@ -257,15 +253,17 @@ func TestIntegrationTestServerBuffers(t *testing.T) {
 				lossy = lossy || (r < 0.85 && a.Flow.Retrans > 0 && a.Limit.Setting == "")
 			}
 		}
-		if len(bad) == 0 {
-			break
-		}
-		if try == 1 && lossy {
-			t.Logf("losses held the run, made again: %s", strings.Join(bad, "; "))
-			continue
-		}
+		return bad, lossy
+	}
+	afterDir := filepath.Join(h.dir, "after")
+	bad, lossy := check(h.test(afterDir, "--rounds", "80", "--streams", "0", "--rate", "100Mbit/s"))
+	if len(bad) > 0 && lossy {
+		t.Logf("losses held the run, made again: %s", strings.Join(bad, "; "))
+		afterDir = filepath.Join(h.dir, "after-again")
+		bad, _ = check(h.test(afterDir, "--rounds", "80", "--streams", "0", "--rate", "100Mbit/s"))
+	}
+	if len(bad) > 0 {
 		t.Error(strings.Join(bad, "\n"))
-		break
 	}
 	out, errOut, code := exe(t, h.bin, "test", "--compare", filepath.Join(before, "test.json"), filepath.Join(afterDir, "test.json"))
 	if code != 0 || !strings.Contains(out, "download") {

@@ -173,10 +173,11 @@ const (
 // LossCause names the path cause of a loss-limited or congestion-window
 // bound flow's losses, if the evidence shows one: bufferbloat (the queue
 // delay rose by half the RTT; by a whole RTT for a flow that filled the
-// path), random loss (a segment lost here and
-// there, no queue at all) or a shallow buffer (losses in bursts, or with
-// a queue of under a tenth of the RTT). Losses at a queue of a tenth to a
-// half of the RTT are an ordinary bottleneck's: no cause.
+// path, or whose losses all came at the queue's top: Onsets.filled),
+// random loss (a segment lost here and there, no queue at all) or a
+// shallow buffer (losses in bursts, or with a queue of under a tenth of
+// the RTT, never when every loss came at a higher one). Losses at a queue
+// of a tenth to a half of the RTT are an ordinary bottleneck's: no cause.
 func LossCause(e LossEvidence) (Cause, bool) {
 	if e.MinRTT <= 0 || e.LoadedRTT <= 0 {
 		return Cause{}, false

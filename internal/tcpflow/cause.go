@@ -61,7 +61,8 @@ type causeTrack struct {
 	// rttWinMax is the highest path RTT sample (µs) of the RTT-long
 	// window begun at rttWinT, rttPrevMax the one before's; an open
 	// recovery (epOn) began with epRetx segments resent and a queue
-	// delay of epQueue (ns) over a least RTT of epRTT.
+	// delay of epQueue (ns) over a least RTT of epRTT; once it ended
+	// they are the last recovery's (epRTT 0: none yet).
 	rttWinMax, rttPrevMax uint32
 	rttWinT               int64
 	epOn                  bool

@@ -88,6 +88,14 @@ type Point struct {
 	State    State   `json:"state"`
 }
 
+// prevSample is what the next sample is compared with: the fields of the
+// last one that are read (copying all of a Sample per packet showed in
+// profiles).
+type prevSample struct {
+	T                       time.Duration
+	Sent, Inflight, Retrans int64
+}
+
 // Timeline accumulates a flow direction's samples: time per state
 // (exact), slow-start rounds, and, if MaxPoints > 0, a series of at
 // most MaxPoints points (downsampled by doubling the bucket width) and
@@ -152,7 +160,7 @@ type Timeline struct {
 
 	bucket      time.Duration
 	idle        time.Duration
-	prev        Sample
+	prev        prevSample
 	prevState   State
 	roundEnd    int64
 	roundAcked  int64
@@ -273,7 +281,8 @@ func (tl *Timeline) add(s *Sample) {
 	st := tl.classify(s)
 	tl.Samples++
 	tl.Last = s.T
-	tl.prev, tl.prevState = *s, st
+	tl.prev = prevSample{s.T, s.Sent, s.Inflight, s.Retrans}
+	tl.prevState = st
 	tl.MaxInflight = max(tl.MaxInflight, s.Inflight)
 	tl.MaxRwnd = max(tl.MaxRwnd, s.Rwnd)
 	if tl.MaxPoints > 0 {

@@ -95,7 +95,14 @@ func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
 	}
 	if s.Flags&capture.FlagACK != 0 {
 		f.handshakeAck(i, s, t)
-		f.ack(i, s, o, t)
+		if p := &f.dir[1-i]; f.quietAck(i, p, s, o) {
+			// What f.ack would do with it: only the clocks move.
+			f.causeAck(p, t)
+			p.lastAckT = t
+			p.record(t)
+		} else {
+			f.ack(i, s, o, t)
+		}
 	}
 	if s.PayloadLen > 0 || s.Flags&capture.FlagFIN != 0 || (snd.haveBase && snd.rel(s.Seq, snd.sndMax) == snd.sndMax-1) {
 		f.data(i, s, o, t)
@@ -132,13 +139,7 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 			p.sndMax = ack
 		}
 	}
-	// Window.
-	w := int64(-1)
-	if f.shiftKnown[i] {
-		w = int64(s.Window) << f.shift[i]
-	} else if s.Window == 0 {
-		w = 0
-	}
+	w := f.window(i, s)
 	p.raw = s.Window
 	// The ACK of a FIN (one past the data) moves no data.
 	newData := min(ack, p.sndMax) > p.sndUna
@@ -183,6 +184,38 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	f.windowSeen(p, w, ack, t)
 	p.lastAckT = t
 	p.record(t)
+}
+
+// window is the receive window in a segment from i, in bytes; -1 when
+// the scale is unknown (0 is 0 whatever the scale).
+func (f *Flow) window(i int, s *capture.Segment) int64 {
+	switch {
+	case f.shiftKnown[i]:
+		return int64(s.Window) << f.shift[i]
+	case s.Window == 0:
+		return 0
+	}
+	return -1
+}
+
+// quietAck reports whether the ACK in a data segment from i tells p (the
+// other direction) nothing: the cumulative ACK at p's snd.nxt with nothing
+// outstanding, the window and its closed state as the last ACK left them,
+// no SACK blocks. The data segments of a one-way transfer carry such ACKs;
+// Flow.ack would only move p's clocks (causeAck, the ACK's time).
+func (f *Flow) quietAck(i int, p *direction, s *capture.Segment, o *capture.Options) bool {
+	if s.PayloadLen == 0 || s.Flags&(capture.FlagFIN|capture.FlagSYN|capture.FlagRST) != 0 || o.NSACK != 0 || !p.haveBase ||
+		p.sndMax != p.sndUna || s.Ack != p.base+uint32(p.sndMax) || s.Window != p.raw || s.Window != p.lastRawAdv {
+		return false
+	}
+	w := f.window(i, s)
+	switch {
+	case w != p.rwnd:
+		return false
+	case w > 0 && 2*w >= p.maxRwnd:
+		return !p.zw // open (diagnose.Closed), without the MSS
+	}
+	return diagnose.Closed(w, p.effMSS(), p.maxRwnd) == p.zw
 }
 
 // ackedNew moves p's snd.una to an ACK of new data sent by p (acker is

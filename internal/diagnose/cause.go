@@ -64,6 +64,12 @@ type LossEvidence struct {
 	// add the applications' own latency): the queue delay is LoadedRTT
 	// minus it. MinRTT when 0.
 	IdleRTT time.Duration
+	// SteadyRTT is the round trip of the same probe over the flow's later
+	// half (test: the median of the pings in the phase's second half); 0
+	// unknown (LoadedRTT then). Another user's traffic keeps a shared
+	// bottleneck's queue to the end; a lone flow's slow-start overshoot
+	// does not (sharedCause).
+	SteadyRTT time.Duration
 	// LossRate is the share of the flow's segments retransmitted;
 	// LossEvents how many times it lost (samples in which its
 	// retransmission count rose, or with Episodes loss recoveries) and

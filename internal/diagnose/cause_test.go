@@ -439,12 +439,24 @@ func TestLossCauseShared(t *testing.T) {
 		"near the many":     func(e *LossEvidence) { e.Bps = 80e6 },
 		"unknown many":      func(e *LossEvidence) { e.ManyBps = 0 },
 		"a reordering path": func(e *LossEvidence) { e.Reordered = true },
+		// Random loss (lab, 50 ms x 100 Mbit/s, 0.01%): slow start filled
+		// the one-BDP queue, the pings' median +5.7 ms over the download,
+		// +0.3 ms over its second half, at 67% of 8 streams' rate.
+		"a queue only in slow start": func(e *LossEvidence) {
+			e.IdleRTT, e.LoadedRTT, e.SteadyRTT, e.Bps, e.ManyBps = 50700*time.Microsecond, 56400*time.Microsecond, 51000*time.Microsecond, 61.7e6, 92.7e6
+		},
 	} {
 		x := e
 		mod(&x)
 		if c, _ := LossCause(x); c.Name == CauseSharedBottleneck {
 			t.Errorf("%s: named %q", name, c.Name)
 		}
+	}
+	// Another user's download keeps the queue to the end (lab: +12.9 ms
+	// over the second half at 50 ms).
+	e.IdleRTT, e.LoadedRTT, e.SteadyRTT = 80100*time.Microsecond, 91200*time.Microsecond, 93*time.Millisecond
+	if c, _ := LossCause(e); c.Name != CauseSharedBottleneck {
+		t.Errorf("a queue to the end: named %q, want shared-bottleneck", c.Name)
 	}
 }
 

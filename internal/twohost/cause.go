@@ -49,7 +49,7 @@ func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps floa
 		return c, false, e
 	}
 	last := half[len(half)-1].Sock
-	e = diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
+	e = diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), SteadyRTT: steadyRTT(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
 		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name), ManyBps: pathBps}
 	if p.Grant.Name == PhaseDownload {
 		e.Paced, e.BestOtherBps, e.OtherLoadedRTT, e.OtherMedianRTT = probes.paced, probes.otherBps, probes.otherRTT, probes.otherMid
@@ -241,6 +241,15 @@ func capacityPeak(samples []flows.Sample) float64 {
 }
 
 func median(ds []time.Duration) time.Duration { return quantile(ds, 0.5) }
+
+// steadyRTT is the median of the pings of a phase's second half (they
+// come in the order they were sent); 0 with fewer than four.
+func steadyRTT(pings []time.Duration) time.Duration {
+	if len(pings) < 4 {
+		return 0
+	}
+	return median(pings[len(pings)/2:])
+}
 
 // quantile is the q-quantile of ds (the element at rank q x n); 0 for none.
 func quantile(ds []time.Duration, q float64) time.Duration {

@@ -596,3 +596,33 @@ func TestJudgeBloatFlagOverTheHalf(t *testing.T) {
 		}
 	}
 }
+
+// A shared bottleneck needs its queue to the end of the download: random
+// loss on a one-BDP drop-tail queue held one stream at 62 of 94 Mbit/s
+// after slow start had filled the queue (lab, 50 ms x 100 Mbit/s, 0.01%:
+// the pings +40 ms early, +0.3 ms over the second half), and was named a
+// shared bottleneck from the whole download's median; another user's
+// download keeps the queue standing to the end.
+func TestJudgeSharedNeedsTheQueueToTheEnd(t *testing.T) {
+	big := "4096 131072 33554432"
+	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
+	for _, tc := range []struct {
+		name   string
+		late   time.Duration // the pings of the second half
+		shared bool
+	}{{"slow start's queue", ms(50.3), false}, {"a queue to the end", ms(63), true}} {
+		p := phaseOf(PhaseDownload, stream{port: 40000, rate: 60e6, rtt: 50 * time.Millisecond, flight: 400_000, ssthresh: 300_000, lossEvery: 1})
+		p.LoadedRTTs = []time.Duration{ms(90), ms(95), ms(92), ms(88), ms(70), ms(56)}
+		for range 5 {
+			p.LoadedRTTs = append(p.LoadedRTTs, tc.late)
+		}
+		d, err := Judge(rawWith(host(big, big), host(big, big), p), JudgeOptions{RateBps: 100e6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := d.Directions[0].Cause
+		if got := c != nil && c.Name == diagnose.CauseSharedBottleneck; got != tc.shared {
+			t.Errorf("%s: cause %+v, want shared-bottleneck %v", tc.name, c, tc.shared)
+		}
+	}
+}

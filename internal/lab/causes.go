@@ -130,7 +130,7 @@ func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flo
 	}
 	anDoc, err := freeCommand(ctx, self, "analyze", "--json", pcap).Output()
 	if err == nil {
-		if n, ok := analyzeNamed(anDoc, port); ok {
+		if n, ok := analyzeNamed(anDoc, port, linkGoodput); ok {
 			named[scenario.ToolAnalyze] = n
 		}
 	}

@@ -89,34 +89,41 @@ func testNamed(doc []byte) (named string, single, pathRate float64, port string,
 // server, on port, sent 1 MB or more; the capacity phase's streams and
 // the probes come after it. When it names none, a PMTU black hole named
 // on any of the server's connections is the run's (the connection that
-// stalled on it is not the download, which test ran with small segments).
-func analyzeNamed(doc []byte, port string) (string, bool) {
+// stalled on it is not the download, which test ran with small segments),
+// else scenario.AtLinkRate when the download carried at least 90% of
+// linkGoodput (bit/s; 0 unknown) over the capture, slow start included.
+func analyzeNamed(doc []byte, port string, linkGoodput float64) (string, bool) {
 	var d struct {
 		Flows []struct {
 			Directions []struct {
 				judged
-				Sender string `json:"sender"`
-				Bytes  int64  `json:"bytes"`
+				Sender string  `json:"sender"`
+				Bytes  int64   `json:"bytes"`
+				Bps    float64 `json:"throughput_bps"`
 			} `json:"directions"`
 		} `json:"flows"`
 	}
 	if json.Unmarshal(doc, &d) != nil {
 		return "", false
 	}
-	named, found, hole := "", false, false
+	named, found, hole, bps := "", false, false, 0.0
 	for _, f := range d.Flows {
 		for _, dir := range f.Directions {
 			if !strings.HasSuffix(dir.Sender, ":"+port) {
 				continue
 			}
 			if !found && dir.Bytes >= 1<<20 {
-				named, found = dir.named(), true
+				named, found, bps = dir.named(), true, dir.Bps
 			}
 			hole = hole || dir.named() == diagnose.CausePMTUBlackHole
 		}
 	}
-	if found && named == scenario.NoCause && hole {
+	switch {
+	case !found || named != scenario.NoCause:
+	case hole:
 		named = diagnose.CausePMTUBlackHole
+	case linkGoodput > 0 && bps >= 0.9*linkGoodput:
+		named = scenario.AtLinkRate
 	}
 	return named, found
 }

@@ -46,7 +46,7 @@ func CauseMatrices(runs []results.Run) []Matrix {
 func causeScore(runs []results.Run) Matrix {
 	tools := scenario.CauseTools()
 	m := Matrix{Title: "Named right, per case and tool",
-		Note: "right / valid runs; +Nw: a documented weaker verdict where the tool cannot see the cause (a capture or tcp_info cannot show another process's CPU, nor that a middlebox removed an option, nor random loss over a window where the flow ran at the link's rate: at-link-rate); clean: nothing named (a capture or socket may flag the clean queue's delay as bufferbloat)",
+		Note: "right / valid runs; +Nw: a documented weaker verdict where the tool cannot see the cause (a capture or tcp_info cannot show another process's CPU, nor that a middlebox removed an option, nor random loss that did not hold a download running at the link's rate: at-link-rate); clean: nothing named (a capture or socket may flag the clean queue's delay as bufferbloat)",
 		Head: append(append([]string{"path", "case"}, tools...), "named instead")}
 	total := map[string][3]int{}
 	for _, cs := range groupCases(runs) {

@@ -202,8 +202,9 @@ const (
 // and its fixes are the network's and pacing, as for a policer); one
 // connection's packets or socket do not show the other users' flows,
 // only the queue they keep standing (bufferbloat, or a bottleneck with
-// its queue: nothing named); flows' window of a few seconds may fall
-// where random loss did not hold the flow (AtLinkRate).
+// its queue: nothing named); a download, or flows' window of a few
+// seconds of it, may run at the link's rate where random loss did not
+// hold it (AtLinkRate).
 var weaker = map[[2]string][]string{
 	{ToolAnalyze, "policer"}:               {"shallow-buffer"},
 	{ToolFlows, "policer"}:                 {"shallow-buffer", "random-loss"},
@@ -214,16 +215,19 @@ var weaker = map[[2]string][]string{
 	{ToolAnalyze, "shared-bottleneck"}:     {NoCause, "bufferbloat"},
 	{ToolFlows, "shared-bottleneck"}:       {NoCause, "bufferbloat"},
 	{ToolFlows, "random-loss"}:             {AtLinkRate},
+	{ToolAnalyze, "random-loss"}:           {AtLinkRate},
 }
 
 // NoCause is what a tool named when it named nothing.
 const NoCause = "-"
 
-// AtLinkRate is what flows named when it named nothing while the flow it
-// read carried at least 90% of the link's goodput over its window: a
-// limit that did not hold the flow there, such as random loss between
-// losses (0-2 in the 4 s window at 0.01% and 50 ms x 100 Mbit/s), has
-// nothing in tcp_info to show.
+// AtLinkRate is what flows or analyze named when it named nothing while
+// the flow it read carried at least 90% of the link's goodput (flows over
+// its window, analyze over the whole download): a limit that did not hold
+// the flow there, such as random loss between losses (0-2 in the 4 s
+// window at 0.01% and 50 ms x 100 Mbit/s; 2 in a download that carried
+// 87.5 of 94 Mbit/s, slow start included), has nothing in tcp_info or in
+// the packets to show.
 const AtLinkRate = "at-link-rate"
 
 // JudgeCause says whether tool named a case whose path had truth's

@@ -225,9 +225,10 @@ const NoCause = "-"
 // the flow it read carried at least 90% of the link's goodput (flows over
 // its window, analyze over the whole download): a limit that did not hold
 // the flow there, such as random loss between losses (0-2 in the 4 s
-// window at 0.01% and 50 ms x 100 Mbit/s; 2 in a download that carried
-// 87.5 of 94 Mbit/s, slow start included), has nothing in tcp_info or in
-// the packets to show.
+// window at 0.01% and 50 ms x 100 Mbit/s; a download that carried 87.5
+// of 94 Mbit/s, slow start included, lost its 848 segments at the top of
+// the queue it filled), has nothing in tcp_info or in the packets to
+// show.
 const AtLinkRate = "at-link-rate"
 
 // JudgeCause says whether tool named a case whose path had truth's

@@ -54,7 +54,7 @@ func emulatePrefix(t *testing.T) string {
 	return prefix
 }
 
-var pingAvg = regexp.MustCompile(`rtt min/avg/max/mdev = [\d.]+/([\d.]+)/`)
+var pingStats = regexp.MustCompile(`rtt min/avg/max/mdev = ([\d.]+)/([\d.]+)/`)
 
 func TestIntegrationEmulatePingRTT(t *testing.T) {
 	bin, prefix := emulateEnv(t, "ping")
@@ -62,13 +62,17 @@ func TestIntegrationEmulatePingRTT(t *testing.T) {
 		t.Run(fmt.Sprintf("%gms", rtt), func(t *testing.T) {
 			out, errOut, code := exe(t, bin, "emulate", "--prefix", prefix, "--rtt", fmt.Sprintf("%gms", rtt), "--",
 				"ping", "-c", "10", "-i", "0.2", "-q", "198.18.0.2")
-			m := pingAvg.FindStringSubmatch(out)
+			m := pingStats.FindStringSubmatch(out)
 			if code != 0 || m == nil {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 			}
-			avg, _ := strconv.ParseFloat(m[1], 64)
-			if avg < rtt || avg > rtt+2 {
-				t.Errorf("ping avg %.3f ms, want within 2 ms above %g ms", avg, rtt)
+			// The least of the 10 is the path's delay; their average
+			// also carries the machine's hiccups (a full make test run:
+			// avg 102.05 ms at 100 ms, passing alone), bounded loosely.
+			least, _ := strconv.ParseFloat(m[1], 64)
+			avg, _ := strconv.ParseFloat(m[2], 64)
+			if least < rtt || least > rtt+2 || avg > rtt+10 {
+				t.Errorf("ping min %.3f ms, avg %.3f ms; want the min within 2 ms above %g ms, the avg within 10", least, avg, rtt)
 			}
 			if !strings.Contains(errOut, "link statistics") {
 				t.Errorf("no link statistics on stderr:\n%s", errOut)

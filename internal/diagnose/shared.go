@@ -24,15 +24,10 @@ const sharedShare = 0.7
 // and then held the flow under it (measured on 50 ms x 100 Mbit/s, 0.01%:
 // the pings' median +5.7 ms over the whole download, +0.3 ms over its
 // second half, at 67% of 8 streams' rate), while another user's download
-// kept +11 to +23 ms to the end (5 runs on both lab shapes).
+// kept +9 to +24 ms to the end (12 runs on both lab shapes).
 func sharedCause(e LossEvidence, q time.Duration, nums map[string]float64, sender string) (Cause, bool) {
-	steady := e.SteadyRTT
-	if steady <= 0 {
-		steady = e.LoadedRTT
-	}
 	if e.ManyBps <= 0 || e.Bps <= 0 || e.Bps >= sharedShare*e.ManyBps || e.Reordered ||
-		!queued(e, e.LoadedRTT) || q.Seconds() < shallowRise*e.MinRTT.Seconds() ||
-		!queued(e, steady) || queueDelay(e, steady).Seconds() < shallowRise*e.MinRTT.Seconds() {
+		!sharedQueue(e, e.LoadedRTT) || (e.SteadyRTT > 0 && !sharedQueue(e, e.SteadyRTT)) {
 		return Cause{}, false
 	}
 	share := e.Bps / e.ManyBps
@@ -46,4 +41,10 @@ func sharedCause(e LossEvidence, q time.Duration, nums map[string]float64, sende
 		ActorNetwork+": the bottleneck is shared: its operator can give this traffic its own share (QoS, a scheduled window for bulk transfers) or more capacity",
 		ActorSender+": "+sender+" can take a larger share with parallel streams ("+units.FormatRate(e.ManyBps)+" on several here), at the other traffic's expense")
 	return c, true
+}
+
+// sharedQueue: at a round trip of loaded, a queue stood (queued) of at
+// least shallowRise of the RTT.
+func sharedQueue(e LossEvidence, loaded time.Duration) bool {
+	return queued(e, loaded) && queueDelay(e, loaded).Seconds() >= shallowRise*e.MinRTT.Seconds()
 }

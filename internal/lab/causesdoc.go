@@ -119,7 +119,7 @@ func analyzeNamed(doc []byte, port string, linkGoodput float64) (string, bool) {
 		}
 	}
 	switch {
-	case !found || named != scenario.NoCause:
+	case !found || named != scenario.NoCause: // as read
 	case hole:
 		named = diagnose.CausePMTUBlackHole
 	case linkGoodput > 0 && bps >= 0.9*linkGoodput:

@@ -96,10 +96,7 @@ func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if s.Flags&capture.FlagACK != 0 {
 		f.handshakeAck(i, s, t)
 		if p := &f.dir[1-i]; f.quietAck(i, p, s, o) {
-			// What f.ack would do with it: only the clocks move.
-			f.causeAck(p, t)
-			p.lastAckT = t
-			p.record(t)
+			f.ackTimes(p, t) // all of f.ack such an ACK changes
 		} else {
 			f.ack(i, s, o, t)
 		}
@@ -123,7 +120,9 @@ func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
 // ack handles the acknowledgement and window in a segment from i, which
 // are about the data the other endpoint sends: in the order a receiver
 // reads an ACK (RFC 5681/6675), new data acknowledged, duplicate ACKs,
-// SACK blocks, F-RTO's verdict, the window.
+// SACK blocks, F-RTO's verdict, the window. (An ACK that tells p
+// nothing, quietAck, the caller hands to ackTimes alone: most of a
+// one-way transfer's data segments carry one.)
 func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	p := &f.dir[1-i]
 	if !p.haveBase {
@@ -180,8 +179,14 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if newData || o.NSACK > 0 {
 		p.pruneSACK()
 	}
-	f.causeAck(p, t)
 	f.windowSeen(p, w, ack, t)
+	f.ackTimes(p, t)
+}
+
+// ackTimes notes an ACK of p's data at t, read (its data delivered, a
+// hole filled late: causeAck) and recorded for the sender's view.
+func (f *Flow) ackTimes(p *direction, t int64) {
+	f.causeAck(p, t)
 	p.lastAckT = t
 	p.record(t)
 }
@@ -202,7 +207,7 @@ func (f *Flow) window(i int, s *capture.Segment) int64 {
 // other direction) nothing: the cumulative ACK at p's snd.nxt with nothing
 // outstanding, the window and its closed state as the last ACK left them,
 // no SACK blocks. The data segments of a one-way transfer carry such ACKs;
-// Flow.ack would only move p's clocks (causeAck, the ACK's time).
+// all the rest of Flow.ack would leave p as it is.
 func (f *Flow) quietAck(i int, p *direction, s *capture.Segment, o *capture.Options) bool {
 	if s.PayloadLen == 0 || s.Flags&(capture.FlagFIN|capture.FlagSYN|capture.FlagRST) != 0 || o.NSACK != 0 || !p.haveBase ||
 		p.sndMax != p.sndUna || s.Ack != p.base+uint32(p.sndMax) || s.Window != p.raw || s.Window != p.lastRawAdv {

@@ -60,11 +60,11 @@ func TestIntegrationEmulatePingRTT(t *testing.T) {
 	bin, prefix := emulateEnv(t, "ping")
 	for _, rtt := range []float64{100, 200} {
 		t.Run(fmt.Sprintf("%gms", rtt), func(t *testing.T) {
-			out, errOut, code := exe(t, bin, "emulate", "--prefix", prefix, "--rtt", fmt.Sprintf("%gms", rtt), "--",
+			out, errOut := runEmulated(t, bin, "emulate", "--prefix", prefix, "--rtt", fmt.Sprintf("%gms", rtt), "--",
 				"ping", "-c", "10", "-i", "0.2", "-q", "198.18.0.2")
 			m := pingStats.FindStringSubmatch(out)
-			if code != 0 || m == nil {
-				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+			if m == nil {
+				t.Fatalf("no ping statistics\nstdout:\n%s\nstderr:\n%s", out, errOut)
 			}
 			// The least of the 10 is the path's delay; their average
 			// also carries the machine's hiccups (a full make test run:

@@ -284,7 +284,7 @@ func TestIntegrationLabEmulatorQuick(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"raw veth (ceiling)", "emulator CPU % of a core", "ceiling: raw veth carries", "200 ms x 1 Gbit/s: goodput"} {
+	for _, want := range []string{"raw veth (ceiling)", "emulator CPU % of a core", "ceiling: raw veth carries"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -297,6 +297,7 @@ func TestIntegrationLabEmulatorQuick(t *testing.T) {
 	if f.Header.Scenario != "emulator" || len(runs) != 3 || len(f.Header.Columns) == 0 {
 		t.Fatalf("scenario %q, %d runs, %d columns", f.Header.Scenario, len(runs), len(f.Header.Columns))
 	}
+	overloaded := ""
 	for _, r := range runs {
 		m := r.Metrics
 		switch r.Case {
@@ -311,6 +312,16 @@ func TestIntegrationLabEmulatorQuick(t *testing.T) {
 			if r.Settings["client"]["net.ipv4.tcp_rmem"] != "4096 131072 50003968" {
 				t.Errorf("load: client tcp_rmem read back %q", r.Settings["client"]["net.ipv4.tcp_rmem"])
 			}
+			// Every attempt overloaded (a busy machine): its numbers are
+			// the machine's, not the emulator's; judged as runEmulated
+			// judges an overloaded emulate, once the other cases are.
+			if !r.Valid {
+				overloaded = r.Invalid
+				continue
+			}
+			if !strings.Contains(out, "200 ms x 1 Gbit/s: goodput") {
+				t.Errorf("stdout lacks the load case's goodput:\n%s", out)
+			}
 			// Pings alongside the download see at least the path's RTT.
 			if m["goodput_pct"] < 80 || m["emu_cpu_pct"] <= 0 || m["ping_replies"] < 10 || m["ping_err_min_s"] < -0.001 {
 				t.Errorf("load: %.1f%% of goodput, CPU %.1f%%, %v replies, err min %v s", m["goodput_pct"], m["emu_cpu_pct"], m["ping_replies"], m["ping_err_min_s"])
@@ -322,5 +333,8 @@ func TestIntegrationLabEmulatorQuick(t *testing.T) {
 		default:
 			t.Errorf("unexpected case %s", r.Case)
 		}
+	}
+	if overloaded != "" {
+		t.Skipf("200 ms x 1 Gbit/s: the emulator overloaded in all 3 attempts (a busy machine): %s", overloaded)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -165,7 +166,30 @@ func (h *twoHosts) test(out string, args ...string) *twohost.Doc {
 		h.t.Fatal(err)
 	}
 	h.t.Logf("longhaul %s\n%s", strings.Join(all, " "), stdout)
+	h.judgedAgain(out, args)
 	return d
+}
+
+// judgedAgain checks that test --judge on the run's raw.json (with the
+// run's --rate) writes the run's test.json and plans again, byte for
+// byte.
+func (h *twoHosts) judgedAgain(out string, args []string) {
+	h.t.Helper()
+	again := out + "-judged"
+	judge := []string{"test", "--judge", filepath.Join(out, "raw.json"), "-o", again}
+	if i := slices.Index(args, "--rate"); i >= 0 && i+1 < len(args) {
+		judge = append(judge, args[i:i+2]...)
+	}
+	if stdout, stderr, code := exe(h.t, h.bin, judge...); code != 0 {
+		h.t.Fatalf("test --judge: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, name := range []string{"test.json", "client-plan.json", "server-plan.json"} {
+		want, errW := os.ReadFile(filepath.Join(out, name))
+		got, errG := os.ReadFile(filepath.Join(again, name))
+		if (errW == nil) != (errG == nil) || !bytes.Equal(want, got) {
+			h.t.Errorf("test --judge wrote another %s (%v, %v):\n%s\nthe run's:\n%s", name, errG, errW, got, want)
+		}
+	}
 }
 
 func direction(t *testing.T, d *twohost.Doc, name string) twohost.Direction {

@@ -32,14 +32,11 @@ type testArgs struct {
 	json, compare            bool
 	ccs                      ccListFlag
 	lossProbes               bool
+	judge                    string
 }
 
-func newTestCmd() *cobra.Command {
-	var a testArgs
-	c := &cobra.Command{
-		Use:   "test HOST[:PORT] --auth TOKEN-FILE [flags] | test URL [flags] | test --compare BEFORE.json AFTER.json",
-		Short: "Measure and explain the path to a host running longhaul serve: which host and setting limit it",
-		Long: `test measures the path between this host (the client) and one running
+// testLong is test's help.
+const testLong = `test measures the path between this host (the client) and one running
 longhaul serve (port 9978 unless given), and explains it: both hosts'
 settings (snapshots) are exchanged, the RTT is measured idle and under
 load, a download (the server sends) and an upload (this host sends) run
@@ -73,17 +70,33 @@ far end or on the path, which only a test against longhaul serve tells
 apart.
 
 --compare BEFORE.json AFTER.json sets two results side by side: the gain
-measured after applying the plans against the gain the model predicted.`,
+measured after applying the plans against the gain the model predicted.
+
+-o DIR also writes raw.json, what the test measured before judging
+(schema longhaul.test-raw/v1): --judge DIR/raw.json judges it again on
+any host, without the network, with this version's rules (a newer
+longhaul, or a second opinion on a run someone sent).`
+
+func newTestCmd() *cobra.Command {
+	var a testArgs
+	c := &cobra.Command{
+		Use:   "test HOST[:PORT] --auth TOKEN-FILE [flags] | test URL [flags] | test --compare BEFORE.json AFTER.json | test --judge RAW.json",
+		Short: "Measure and explain the path to a host running longhaul serve: which host and setting limit it",
+		Long:  testLong,
 		Example: `  longhaul test server.example.net --auth token -o run1
   longhaul test 203.0.113.7:9978 --auth token --download --streams 16 --rounds 100
   longhaul test server.example.net --auth token --download --cc-phase bbr
   longhaul test server.example.net --auth token --download --loss-probes
   longhaul test server.example.net --auth token --tls-pin sha256:3f5a... --json > run.json
   longhaul test --compare run1/test.json run2/test.json
+  longhaul test --judge run1/raw.json
   longhaul test https://mirror.example.net/big.iso --duration 20s --rate 1Gbit/s -o url1`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if a.compare {
 				return runCompare(args, a.json, c.OutOrStdout())
+			}
+			if a.judge != "" {
+				return runJudge(c, a, args)
 			}
 			if a.duration.IsSet() && c.Flags().Changed("rounds") {
 				return usagef("--rounds and --duration both set a phase's length: give one")
@@ -108,6 +121,7 @@ measured after applying the plans against the gain the model predicted.`,
 	f.StringVarP(&a.out, "output", "o", "", "write test.json, client-plan.json and server-plan.json into this directory")
 	f.BoolVar(&a.json, "json", false, "print the result as JSON (schema longhaul.test/v1)")
 	f.BoolVar(&a.compare, "compare", false, "compare two results: test --compare BEFORE.json AFTER.json")
+	f.StringVar(&a.judge, "judge", "", "judge the measurements of an earlier test again (its -o DIR's raw.json), without the network: with --json, -o and --rate only")
 	f.StringVar(&a.netns, "netns", "", "run inside this network namespace (ip netns)")
 	f.BoolVar(&a.lossProbes, "loss-probes", false, "when the download loses segments, follow it with the phases that tell the path's causes apart: with bbr on the server when it has it, then paced at 0.75x and 1.5x the most a download carried (without bbr: 2x and 4x what it carried), then UDP datagrams paced at 1.25x it when the server answers them")
 	f.Var(&a.ccs, "cc-phase", "also run a download with the server sending with this congestion control, e.g. bbr (repeatable; it must be available on the server): the same path under another control")
@@ -194,12 +208,17 @@ func runTest(ctx context.Context, a testArgs, args []string, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	return judgeTest(a, raw, stdout)
+}
+
+// judgeTest judges raw, writes -o's files and prints the result.
+func judgeTest(a testArgs, raw *twohost.Raw, stdout io.Writer) error {
 	doc, err := twohost.Judge(raw, twohost.JudgeOptions{RateBps: a.rate.Bps})
 	if err != nil {
 		return fmt.Errorf("test: %w", err)
 	}
 	if a.out != "" {
-		if err := writeTestFiles(a.out, doc); err != nil {
+		if err := writeTestFiles(a.out, doc, raw); err != nil {
 			return err
 		}
 	}
@@ -209,19 +228,51 @@ func runTest(ctx context.Context, a testArgs, args []string, stdout, stderr io.W
 	twohost.WriteText(stdout, doc)
 	switch {
 	case a.out != "" && doc.Plans != nil:
-		fmt.Fprintf(stdout, "\nwrote %s: test.json, client-plan.json (longhaul apply on this host), server-plan.json (on the server)\n", a.out)
+		fmt.Fprintf(stdout, "\nwrote %s: test.json, client-plan.json (longhaul apply on this host), server-plan.json (on the server), raw.json (test --judge)\n", a.out)
 	case a.out != "":
-		fmt.Fprintf(stdout, "\nwrote %s: test.json (no plans)\n", a.out)
+		fmt.Fprintf(stdout, "\nwrote %s: test.json (no plans), raw.json (test --judge)\n", a.out)
 	}
 	return nil
 }
 
-func writeTestFiles(dir string, doc *twohost.Doc) error {
+func writeTestFiles(dir string, doc *twohost.Doc, raw *twohost.Raw) error {
 	files := map[string]any{"test.json": doc}
 	if doc.Plans != nil {
 		files["client-plan.json"], files["server-plan.json"] = doc.Plans.Client, doc.Plans.Server
 	}
-	return writeFiles("test", dir, files)
+	if err := writeFiles("test", dir, files); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := twohost.WriteRaw(&b, raw); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, "raw.json"), b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("test: -o: %w", err)
+	}
+	return nil
+}
+
+// runJudge judges the measurements in a raw.json again (test --judge).
+func runJudge(c *cobra.Command, a testArgs, args []string) error {
+	if len(args) > 0 {
+		return usagef("test --judge takes no host: it judges the measurements in %s", a.judge)
+	}
+	for _, name := range []string{"auth", "tls-pin", "download", "upload", "streams", "rounds", "duration", "netns", "loss-probes", "cc-phase", "compare"} {
+		if c.Flags().Changed(name) {
+			return usagef("test --judge: --%s is a setting of a test that runs; give only --json, -o or --rate", name)
+		}
+	}
+	f, err := openRegular("test --judge:", a.judge, "a test's raw.json (test -o DIR writes it)")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	raw, err := twohost.ReadRaw(f)
+	if err != nil {
+		return usagef("test --judge: %s: %v", a.judge, err)
+	}
+	return judgeTest(a, raw, c.OutOrStdout())
 }
 
 // writeFiles writes JSON documents into dir (-o), each replaced whole.

@@ -90,7 +90,8 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 	// And over the session's set-up, where a connection stuck on a PMTU
 	// black hole lives (test waits 10 s for its session answer).
 	setupDoc := flowsLater(ctx, self, sv.Netns, flowsSetupWait, flowsSetupSpan)
-	test := cl.Command(ctx, self, "test", server, "--auth", token, "--download", "--duration", e.Case.Duration.String(), "--loss-probes", "--json")
+	testOut := filepath.Join(dir, "test")
+	test := cl.Command(ctx, self, "test", server, "--auth", token, "--download", "--duration", e.Case.Duration.String(), "--loss-probes", "--json", "-o", testOut)
 	var testErr bytes.Buffer
 	test.Stderr = &testErr
 	testDoc, runErr := test.Output()
@@ -101,6 +102,14 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 		m.Invalid = fmt.Sprintf("longhaul test failed (%v): %s", runErr, lastLine(testErr.String()))
 		return m, nil
 	}
+	m.Named = judgeEnv(ctx, e, self, testDoc, pcap, [2][]byte{fl, setup}, testOut, m.Metrics)
+	return m, nil
+}
+
+// judgeEnv is judgeRun on run e's path and documents' directory; the
+// documents kept there include what test measured (testOut's raw.json),
+// to judge again with a later build (longhaul test --judge).
+func judgeEnv(ctx context.Context, e Env, self string, testDoc []byte, pcap string, flowsDocs [2][]byte, testOut string, metrics map[string]float64) map[string]string {
 	var docs string
 	if e.OutDir != "" {
 		docs = filepath.Join(e.OutDir, "docs", e.runName())
@@ -109,8 +118,11 @@ func (causes) Measure(ctx context.Context, e Env) (Measurement, error) {
 	if e.Case.Path != nil {
 		link = pathmodel.Goodput(e.Case.Path.RateBps)
 	}
-	m.Named = judgeRun(ctx, self, testDoc, pcap, [2][]byte{fl, setup}, link, docs, m.Metrics)
-	return m, nil
+	named := judgeRun(ctx, self, testDoc, pcap, flowsDocs, link, docs, metrics)
+	if raw, err := os.ReadFile(filepath.Join(testOut, "raw.json")); err == nil && docs != "" {
+		_ = os.WriteFile(docs+".test-raw.json", raw, 0o644)
+	}
+	return named
 }
 
 // judgeRun reads each tool's named cause (analyze run on the capture now)

@@ -212,13 +212,14 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	nums["mathis_bps"] = mathis
 	nums["loss_events"], nums["lost_segments"] = float64(e.LossEvents), float64(e.Lost)
 	noQueue := !queued(e, e.LoadedRTT)
-	if !noQueue && q.Seconds() >= shallowRise*e.MinRTT.Seconds() {
-		// An ordinary bottleneck's queue, unless the paced runs, with
-		// no queue, lost at rates the path carries otherwise.
-		if low, ok := pacedRandom(e); ok {
-			nums["paced_bps"], nums["paced_carried_bps"] = low.RateBps, low.Bps
-			return randomCause(e, e.LossRate, nums, "whatever the rate: "+pacedRandomWords(e, low), sender, bbr), true
-		}
+	hidden := !noQueue && q.Seconds() >= shallowRise*e.MinRTT.Seconds()
+	// The paced runs, with no queue, lost at rates the path carries
+	// otherwise: random loss the flow's own queue hid, or on a deep buffer.
+	if low, ok := pacedRandom(e, hidden); ok {
+		nums["paced_bps"], nums["paced_carried_bps"] = low.RateBps, low.Bps
+		return randomCause(e, e.LossRate, nums, "whatever the rate: "+pacedRandomWords(e, low), sender, bbr), true
+	}
+	if hidden { // an ordinary bottleneck's queue
 		if how, ok := underTop(e); ok {
 			e.Onsets.numbers(nums)
 			return randomCause(offQueue(e), e.LossRate, nums, how, sender, bbr), true

@@ -479,56 +479,6 @@ func TestLossCausePolicerFewAtATime(t *testing.T) {
 	}
 }
 
-// Random loss under a standing queue: on 50 ms x 100 Mbit/s with 0.01%
-// loss and a 1-BDP drop-tail queue, cubic's single stream (71.2 Mbit/s)
-// filled the queue between losses (pings +6.1 ms at the median), so its
-// losses looked like an ordinary bottleneck's; paced at 70 Mbit/s, with
-// no queue, the same download carried 40 while bbr carried 93.8: losses
-// whatever the rate (lab causes, a8f4fcd, the run test named nothing).
-// Paced runs that hold their pace keep it an ordinary bottleneck.
-func TestLossCauseRandomUnderAQueue(t *testing.T) {
-	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
-	e := LossEvidence{MinRTT: ms(50), IdleRTT: ms(50.3), LoadedRTT: ms(56.4), LossRate: 0.0006, LossEvents: 9, Lost: 44, Intervals: 80,
-		Bps: 71.2e6, MSS: 1448, CC: "cubic", Sender: "the server", BestOtherBps: 93.8e6, OtherLoadedRTT: ms(61.5), ManyBps: 91.3e6,
-		Paced: []PacedRun{{RateBps: 70.4e6, Bps: 40e6, LossRate: 0.0004, LoadedRTT: ms(50.6)}, {RateBps: 140.7e6, Bps: 51.5e6, LossRate: 0.0009, LoadedRTT: ms(63.8)}}}
-	c, ok := LossCause(e)
-	if !ok || c.Name != CauseRandomLoss || c.Numbers["paced_bps"] != 70.4e6 || !strings.Contains(c.Text, "whatever the rate") {
-		t.Errorf("random loss under a queue: %s %v %q", c.Name, c.Numbers, c.Text)
-	}
-	held := e
-	held.Paced = []PacedRun{{RateBps: 70.4e6, Bps: 70.3e6, LoadedRTT: ms(50.6)}, e.Paced[1]}
-	if c, ok := LossCause(held); ok {
-		t.Errorf("paced runs that held: %s, want no cause (an ordinary bottleneck's queue)", c.Name)
-	}
-	queuedRun := e
-	queuedRun.Paced = []PacedRun{{RateBps: 70.4e6, Bps: 40e6, LossRate: 0.0004, LoadedRTT: ms(58)}, e.Paced[1]}
-	if c, ok := LossCause(queuedRun); ok {
-		t.Errorf("a paced run short at a queue: %s, want no cause", c.Name)
-	}
-}
-
-// Pacing that cured the losses rules random loss out: on 50 ms x
-// 100 Mbit/s with a 21-packet queue, slow start lost 32 segments at the
-// queue and one later event 2 (no queue before it, then under the burst
-// floor; here 1), which alone read as random loss; paced at 67.9 Mbit/s
-// the download carried its pace without losing (lab causes at 05aa224,
-// named random-loss).
-func TestLossCauseCuredIsNotRandom(t *testing.T) {
-	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
-	e := LossEvidence{MinRTT: ms(49.95), IdleRTT: ms(50.47), LoadedRTT: ms(50.64), LossRate: 0.00287, LossEvents: 2, Lost: 34, Intervals: 80,
-		Bps: 21.9e6, MSS: 1448, CC: "cubic", Sender: "the server", BestOtherBps: 90.6e6, OtherLoadedRTT: ms(52.6), ManyBps: 87.8e6,
-		Onsets: &Onsets{AtQueue: 1, Low: 1, LowLost: 1},
-		Paced:  []PacedRun{{RateBps: 67.9e6, Bps: 67.9e6, LoadedRTT: ms(50.9)}, {RateBps: 135.9e6, Bps: 48.1e6, LossRate: 0.0046, LoadedRTT: ms(50.7)}}}
-	c, ok := LossCause(e)
-	if !ok || c.Name != CauseShallowBuffer || !strings.Contains(c.Text, "pacing removes the bursts") {
-		t.Errorf("cured by pacing: %s %q, want shallow-buffer", c.Name, c.Text)
-	}
-	e.Paced[0] = PacedRun{RateBps: 67.9e6, Bps: 45e6, LossRate: 0.0003, LoadedRTT: ms(50.9)}
-	if c, _ := LossCause(e); c.Name != CauseRandomLoss {
-		t.Errorf("the paced run lost too: %s, want random-loss", c.Name)
-	}
-}
-
 // flows' 4 s of a 21-packet queue on 50 ms x 100 Mbit/s after slow
 // start: 2 events of 5 segments in all with no queue before them (lab
 // causes at 1cc4998, named random-loss): bursts, where random loss

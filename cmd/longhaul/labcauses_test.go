@@ -52,6 +52,13 @@ func TestIntegrationLabCausesQuick(t *testing.T) {
 				t.Errorf("%s: %v", r.Case, err)
 			}
 		}
+		// And what test measured, which test --judge judges to the
+		// run's test document again, byte for byte.
+		base := filepath.Join(dir, "docs", strings.TrimSuffix(filepath.Base(r.Capture), ".pcap"))
+		again, _, code := exe(t, bin, "test", "--judge", base+".test-raw.json", "--json")
+		if want, err := os.ReadFile(base + ".test.json"); code != 0 || err != nil || again != string(want) {
+			t.Errorf("%s: test --judge exit %d (%v), judged again:\n%s\nthe run's:\n%s", r.Case, code, err, again, want)
+		}
 		// The tools talked over IPv6: the capture holds the test's
 		// connections between the ends' 2001:2:: addresses.
 		doc, _, code := exe(t, bin, "analyze", "--json", filepath.Join(dir, r.Capture))

@@ -72,10 +72,11 @@ apart.
 --compare BEFORE.json AFTER.json sets two results side by side: the gain
 measured after applying the plans against the gain the model predicted.
 
--o DIR also writes raw.json, what the test measured before judging
-(schema longhaul.test-raw/v1): --judge DIR/raw.json judges it again on
-any host, without the network, with this version's rules (a newer
-longhaul, or a second opinion on a run someone sent).`
+Against longhaul serve, -o DIR also writes raw.json, what the test
+measured before judging (schema longhaul.test-raw/v1): --judge
+DIR/raw.json judges it again on any host, without the network, with
+this version's rules (a newer longhaul, or a second opinion on a run
+someone sent).`
 
 func newTestCmd() *cobra.Command {
 	var a testArgs

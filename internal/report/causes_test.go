@@ -46,3 +46,25 @@ func TestCauseMatrices(t *testing.T) {
 		t.Error("matrices without valid judged runs")
 	}
 }
+
+// The summary table names the path when one case label stands for runs
+// on two paths (lab causes on both shapes), and only then.
+func TestTablePathColumn(t *testing.T) {
+	h := results.Header{Columns: []results.Column{{Metric: "single_bps", Label: "one stream (test)", Unit: "bps"}}}
+	sum := func(c, series, label string, bps float64) results.Summary {
+		return results.Summary{Case: c, Series: series, Label: label, N: 1, Median: map[string]float64{"single_bps": bps}}
+	}
+	both := []results.Summary{
+		sum("50ms-100M-random-loss", "50 ms x 100 Mbit/s", "random loss 0.01%", 61e6),
+		sum("100ms-500M-random-loss", "100 ms x 500 Mbit/s", "random loss 0.01%", 68e6),
+	}
+	head, rows := Table(h, both)
+	if !reflect.DeepEqual(head, []string{"path", "case", "runs", "one stream (test)"}) ||
+		!reflect.DeepEqual(rows[1], Row{"100 ms x 500 Mbit/s", "random loss 0.01%", "1", "68 Mbit/s"}) {
+		t.Errorf("two paths: %q %q", head, rows)
+	}
+	one := []results.Summary{both[0], sum("50ms-100M-clean", "50 ms x 100 Mbit/s", "clean", 94e6)}
+	if head, _ := Table(h, one); !reflect.DeepEqual(head, []string{"case", "runs", "one stream (test)"}) {
+		t.Errorf("one path: %q", head)
+	}
+}

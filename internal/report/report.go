@@ -365,14 +365,24 @@ func runsCell(sm results.Summary) string {
 	return s
 }
 
+// columnTable is the table of a scenario's own columns. A case label
+// that stands for runs on more than one path (lab causes on both shapes)
+// gets the path (the summary's series) in a column of its own before it.
 func columnTable(cols []results.Column, sums []results.Summary) ([]string, []Row) {
 	head := []string{"case", "runs"}
+	paths := sharedLabels(sums)
+	if paths {
+		head = append([]string{"path"}, head...)
+	}
 	for _, c := range cols {
 		head = append(head, c.Label)
 	}
 	var rows []Row
 	for _, sm := range sums {
 		r := Row{sm.Label, runsCell(sm)}
+		if paths {
+			r = append(Row{sm.Series}, r...)
+		}
 		for _, c := range cols {
 			v, ok := sm.Median[c.Metric]
 			if !ok {
@@ -388,6 +398,18 @@ func columnTable(cols []results.Column, sums []results.Summary) ([]string, []Row
 		rows = append(rows, r)
 	}
 	return head, rows
+}
+
+// sharedLabels: two summaries share a label under different series.
+func sharedLabels(sums []results.Summary) bool {
+	series := map[string]string{}
+	for _, sm := range sums {
+		if s, ok := series[sm.Label]; ok && s != sm.Series {
+			return true
+		}
+		series[sm.Label] = sm.Series
+	}
+	return false
 }
 
 func table(c results.Chart, sums []results.Summary) []Row {

@@ -68,3 +68,13 @@ func TestTablePathColumn(t *testing.T) {
 		t.Errorf("one path: %q", head)
 	}
 }
+
+// Numbers right, words left: the page's table cells.
+func TestNumericCells(t *testing.T) {
+	for cell, want := range map[string]bool{"94.1 Mbit/s": true, "9/10": true, "3 (+1 invalid)": true, "-": true, "-0.2": true,
+		"random loss 0.01%": false, "test: - x1": false, "": false, "policer": false} {
+		if numeric(cell) != want {
+			t.Errorf("numeric(%q) = %v", cell, !want)
+		}
+	}
+}

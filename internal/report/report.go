@@ -463,7 +463,17 @@ var pageJS string
 //go:embed axis.js
 var axisJS string
 
-var pageTmpl = template.Must(template.New("page").Parse(pageHTML))
+var pageTmpl = template.Must(template.New("page").Funcs(template.FuncMap{"num": numeric}).Parse(pageHTML))
+
+// numeric: a table cell that reads as a number ("94.1 Mbit/s", "9/10",
+// "3 (+1 invalid)", "-" for none), right-aligned; words stay left.
+func numeric(cell string) bool {
+	if cell == "-" {
+		return true
+	}
+	c := strings.TrimLeft(cell, "+-")
+	return c != "" && c[0] >= '0' && c[0] <= '9'
+}
 
 // Render writes the page as one HTML document.
 func Render(w io.Writer, p *Page) error {

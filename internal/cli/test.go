@@ -21,6 +21,7 @@ import (
 	"github.com/longhaul/longhaul/internal/twohost"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 type testArgs struct {
@@ -259,10 +260,15 @@ func runJudge(c *cobra.Command, a testArgs, args []string) error {
 	if len(args) > 0 {
 		return usagef("test --judge takes no host: it judges the measurements in %s", a.judge)
 	}
-	for _, name := range []string{"auth", "tls-pin", "download", "upload", "streams", "rounds", "duration", "netns", "loss-probes", "cc-phase", "compare"} {
-		if c.Flags().Changed(name) {
-			return usagef("test --judge: --%s is a setting of a test that runs; give only --json, -o or --rate", name)
+	judging := map[string]bool{"judge": true, "json": true, "output": true, "rate": true}
+	var running string // a flag of a test that runs, the first set
+	c.Flags().Visit(func(f *pflag.Flag) {
+		if !judging[f.Name] && running == "" {
+			running = f.Name
 		}
+	})
+	if running != "" {
+		return usagef("test --judge: --%s is a setting of a test that runs; give only --json, -o or --rate", running)
 	}
 	f, err := openRegular("test --judge:", a.judge, "a test's raw.json (test -o DIR writes it)")
 	if err != nil {

@@ -119,7 +119,10 @@ func judgeEnv(ctx context.Context, e Env, self string, testDoc []byte, pcap stri
 		link = pathmodel.Goodput(e.Case.Path.RateBps)
 	}
 	named := judgeRun(ctx, self, testDoc, pcap, flowsDocs, link, docs, metrics)
-	if raw, err := os.ReadFile(filepath.Join(testOut, "raw.json")); err == nil && docs != "" {
+	if docs == "" {
+		return named
+	}
+	if raw, err := os.ReadFile(filepath.Join(testOut, "raw.json")); err == nil {
 		_ = os.WriteFile(docs+".test-raw.json", raw, 0o644)
 	}
 	return named

@@ -247,7 +247,15 @@ func alive(pid int) bool {
 
 func TestIntegrationEmulateCheck(t *testing.T) {
 	bin, prefix := emulateEnv(t)
-	_, errOut, code := exe(t, bin, "emulate", "--prefix", prefix, "--rtt", "20ms", "--rate", "100Mbit/s", "--check", "--check-time", "4s")
+	check := []string{"emulate", "--prefix", prefix, "--rtt", "20ms", "--rate", "100Mbit/s", "--check", "--check-time", "4s"}
+	_, errOut, code := exe(t, bin, check...)
+	if code != 0 && onlyRTTFailed(errOut) {
+		// The RTT is the mean of 20 idle probes: one probe stalled 20 ms
+		// by the VM's steal moves it by 1 ms, the bound. An emulator that
+		// is off fails again; a stall seldom strikes twice.
+		t.Logf("self-test failed on the RTT alone; once more:\n%s", errOut)
+		_, errOut, code = exe(t, bin, check...)
+	}
 	if code != 0 || !strings.Contains(errOut, "self-test") || strings.Contains(errOut, "FAIL") {
 		t.Errorf("emulate --check: exit %d\n%s", code, errOut)
 	}
@@ -255,4 +263,20 @@ func TestIntegrationEmulateCheck(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "give no command") {
 		t.Errorf("--check with a command: exit %d, %q", code, errOut)
 	}
+}
+
+// onlyRTTFailed reports whether a self-test's report fails on its rtt
+// line and on no other.
+func onlyRTTFailed(report string) bool {
+	rtt, other := false, false
+	for _, line := range strings.Split(report, "\n") {
+		if strings.HasSuffix(strings.TrimSpace(line), "FAIL") {
+			if strings.HasPrefix(strings.TrimSpace(line), "rtt ") {
+				rtt = true
+			} else {
+				other = true
+			}
+		}
+	}
+	return rtt && !other
 }

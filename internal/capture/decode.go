@@ -263,26 +263,29 @@ func decodeIPv4(b []byte, cut int, s *Segment) Result {
 	if len(b) < 20 {
 		return Short
 	}
-	ihl := int(b[0]&0x0f) * 4
+	// The fixed header as an array: its fields are read without a bounds
+	// check each (this runs once a packet).
+	h := (*[20]byte)(b)
+	ihl := int(h[0]&0x0f) * 4
 	if ihl < 20 {
 		return Malformed
 	}
 	if len(b) < ihl {
 		return Short
 	}
-	total := int(binary.BigEndian.Uint16(b[2:]))
-	frag := binary.BigEndian.Uint16(b[6:])
+	total := int(binary.BigEndian.Uint16(h[2:]))
+	frag := binary.BigEndian.Uint16(h[6:])
 	if frag&0x1fff != 0 {
 		return Fragment
 	}
-	if b[9] != protoTCP {
+	if h[9] != protoTCP {
 		return NotTCP
 	}
 	s.IPVersion = 4
-	s.IPID = binary.BigEndian.Uint16(b[4:])
-	s.TTL = b[8]
-	s.Src = netip.AddrFrom4([4]byte(b[12:16]))
-	s.Dst = netip.AddrFrom4([4]byte(b[16:20]))
+	s.IPID = binary.BigEndian.Uint16(h[4:])
+	s.TTL = h[8]
+	s.Src = netip.AddrFrom4([4]byte(h[12:16]))
+	s.Dst = netip.AddrFrom4([4]byte(h[16:20]))
 	s.SuperFrame = false
 	ipLen := total
 	if total == 0 {
@@ -359,16 +362,17 @@ func decodeTCP(b []byte, segLen int, s *Segment) Result {
 	if len(b) < 20 {
 		return Short
 	}
-	off := int(b[12]>>4) * 4
+	h := (*[20]byte)(b) // as in decodeIPv4
+	off := int(h[12]>>4) * 4
 	if off < 20 || segLen < off {
 		return Malformed
 	}
-	s.SrcPort = binary.BigEndian.Uint16(b)
-	s.DstPort = binary.BigEndian.Uint16(b[2:])
-	s.Seq = binary.BigEndian.Uint32(b[4:])
-	s.Ack = binary.BigEndian.Uint32(b[8:])
-	s.Flags = b[13]
-	s.Window = binary.BigEndian.Uint16(b[14:])
+	s.SrcPort = binary.BigEndian.Uint16(h[0:])
+	s.DstPort = binary.BigEndian.Uint16(h[2:])
+	s.Seq = binary.BigEndian.Uint32(h[4:])
+	s.Ack = binary.BigEndian.Uint32(h[8:])
+	s.Flags = h[13]
+	s.Window = binary.BigEndian.Uint16(h[14:])
 	s.OptionsCut = len(b) < off
 	s.Options = b[20:min(off, len(b))]
 	s.PayloadLen = segLen - off

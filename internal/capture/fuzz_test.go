@@ -38,7 +38,29 @@ func fileSeeds(ng bool) [][]byte {
 		out = append(out, w.Bytes())
 	}
 	out = append(out, fileSeeds1(ng)...)
-	return out
+	return append(out, etherSeed(ng))
+}
+
+// etherSeed is little-endian Ethernet in microseconds, the records
+// NextSegment reads in one pass, with the frames it must hand to the
+// general path: tagged, IPv6, cut short, a fragment, not TCP, bad
+// options.
+func etherSeed(ng bool) []byte {
+	w := ct.NewWriter(ct.Format{NG: ng}, capture.LinkEthernet)
+	ip4 := seg(false)
+	ip4.Payload = 100
+	full := ct.Ether(ip4.IP())
+	frag := ct.Ether(ip4.IP())
+	frag[14+6], frag[14+7] = 0x20, 0x10 // more fragments, offset 16
+	udp := ct.Ether(ip4.IP())
+	udp[14+9] = 17
+	badOpt := ct.Ether(ip4.IP())
+	badOpt[14+20+20] = 2 // an MSS option of length 0
+	badOpt[14+20+21] = 0
+	for i, f := range [][]byte{full, ct.Ether(ip4.IP(), 7), ct.Ether(seg(true).IP()), full[:20], full[:40], full[:60], frag, udp, badOpt, full} {
+		w.PacketOn(0, t0.Add(time.Duration(i)*time.Microsecond), f, len(full))
+	}
+	return w.Bytes()
 }
 
 func fileSeeds1(ng bool) [][]byte {
@@ -85,8 +107,12 @@ func writeCorpusRaw(t testing.TB, name string, entries [][]byte) {
 }
 
 // drain reads and decodes every packet; any error must be one of ours
-// and bounded in what it read.
+// and bounded in what it read. NextSegment must read the file as Next,
+// Decode and ParseOptions do.
 func drain(t *testing.T, b []byte) {
+	if want, got := trace(bytes.NewReader(b), false), trace(bytes.NewReader(b), true); got != want {
+		t.Fatalf("NextSegment:\n%s\nNext, Decode, ParseOptions:\n%s", got, want)
+	}
 	r, err := capture.Open(bytes.NewReader(b))
 	if err != nil {
 		var fe *capture.FormatError

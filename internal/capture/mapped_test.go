@@ -39,8 +39,10 @@ func mapFile(t *testing.T, b []byte) (*capture.Mapping, string) {
 }
 
 // trace reads every record of src through r.Guard, as tcpflow does, and
-// says what it read: time, lengths, link and bytes of each, and the end.
-func trace(src io.Reader) string {
+// says what it read: time, lengths, link and bytes of each, what it
+// decodes to, and the end. bySegment reads with NextSegment, else with
+// Next, Decode and ParseOptions: the two must print the same.
+func trace(src io.Reader, bySegment bool) string {
 	var out bytes.Buffer
 	r, err := capture.Open(src)
 	if err != nil {
@@ -48,11 +50,29 @@ func trace(src io.Reader) string {
 	}
 	err = r.Guard(func() error {
 		var p capture.Packet
+		var s capture.Segment
+		var o capture.Options
 		for {
-			if err := r.Next(&p); err != nil {
-				return err
+			var res capture.Result
+			bad := false
+			if bySegment {
+				var err error
+				if res, bad, err = r.NextSegment(&p, &s, &o); err != nil {
+					return err
+				}
+			} else {
+				if err := r.Next(&p); err != nil {
+					return err
+				}
+				if res = capture.Decode(p.LinkType, p.Data, p.OrigLen, &s); res == capture.OK {
+					bad = capture.ParseOptions(s.Options, &o) != nil
+				}
 			}
-			fmt.Fprintf(&out, "%d %d %d %d %d %x\n", p.Time, p.CapLen, p.OrigLen, p.LinkType, p.Interface, p.Data)
+			fmt.Fprintf(&out, "%d %d %d %d %d %x %v", p.Time, p.CapLen, p.OrigLen, p.LinkType, p.Interface, p.Data, res)
+			if res == capture.OK {
+				fmt.Fprintf(&out, " %+v %+v %v", s, o, bad)
+			}
+			out.WriteByte('\n')
 		}
 	})
 	fmt.Fprintf(&out, "%s: %v", r.Format(), err)
@@ -92,10 +112,15 @@ func TestMappedReadsAsStream(t *testing.T) {
 		"text":          []byte("12:00:00.000 IP 198.18.0.1.5000 > 198.18.0.2.443: Flags [S]\n"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			m, _ := mapFile(t, b)
-			want := trace(bytes.NewReader(b))
-			if got := trace(m); got != want {
-				t.Errorf("mapped:\n%.300s\n...%s\nstream:\n%.300s\n...%s", got, tail(got), want, tail(want))
+			want := trace(bytes.NewReader(b), false)
+			for _, bySegment := range []bool{false, true} {
+				m, _ := mapFile(t, b)
+				if got := trace(m, bySegment); got != want {
+					t.Errorf("mapped (NextSegment %v):\n%.300s\n...%s\nstream:\n%.300s\n...%s", bySegment, got, tail(got), want, tail(want))
+				}
+				if got := trace(bytes.NewReader(b), bySegment); got != want {
+					t.Errorf("stream (NextSegment %v):\n%.300s\n...%s\nstream:\n%.300s\n...%s", bySegment, got, tail(got), want, tail(want))
+				}
 			}
 		})
 	}

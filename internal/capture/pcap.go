@@ -43,12 +43,13 @@ func (r *Reader) openPcap() error {
 	// The link-type field's upper bits carry FCS information
 	// (LINKTYPE_ and FCS length); only the low 16 bits name the link.
 	r.linkType = LinkType(r.order.u32(h[20:]) & 0xffff)
-	r.format = "pcap"
+	r.format, r.unit = "pcap", 1000
 	if r.nanos {
-		r.format = "pcap (nanosecond)"
+		r.format, r.unit = "pcap (nanosecond)", 1
 	}
 	r.discard(24)
 	r.next = (*Reader).nextPcap
+	r.etherPcap = r.order == little && r.pcapExtra == 0 && r.linkType == LinkEthernet
 	return nil
 }
 

@@ -114,6 +114,8 @@ type Reader struct {
 	format   string
 	next     func(r *Reader, p *Packet) error
 
+	unit int64 // see Unit; 0 is 1
+
 	// pcap
 	order     byteOrder
 	nanos     bool
@@ -121,6 +123,9 @@ type Reader struct {
 	snaplen   uint32
 	linkType  LinkType
 	pcapExtra int
+	// etherPcap: little-endian records of Ethernet frames with no extra
+	// header bytes, the kind NextSegment reads in one pass.
+	etherPcap bool
 
 	// pcapng
 	ifaces []iface
@@ -130,6 +135,14 @@ type Reader struct {
 // Format names the file's format: "pcap", "pcap (nanosecond)", "pcapng",
 // with " (gzip)" appended when it was compressed.
 func (r *Reader) Format() string { return r.format }
+
+// Unit is the unit of the file's timestamps in nanoseconds: 1000 for a
+// microsecond pcap, 1 for a nanosecond pcap and for pcapng (each of
+// its interfaces has its own resolution). Every Packet.Time is a
+// multiple of it.
+func (r *Reader) Unit() int64 {
+	return max(r.unit, 1)
+}
 
 // Next reads the next packet into p. It returns io.EOF at a clean end of
 // the file, a *CorruptError for a broken or truncated record.

@@ -215,6 +215,7 @@ func Analyze(r io.Reader, opts Options) (*Analysis, error) {
 		return nil, err
 	}
 	a := New(opts)
+	a.clock.floor = rd.Unit()
 	err = rd.Guard(func() error { return a.run(rd) })
 	an := a.Finish()
 	an.Format = rd.Format()
@@ -235,6 +236,9 @@ type clock struct {
 	equal     int64
 	minDelta  int64
 	div       int64 // largest power of ten (ns) dividing every timestamp
+	// floor is the file's own unit (capture.Reader.Unit): div never
+	// falls below it, so it is not tested again once there.
+	floor int64
 }
 
 const clockStep = int64(time.Hour)
@@ -262,7 +266,7 @@ func (c *clock) fix(t int64) int64 {
 	} else if c.minDelta == 0 || d < c.minDelta {
 		c.minDelta = d
 	}
-	for c.div > 1 && !multipleOf(t-c.offset, c.div) {
+	for c.div > 1 && c.div > c.floor && !multipleOf(t-c.offset, c.div) {
 		c.div /= 10
 	}
 	c.last = t
@@ -332,16 +336,12 @@ func (a *Analyzer) run(rd *capture.Reader) error {
 	var p capture.Packet
 	s, o := &a.seg, &a.opt
 	for {
-		if err := rd.Next(&p); err != nil {
+		res, badOpt, err := rd.NextSegment(&p, s, o)
+		if err != nil {
 			return err
 		}
-		res := capture.Decode(p.LinkType, p.Data, p.OrigLen, s)
-		badOpt := false
-		if res == capture.OK {
-			badOpt = capture.ParseOptions(s.Options, o) != nil
-			if s.Flags&capture.FlagSYN != 0 {
-				o.SetLayout(s.Options)
-			}
+		if res == capture.OK && s.Flags&capture.FlagSYN != 0 {
+			o.SetLayout(s.Options)
 		}
 		a.segment(s, o, badOpt, res, p.Time)
 	}

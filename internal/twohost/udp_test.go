@@ -77,6 +77,36 @@ func TestUDPRunLoopback(t *testing.T) {
 	}
 }
 
+// A server held off the CPU (a cpu.max quota: the lab's CPU-bound case
+// at 0.01 of a core) owes more datagrams than it can send; its run
+// still ends on time, where the client waits for phase-done (measured
+// before: a run due to last 2 s went on past the client's 35 s).
+func TestUDPRunEndsOnTimeWhenBehind(t *testing.T) {
+	cc, o := udpControl(t, startServerUDP(t, ServerConfig{}, true))
+	orig := writeDatagram
+	t.Cleanup(func() { writeDatagram = orig })
+	writeDatagram = func(pc *net.UDPConn, b []byte, to netip.AddrPort) error {
+		time.Sleep(5 * time.Millisecond) // ~200 a second, under half the pace
+		return orig(pc, b, to)
+	}
+	dur := 500 * time.Millisecond
+	pr, err := cc.phase(context.Background(), o, PhaseReq{Name: PhaseUDP, Streams: 1, DurationS: dur.Seconds(), RateBps: 150e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := pr.Grant.DatagramBytes
+	owed := pr.Grant.RateBps * dur.Seconds() / float64(8*size)
+	t.Logf("grant %.3g bit/s of %d-byte datagrams: %.0f owed; done %+v", pr.Grant.RateBps, size, owed, pr.Done)
+	if float64(pr.Done.Datagrams) > 0.8*owed {
+		t.Fatalf("the slowed sender sent %d of %.0f datagrams: not behind, the test shows nothing", pr.Done.Datagrams, owed)
+	}
+	// Without the check inside the catch-up, the run lasts about twice
+	// its length here (the backlog at its end takes as long again).
+	if over := time.Duration(pr.Done.Seconds*float64(time.Second)) - dur; over > 250*time.Millisecond || pr.Done.Reason != "duration" {
+		t.Errorf("the run ended %s after its %s (%s)", over, dur, pr.Done.Reason)
+	}
+}
+
 // The server sends datagrams only to the host of the session that was
 // granted the run, and only after its token: a hello with another token,
 // or with the right one from another address, gets nothing; a data

@@ -157,6 +157,13 @@ func (ss *session) runUDP(ctx context.Context, ph *phase, p *udpPort, r *udpRun,
 	log.Info("phase ended", "phase", ph.grant.Phase, "name", ph.grant.Name, "datagrams", sent, "bytes", ph.bytes.Load(), "seconds", secs, "reason", reason)
 }
 
+// writeDatagram sends one datagram of a run (a test makes it slow, as
+// on a sender held off the CPU).
+var writeDatagram = func(pc *net.UDPConn, b []byte, to netip.AddrPort) error {
+	_, err := pc.WriteToUDPAddrPort(b, to)
+	return err
+}
+
 // sendUDP paces the run's datagrams; it returns how many it sent and why
 // it stopped.
 func (ss *session) sendUDP(ctx context.Context, ph *phase, pc *net.UDPConn, dest netip.AddrPort) (int64, string) {
@@ -181,12 +188,20 @@ func (ss *session) sendUDP(ctx context.Context, ph *phase, pc *net.UDPConn, dest
 		}
 		due := int64(now.Sub(start).Seconds()*perSec) + 1
 		for ; int64(seq) < due; seq++ {
+			// The datagrams owed after the sender was held off the CPU go
+			// out at once (they keep the queue full), but not past the
+			// run's end: a server held to a sliver of a core (cpu.max)
+			// would owe more than it can send, and the client waits for
+			// phase-done only so long.
+			if seq%8 == 7 && !time.Now().Before(until) {
+				return sent, "duration"
+			}
 			if ss.budget.Add(-int64(size)) < 0 {
 				ph.capped.Store(true)
 				return sent, "bytes-cap"
 			}
 			putUDPData(buf, seq, int64(time.Since(start)))
-			if _, err := pc.WriteToUDPAddrPort(buf, dest); err != nil {
+			if err := writeDatagram(pc, buf, dest); err != nil {
 				// Full socket buffers or an ICMP error: a few are the
 				// path's; many, the client is gone.
 				if fails++; fails > 1000 {

@@ -4,6 +4,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,7 +23,13 @@ func WriteFile(name string, data []byte, mode fs.FileMode) error {
 	removeStale(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")
 	if err != nil {
-		return err
+		// Named as the file asked for, not the temporary one: "create
+		// out/r.html: no such file or directory".
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return &fs.PathError{Op: "create", Path: name, Err: err}
 	}
 	tmp := f.Name()
 	ok := false

@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -22,8 +24,10 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("content %q mode %v err %v", b, st.Mode().Perm(), err)
 	}
 	// A failed write leaves the old file and no temporary file behind.
-	if err := WriteFile(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
-		t.Error("write into a missing directory succeeded")
+	missing := filepath.Join(dir, "missing", "f")
+	if err := WriteFile(missing, []byte("x"), 0o644); err == nil || err.Error() != "create "+missing+": no such file or directory" || !errors.Is(err, fs.ErrNotExist) {
+		// The file asked for, not the temporary one the user never named.
+		t.Errorf("write into a missing directory: %v", err)
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {

@@ -241,7 +241,7 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 		}
 		return err
 	}
-	printLabTable(stdout, s, runs)
+	printLabTable(stdout, s.Header(time.Now()), runs)
 	fmt.Fprintf(stdout, "\nresults: %s\n", resPath)
 	if !a.noReport {
 		out := filepath.Join(dir, "report.html")
@@ -286,15 +286,15 @@ func clock(d time.Duration) string {
 
 // printLabTable prints the summary table the report shows, then the
 // scenario's headlines.
-func printLabTable(w io.Writer, s *scenario.Scenario, runs []results.Run) {
+func printLabTable(w io.Writer, h results.Header, runs []results.Run) {
 	sums := results.Summarize(runs)
-	head, rows := report.Table(s.Header(time.Now()), sums)
+	head, rows := report.Table(h, sums)
 	printColumns(w, head, rows)
 	for _, m := range report.CauseMatrices(runs) {
 		fmt.Fprintf(w, "\n%s\n", m.Title)
 		printColumns(w, m.Head, m.Rows)
 	}
-	for _, l := range scenario.Headlines(s.Header(time.Now()), sums) {
+	for _, l := range scenario.Headlines(h, sums) {
 		fmt.Fprintln(w, l)
 	}
 }

@@ -4,20 +4,23 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"github.com/longhaul/longhaul/internal/atomicfile"
 	"io"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/longhaul/longhaul/internal/atomicfile"
 	"github.com/longhaul/longhaul/internal/report"
+	"github.com/longhaul/longhaul/internal/results"
 )
 
 func newReportCmd() *cobra.Command {
 	var out string
+	var text bool
 	c := &cobra.Command{
-		Use:   "report RESULTS.jsonl|ANALYSIS.json|TEST.json|TEST-URL.json [-o report.html]",
+		Use:   "report RESULTS.jsonl...|ANALYSIS.json|TEST.json|TEST-URL.json [-o report.html] [--text]",
 		Short: "Render lab results, a capture analysis or a two-host test as one self-contained HTML report",
 		Long: `report turns a results file written by longhaul lab (results.jsonl, schema
 longhaul.lab/v1) into one HTML file with the charts (throughput vs buffer
@@ -31,17 +34,44 @@ direction's verdict, the phases with the model beside them, throughput
 over time with the model's line and both ends' tcp_info; given a test
 of a URL (longhaul.test-url/v1), the download's throughput and this
 host's receive window over time. The file embeds
-its charting library and data and works offline.`,
+its charting library and data and works offline.
+
+Several results files of one experiment (a long matrix run in parts with
+--case, or repeated another day) make one report of all their runs: the
+same scenario, congestion control and path; the page names every build
+that made a part (a part made by an older build carries that build's
+verdicts: longhaul test --judge judges its documents again). --text
+prints the tables the lab prints at the end of a run instead of writing
+HTML.`,
 		Example: `  longhaul report longhaul-lab/buffers-20261122-101500/results.jsonl -o buffers.html
   longhaul analyze upload.pcap --timeline > upload.json && longhaul report upload.json -o upload.html
-  longhaul test server.example.net --auth token -o run1 && longhaul report run1/test.json`,
+  longhaul test server.example.net --auth token -o run1 && longhaul report run1/test.json
+  # one matrix run in two parts: one report, and its tables on the terminal
+  longhaul report causes-1/results.jsonl causes-2/results.jsonl -o causes.html
+  longhaul report causes-1/results.jsonl causes-2/results.jsonl --text`,
 		Args: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usagef("report needs one results file (see %s --help)", c.CommandPath())
+			switch {
+			case len(args) == 0:
+				return usagef("report needs a results file (see %s --help)", c.CommandPath())
+			case len(args) > 1 && out == "" && !text:
+				return usagef("report: name the report of %d results files with -o FILE.html (or print their tables with --text)", len(args))
+			case text && out != "":
+				return usagef("report: --text prints the tables and writes no HTML: give -o or --text, not both")
 			}
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
+			if text || len(args) > 1 {
+				f, err := loadLabResults(c.Context(), args, c.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				if text {
+					printLabTable(c.OutOrStdout(), f.Header, f.Runs)
+					return nil
+				}
+				return writeLabReport(f, out, c.OutOrStdout())
+			}
 			if out == "" {
 				out = filepath.Join(filepath.Dir(args[0]), "report.html")
 			}
@@ -52,8 +82,54 @@ its charting library and data and works offline.`,
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "HTML file to write (default report.html beside RESULTS)")
+	c.Flags().StringVarP(&out, "output", "o", "", "HTML file to write (default report.html beside RESULTS; needed for several)")
+	c.Flags().BoolVar(&text, "text", false, "print the summary tables (and the causes matrix's scores) of lab results instead of writing HTML")
 	return c
+}
+
+// loadLabResults reads lab results files and merges them.
+func loadLabResults(ctx context.Context, paths []string, warn io.Writer) (*results.File, error) {
+	var files []*results.File
+	for _, in := range paths {
+		f, err := openRegular("report:", in, "a results.jsonl written by longhaul lab")
+		if err != nil {
+			return nil, err
+		}
+		res, err := results.Read(bufio.NewReader(ctxReader{ctx, f}))
+		f.Close()
+		if errors.Is(err, results.ErrSchema) {
+			return nil, usagef("report: %s: %v: several files, or --text, take results written by longhaul lab", in, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", in, err)
+		}
+		if res.Dropped != "" {
+			fmt.Fprintf(warn, "longhaul: report: %s: left out a damaged last line (%s): a run killed while writing?\n", in, res.Dropped)
+		}
+		files = append(files, res)
+	}
+	merged, err := results.Merge(files)
+	if err != nil {
+		return nil, usagef("report: %v", err)
+	}
+	return merged, nil
+}
+
+// writeLabReport renders merged lab results as HTML.
+func writeLabReport(f *results.File, out string, stdout io.Writer) error {
+	page, err := report.Build(f)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := report.Render(&b, page); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(out, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, out)
+	return nil
 }
 
 // writeReport renders a results file as HTML; the file is replaced only

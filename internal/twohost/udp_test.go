@@ -51,6 +51,9 @@ func TestUDPRunLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	size := pr.Grant.DatagramBytes
+	// The grant, not the ask: a busy machine's download before carried
+	// less, and the pace is bounded by it.
+	rate = pr.Grant.RateBps
 	want := rate * dur.Seconds() / float64(8*size)
 	t.Logf("grant %+v; done %+v; stats %+v", pr.Grant, pr.Done, *pr.UDP)
 	if size != udpMaxSize { // loopback's segments are 64 KB
@@ -79,14 +82,22 @@ func TestUDPRunLoopback(t *testing.T) {
 
 // A server held off the CPU (a cpu.max quota: the lab's CPU-bound case
 // at 0.01 of a core) owes more datagrams than it can send; its run
-// still ends on time, where the client waits for phase-done (measured
-// before: a run due to last 2 s went on past the client's 35 s).
+// still ends on time, give or take a quarter of its length spent on
+// what it owed, where the client waits for phase-done (measured before:
+// a run due to last 2 s went on past the client's 35 s).
 func TestUDPRunEndsOnTimeWhenBehind(t *testing.T) {
 	cc, o := udpControl(t, startServerUDP(t, ServerConfig{}, true))
 	orig := writeDatagram
 	t.Cleanup(func() { writeDatagram = orig })
+	var first time.Time
 	writeDatagram = func(pc *net.UDPConn, b []byte, to netip.AddrPort) error {
-		time.Sleep(5 * time.Millisecond) // ~200 a second, under half the pace
+		// From 0.3 s into the run, each send takes 20 ms: the sender
+		// falls behind its pace (about 400 a second) at once.
+		if first.IsZero() {
+			first = time.Now()
+		} else if time.Since(first) > 300*time.Millisecond {
+			time.Sleep(20 * time.Millisecond)
+		}
 		return orig(pc, b, to)
 	}
 	dur := 500 * time.Millisecond
@@ -97,12 +108,12 @@ func TestUDPRunEndsOnTimeWhenBehind(t *testing.T) {
 	size := pr.Grant.DatagramBytes
 	owed := pr.Grant.RateBps * dur.Seconds() / float64(8*size)
 	t.Logf("grant %.3g bit/s of %d-byte datagrams: %.0f owed; done %+v", pr.Grant.RateBps, size, owed, pr.Done)
-	if float64(pr.Done.Datagrams) > 0.8*owed {
-		t.Fatalf("the slowed sender sent %d of %.0f datagrams: not behind, the test shows nothing", pr.Done.Datagrams, owed)
+	if pr.Grant.RateBps < 20e6 {
+		t.Fatalf("granted %.3g bit/s: too slow a pace to fall behind", pr.Grant.RateBps)
 	}
-	// Without the check inside the catch-up, the run lasts about twice
-	// its length here (the backlog at its end takes as long again).
-	if over := time.Duration(pr.Done.Seconds*float64(time.Second)) - dur; over > 250*time.Millisecond || pr.Done.Reason != "duration" {
+	// Without the bound, the catch-up begun at 0.32 s (16 datagrams owed
+	// at 20 ms each, then more) runs far past the end.
+	if over := time.Duration(pr.Done.Seconds*float64(time.Second)) - dur; over > dur/4+100*time.Millisecond || pr.Done.Reason != "duration" {
 		t.Errorf("the run ended %s after its %s (%s)", over, dur, pr.Done.Reason)
 	}
 }
@@ -179,7 +190,7 @@ func TestUDPRunPaceBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := pr.Grant.RateBps; r > udpMaxOver*100e6*1.05 || r < 100e6 {
+	if r := pr.Grant.RateBps; r > udpMaxOver*100e6*1.05 || r < 10e6 {
 		t.Errorf("granted %.3g bit/s after a download at 100 Mbit/s", r)
 	}
 	o.Addr = startServerUDP(t, ServerConfig{}, true)

@@ -70,6 +70,12 @@ type LossEvidence struct {
 	// bottleneck's queue to the end; a lone flow's slow-start overshoot
 	// does not (sharedCause).
 	SteadyRTT time.Duration
+	// FlowRTT is the sender's smoothed round trip (tcp_info) over the
+	// flow's later half, the median; 0 unknown. With MinRTT (tcp_info's
+	// too) it measures the queue the flow stood in without the pings'
+	// reference, which another user's traffic raises as well: their
+	// queue stands before this flow starts (sharedCause).
+	FlowRTT time.Duration
 	// LossRate is the share of the flow's segments retransmitted;
 	// LossEvents how many times it lost (samples in which its
 	// retransmission count rose, or with Episodes loss recoveries) and

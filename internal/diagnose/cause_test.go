@@ -458,6 +458,36 @@ func TestLossCauseShared(t *testing.T) {
 	if c, _ := LossCause(e); c.Name != CauseSharedBottleneck {
 		t.Errorf("a queue to the end: named %q, want shared-bottleneck", c.Name)
 	}
+	// The idle pings stood in the other download's queue already (lab,
+	// 50 ms x 100 Mbit/s, cubic beside cubic: idle 85.7-93.8 ms, loaded
+	// 89.0 ms, +3.4 ms; named shallow-buffer): the flow's own smoothed
+	// round trip against the least, +35 ms, shows the queue.
+	miss := LossEvidence{MinRTT: 50218 * time.Microsecond, IdleRTT: 85675 * time.Microsecond, LoadedRTT: 89027 * time.Microsecond, SteadyRTT: 89500 * time.Microsecond,
+		LossRate: 0.0039, LossEvents: 2, Lost: 19, Intervals: 40, Bps: 8.17e6, PeakBps: 9.6e6, MSS: 1448, ManyBps: 80.8e6, Sender: "the server"}
+	if c, _ := LossCause(miss); c.Name == CauseSharedBottleneck {
+		t.Fatalf("without the flow's RTT the pings' +3.4 ms named it shared: the case shows nothing")
+	}
+	miss.FlowRTT = 85 * time.Millisecond
+	c, _ = LossCause(miss)
+	if c.Name != CauseSharedBottleneck || !strings.Contains(c.Text, "the flow's round trip 85 ms against the path's least 50.2 ms") || c.Numbers["queue_delay_s"] < 0.034 {
+		t.Errorf("idle pings in another's queue: %+v", c)
+	}
+	// The flow's own queue counts only where the idle pings stood in one
+	// too: a flow that made its own queue (a shallow buffer's) with the
+	// pings idle at the least is not shared by that.
+	own := miss
+	own.IdleRTT = 50300 * time.Microsecond
+	own.LoadedRTT, own.SteadyRTT = 53*time.Millisecond, 53*time.Millisecond
+	if c, _ := LossCause(own); c.Name == CauseSharedBottleneck {
+		t.Errorf("idle pings at the least: named %q", c.Name)
+	}
+	// Near what several streams carried it is not shared, whatever the
+	// queue.
+	near := miss
+	near.Bps = 70e6
+	if c, _ := LossCause(near); c.Name == CauseSharedBottleneck {
+		t.Errorf("near the many: named %q", c.Name)
+	}
 }
 
 // A policer whose deep bucket lets its losses come a few segments at a

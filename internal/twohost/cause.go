@@ -62,16 +62,15 @@ func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps floa
 		track.Add(s.Sock)
 	}
 	track.Fill(&e)
+	rtts := make([]time.Duration, 0, len(half))
 	for _, s := range half {
 		e.PeakBps = max(e.PeakBps, s.Sock.DeliveryBps)
+		rtts = append(rtts, s.Sock.RTT)
 	}
+	e.FlowRTT = median(rtts)
 	if e.LoadedRTT == 0 {
 		// No pings answered while it ran: the sender's smoothed RTT.
-		rtts := make([]time.Duration, 0, len(half))
-		for _, s := range half {
-			rtts = append(rtts, s.Sock.RTT)
-		}
-		e.LoadedRTT, e.IdleRTT = median(rtts), 0 // tcp_info's, against its minimum
+		e.LoadedRTT, e.IdleRTT = e.FlowRTT, 0 // tcp_info's, against its minimum
 	}
 	re := reorderEvidence(all, f, e.Sender)
 	re.Held = pathBps > 0 && !atPath // held below a known rate

@@ -271,8 +271,8 @@ func TestCPUCause(t *testing.T) {
 }
 
 // A flow that filled the path (analyze's bottleneck) fills whatever queue
-// the bottleneck has: one BDP of it (the round trip doubled at most) is
-// the bottleneck's own, more is bufferbloat. A flow held below the
+// the bottleneck has: one BDP of it (the round trip doubled, its samples
+// up to a quarter RTT over) is the bottleneck's own, more is bufferbloat. A flow held below the
 // path's rate is bloated from half the RTT. LossCause for test (no
 // FilledPath) is unchanged.
 func TestLossCauseFilledPath(t *testing.T) {
@@ -285,6 +285,8 @@ func TestLossCauseFilledPath(t *testing.T) {
 		{80 * ms, false, CauseBufferbloat}, // +30 ms on 50 ms, held by losses
 		{80 * ms, true, ""},                // the same queue, a filled path: its own
 		{98 * ms, true, ""},                // a full one-BDP queue
+		{108 * ms, true, ""},               // and its samples a little over it (the lab's reordering path)
+		{120 * ms, true, CauseBufferbloat}, // 1.4 BDP queued
 		{160 * ms, true, CauseBufferbloat}, // 2.2 BDP queued
 	} {
 		e := LossEvidence{MinRTT: 50 * ms, LoadedRTT: c.loaded, LossRate: 1e-3, LossEvents: 3, Lost: 40, Intervals: 100, Bps: 90e6, PeakBps: 95e6, MSS: 1448, FilledPath: c.filled}

@@ -9,13 +9,17 @@ import (
 	"github.com/longhaul/longhaul/internal/scenario"
 )
 
-// judged is the part of a verdict the matrix reads: the cause named, the
-// flags that stand for one where no cause is (a capture or a socket flags
-// a queue's delay as bufferbloat, a connection without window scaling as
-// no-window-scaling), and what else the tool saw the path do wrong
-// without it limiting the flow (analyze's and flows' seen: reordering
-// tolerated), which names the path's failure as test's reordering note
-// does.
+// judged is the part of a verdict the matrix reads: the cause named,
+// else what the tool saw the path do wrong without it limiting the flow
+// (analyze's and flows' seen: reordering tolerated), which names the
+// path's failure as test's reordering note does, else the flags that
+// stand for one (a capture or a socket flags a queue's delay as
+// bufferbloat, a connection without window scaling as
+// no-window-scaling). A seen failure comes before a flag: it is named
+// with its numbers and fix, a flag is a symptom (the bufferbloat flag's
+// round trip doubled at its 90th percentile also where a full one-BDP
+// queue held late segments: the lab's reordering path, 50 ms, 1 run in
+// 10 of analyze).
 type judged struct {
 	Cause *causeName  `json:"cause"`
 	Flags []string    `json:"flags"`
@@ -30,12 +34,12 @@ func (j judged) named() string {
 	switch {
 	case j.Cause != nil && j.Cause.Name != "":
 		return j.Cause.Name
+	case len(j.Seen) > 0 && j.Seen[0].Name != "":
+		return j.Seen[0].Name
 	case slices.Contains(j.Flags, "bufferbloat"):
 		return "bufferbloat"
 	case slices.Contains(j.Flags, "no-window-scaling"):
 		return "no-window-scaling"
-	case len(j.Seen) > 0 && j.Seen[0].Name != "":
-		return j.Seen[0].Name
 	}
 	return scenario.NoCause
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,7 +19,6 @@ import (
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/lab"
 	"github.com/longhaul/longhaul/internal/linkemu"
-	"github.com/longhaul/longhaul/internal/report"
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/scenario"
 	"github.com/longhaul/longhaul/internal/snapshot"
@@ -282,29 +280,4 @@ func progressLines(w io.Writer) func(lab.Progress) {
 func clock(d time.Duration) string {
 	d = d.Round(time.Second)
 	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
-}
-
-// printLabTable prints the summary table the report shows, then the
-// scenario's headlines.
-func printLabTable(w io.Writer, h results.Header, runs []results.Run) {
-	sums := results.Summarize(runs)
-	head, rows := report.Table(h, sums)
-	printColumns(w, head, rows)
-	for _, m := range report.CauseMatrices(runs) {
-		fmt.Fprintf(w, "\n%s\n", m.Title)
-		printColumns(w, m.Head, m.Rows)
-	}
-	for _, l := range scenario.Headlines(h, sums) {
-		fmt.Fprintln(w, l)
-	}
-}
-
-// printColumns prints a table's head and rows in aligned columns.
-func printColumns(w io.Writer, head []string, rows []report.Row) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	tw.Flush()
 }

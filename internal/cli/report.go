@@ -8,12 +8,15 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/longhaul/longhaul/internal/atomicfile"
 	"github.com/longhaul/longhaul/internal/report"
 	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/scenario"
 )
 
 func newReportCmd() *cobra.Command {
@@ -153,4 +156,29 @@ func writeReport(ctx context.Context, in, out string, warn io.Writer) error {
 		return err
 	}
 	return atomicfile.WriteFile(out, b.Bytes(), 0o644)
+}
+
+// printLabTable prints the summary table the report shows, then the
+// scenario's headlines.
+func printLabTable(w io.Writer, h results.Header, runs []results.Run) {
+	sums := results.Summarize(runs)
+	head, rows := report.Table(h, sums)
+	printColumns(w, head, rows)
+	for _, m := range report.CauseMatrices(runs) {
+		fmt.Fprintf(w, "\n%s\n", m.Title)
+		printColumns(w, m.Head, m.Rows)
+	}
+	for _, l := range scenario.Headlines(h, sums) {
+		fmt.Fprintln(w, l)
+	}
+}
+
+// printColumns prints a table's head and rows in aligned columns.
+func printColumns(w io.Writer, head []string, rows []report.Row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	tw.Flush()
 }

@@ -12,7 +12,10 @@ import "encoding/binary"
 // Ethernet frame, wholly in the buffer, is read in place and handed
 // straight to the IPv4 decoder, without Next's indirect call or Decode's
 // dispatch on the link type. Every other record takes the general path.
-// Both give the same results (FuzzNextSegment).
+// Both give the same results (the capture fuzzers and
+// TestMappedReadsAsStream read every file both ways). The record's
+// header is read here as in nextPcap's fast path, not through a shared
+// helper: one cost 0.5-3% more instructions per packet (cachegrind).
 func (r *Reader) NextSegment(p *Packet, s *Segment, o *Options) (res Result, badOptions bool, err error) {
 	if r.etherPcap {
 		b := r.buf[r.pos:r.end]

@@ -124,11 +124,7 @@ func writeLabReport(f *results.File, out string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	if err := report.Render(&b, page); err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(out, b.Bytes(), 0o644); err != nil {
+	if err := writePage(page, out); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, out)
@@ -151,6 +147,11 @@ func writeReport(ctx context.Context, in, out string, warn io.Writer) error {
 	if dropped != "" {
 		fmt.Fprintf(warn, "longhaul: report: %s: left out a damaged last line (%s): a run killed while writing?\n", in, dropped)
 	}
+	return writePage(page, out)
+}
+
+// writePage renders page as HTML to out, replaced only once complete.
+func writePage(page *report.Page, out string) error {
 	var b bytes.Buffer
 	if err := report.Render(&b, page); err != nil {
 		return err

@@ -29,9 +29,10 @@ func sharedCause(e LossEvidence, q time.Duration, nums map[string]float64, sende
 	if e.ManyBps <= 0 || e.Bps <= 0 || e.Bps >= sharedShare*e.ManyBps || e.Reordered {
 		return Cause{}, false
 	}
-	stood := fmt.Sprintf("the round trip %s, +%s under load", units.FormatDuration(e.MinRTT.Round(100*time.Microsecond)), units.FormatDuration(q.Round(100*time.Microsecond)))
+	var stood string
 	switch {
 	case sharedQueue(e, e.LoadedRTT) && (e.SteadyRTT <= 0 || sharedQueue(e, e.SteadyRTT)):
+		stood = fmt.Sprintf("the round trip %s, +%s under load", units.FormatDuration(e.MinRTT.Round(100*time.Microsecond)), units.FormatDuration(q.Round(100*time.Microsecond)))
 	case flowQueued(e):
 		// The pings' own reference stood in the other traffic's queue
 		// (measured on 50 ms x 100 Mbit/s beside a cubic download: idle

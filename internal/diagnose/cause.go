@@ -59,6 +59,13 @@ type Cause struct {
 type LossEvidence struct {
 	MinRTT    time.Duration // the path's round trip, idle
 	LoadedRTT time.Duration // the round trip while the flow ran (median)
+	// TopRTT is the same samples' 90th percentile; 0 unknown (or too
+	// few samples: with under 20 one delayed ACK is the top). A flow
+	// that filled the path stands in at most one BDP of the bottleneck's
+	// own queue: a round trip near its top more than double the idle
+	// one is a deeper queue's, even while the median, held down by how
+	// early the flow left slow start, is not (bloatTop).
+	TopRTT time.Duration
 	// IdleRTT is the least round trip of the same probe as LoadedRTT
 	// before any load (test's pings on its control connection, which
 	// add the applications' own latency): the queue delay is LoadedRTT
@@ -144,16 +151,6 @@ type LossEvidence struct {
 
 // Thresholds of the loss causes.
 const (
-	// bloatRise: a queue delay of at least this share of the RTT (and
-	// bloatMin) under load is a deep queue filling; bloatFilled of it
-	// for a flow that filled the path (LossEvidence.FilledPath): a
-	// one-BDP queue, full, doubles the round trip, and the samples of a
-	// full one run a little over (delayed ACKs, and on a path that
-	// reorders the late segments': measured on 50 ms x 100 Mbit/s with
-	// 5% held 30 ms, +1.02 and +1.16 RTT; an 8-BDP queue +1.5 to +4.4).
-	bloatRise   = 0.5
-	bloatFilled = 1.25
-	bloatMin    = 20 * time.Millisecond
 	// queueRise: below this share of the RTT (or queueMin) no queue
 	// stood at the bottleneck while the flow ran.
 	queueRise = 0.02
@@ -204,18 +201,17 @@ func LossCause(e LossEvidence) (Cause, bool) {
 	sender := orWord(e.Sender, "the sender")
 	nums := map[string]float64{"min_rtt_s": e.MinRTT.Seconds(), "loaded_rtt_s": e.LoadedRTT.Seconds(), "queue_delay_s": q.Seconds(),
 		"loss_rate": e.LossRate, "throughput_bps": e.Bps, "peak_bps": e.PeakBps}
-	bbr := useBBR(e.CC)
-	rise := bloatRise
-	if e.FilledPath || e.Onsets.filled() {
-		rise = bloatFilled
+	if e.TopRTT > 0 {
+		nums["top_rtt_s"] = e.TopRTT.Seconds()
 	}
+	bbr := useBBR(e.CC)
 	if c, ok := sharedCause(e, q, nums, sender); ok {
 		return c, true
 	}
-	switch {
-	case q >= bloatMin && q.Seconds() >= rise*e.MinRTT.Seconds():
-		return bloatCause(e, q, nums, sender, bbr), true
-	case e.LossRate <= 0:
+	if bq, ok := bloated(e, q); ok {
+		return bloatCause(e, bq, nums, sender, bbr), true
+	}
+	if e.LossRate <= 0 {
 		return Cause{}, false
 	}
 	mathis := pathmodel.MathisBps(max(e.MSS, 536), e.MinRTT, e.LossRate)
@@ -407,19 +403,6 @@ func burstiness(e LossEvidence) (burst float64, bursty bool) {
 		floor, over = burstLossOnsets, burstOverRandomOnsets
 	}
 	return burst, burst >= floor && burst >= over*random
-}
-
-// bloatCause names bufferbloat: a queue delay of q under load.
-func bloatCause(e LossEvidence, q time.Duration, nums map[string]float64, sender, bbr string) Cause {
-	nums["queue_bytes"] = q.Seconds() * e.Bps / 8
-	c := Cause{Name: CauseBufferbloat, Numbers: nums,
-		Text: fmt.Sprintf("bufferbloat: the round trip rose from %s to %s under load: a queue of about %s fills on the path",
-			units.FormatDuration(e.MinRTT.Round(100*time.Microsecond)), units.FormatDuration(e.LoadedRTT.Round(100*time.Microsecond)), units.FormatBytes(nums["queue_bytes"]))}
-	c.Fix = append(c.Fix, ActorNetwork+": manage the bottleneck's queue (fq_codel or cake, or a queue of about one BDP, not more)")
-	if bbr != "" {
-		c.Fix = append(c.Fix, ActorSender+": "+sender+" can "+bbr+": it keeps the queue short")
-	}
-	return c
 }
 
 // queueDelay is what a loaded round trip adds to the idle one.

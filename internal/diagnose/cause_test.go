@@ -270,33 +270,6 @@ func TestCPUCause(t *testing.T) {
 	}
 }
 
-// A flow that filled the path (analyze's bottleneck) fills whatever queue
-// the bottleneck has: one BDP of it (the round trip doubled, its samples
-// up to a quarter RTT over) is the bottleneck's own, more is bufferbloat. A flow held below the
-// path's rate is bloated from half the RTT. LossCause for test (no
-// FilledPath) is unchanged.
-func TestLossCauseFilledPath(t *testing.T) {
-	ms := time.Millisecond
-	for _, c := range []struct {
-		loaded time.Duration
-		filled bool
-		want   string
-	}{
-		{80 * ms, false, CauseBufferbloat}, // +30 ms on 50 ms, held by losses
-		{80 * ms, true, ""},                // the same queue, a filled path: its own
-		{98 * ms, true, ""},                // a full one-BDP queue
-		{108 * ms, true, ""},               // and its samples a little over it (the lab's reordering path)
-		{120 * ms, true, CauseBufferbloat}, // 1.4 BDP queued
-		{160 * ms, true, CauseBufferbloat}, // 2.2 BDP queued
-	} {
-		e := LossEvidence{MinRTT: 50 * ms, LoadedRTT: c.loaded, LossRate: 1e-3, LossEvents: 3, Lost: 40, Intervals: 100, Bps: 90e6, PeakBps: 95e6, MSS: 1448, FilledPath: c.filled}
-		got, _ := LossCause(e)
-		if got.Name != c.want {
-			t.Errorf("loaded %s, filled %v: %q, want %q", c.loaded, c.filled, got.Name, c.want)
-		}
-	}
-}
-
 // A capture whose recoveries all began at the top of a standing queue
 // shows a flow that filled the bottleneck's queue, loss-limited or not:
 // one BDP of queue is then the bottleneck's own. The run it comes from:

@@ -256,3 +256,42 @@ func TestSlowStartDrainOnlyRound(t *testing.T) {
 		t.Errorf("slow start %v, network %v: the drain-only round ended slow start", ss, net)
 	}
 }
+
+// A loaded server sent its 60 KB answer's first two segments 1.1 ms
+// ahead of the other eight (a capture at the receiver, shifted to the
+// sender's clock). The ACK of those two began a "round" that the ACK of
+// the rest ended 1.3 ms later, its flight not grown: that ended slow
+// start, and two thirds of the transfer were called the path's. A second
+// round over within half a round trip is the initial window's tail: it
+// and the next are one round.
+func TestSlowStartSplitFlight(t *testing.T) {
+	ms := func(f float64) time.Duration { return time.Duration(f * float64(time.Millisecond)) }
+	samples := []Sample{
+		{T: ms(106.2), Sent: 2896, Inflight: 2896},
+		{T: ms(107.3), Sent: 14480, Inflight: 14480},
+		{T: ms(157.1), Sent: 14480, Delivered: 2896, Inflight: 11584},
+		{T: ms(157.5), Sent: 20272, Delivered: 2896, Inflight: 17376},
+		{T: ms(158.4), Sent: 20272, Delivered: 14480, Inflight: 5792},
+		{T: ms(158.9), Sent: 43440, Delivered: 14480, Inflight: 28960},
+		{T: ms(208.0), Sent: 43440, Delivered: 20272, Inflight: 23168},
+		{T: ms(209.5), Sent: 60000, Delivered: 43440, Inflight: 16560},
+		{T: ms(259.0), Sent: 60000, Delivered: 60000},
+	}
+	for i := range samples {
+		samples[i].Rwnd, samples[i].RTT = 1<<20, 50*time.Millisecond
+	}
+	// (The third round is the split's echo: the ACK of the second
+	// round's late tail comes 1.5 ms after the rest, and that round's
+	// flight did not grow: the last round is the path's.)
+	tl := FromSamples(samples, 1448, 0)
+	if ss, net := tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork]; ss < 2*net {
+		t.Errorf("slow start %v, network %v: the tail of a split flight counted as a round", ss, net)
+	}
+	// Without the round trip known, the rounds are as before.
+	for i := range samples {
+		samples[i].RTT = 0
+	}
+	if tl := FromSamples(samples, 1448, 0); tl.StateTime[StateNetwork] == 0 {
+		t.Errorf("no RTT: network 0, want the flat round to end slow start")
+	}
+}

@@ -164,6 +164,7 @@ type Timeline struct {
 	prevState   State
 	roundEnd    int64
 	roundAcked  int64
+	roundT      time.Duration // when the round began
 	roundMax    int64
 	prevMax     int64
 	roundBusy   bool
@@ -240,7 +241,7 @@ func (tl *Timeline) add(s *Sample) {
 	}
 	if tl.Samples == 0 {
 		tl.First = s.T
-		tl.roundEnd, tl.roundAcked = s.Sent, s.Delivered
+		tl.roundEnd, tl.roundAcked, tl.roundT = s.Sent, s.Delivered, s.T
 	} else {
 		dt := s.T - tl.prev.T
 		switch {
@@ -348,66 +349,6 @@ func (tl *Timeline) settle() {
 	tl.drainSS, tl.drainNet = 0, 0
 }
 
-// rounds tracks slow start: each round's largest flight against the
-// previous round's.
-func (tl *Timeline) rounds(s *Sample) {
-	if s.Retrans > tl.prev.Retrans || s.InRecovery {
-		tl.roundLoss = true
-		tl.ssDone = true // a loss ends slow start (ssthresh is set)
-	}
-	if s.Inflight > tl.roundMax {
-		tl.roundMax = s.Inflight
-	}
-	if tl.Samples > 0 {
-		dt := s.T - tl.prev.T
-		switch tl.prevState {
-		case StateRwnd, StateZeroWindow, StateWindowUnknown, StateApp, StateSndbuf:
-			tl.roundLimitT += dt
-		case StateSlowStart, StateNetwork:
-			tl.roundBusyT += dt
-		}
-	}
-	// A round is limited (by a window or the application) when that took
-	// more of its time than the congestion window did; a moment with
-	// nothing in flight between an ACK and the next flight is not.
-	tl.roundLimit = tl.roundLimitT > tl.roundBusyT
-	tl.roundBusy = tl.roundBusyT > 0
-	if s.Delivered < tl.roundEnd || s.Delivered <= tl.roundAcked {
-		return
-	}
-	// The round is over.
-	tl.Rounds++
-	if !tl.ssDone {
-		tl.SlowStartRounds++
-		// A round in which the sender sent nothing new only drained the
-		// flight before it, which says nothing of the window's growth:
-		// a busy sender answered the first ACKs late (measured under CPU
-		// load, a 60 KB download's first flight acknowledged in full
-		// before the sender's next write), or a capture away from the
-		// sender saw the ACKs before the data they let out. The next
-		// round is held against the last one that sent.
-		switch {
-		case s.Sent <= tl.roundEnd:
-			tl.roundMax = max(tl.roundMax, tl.prevMax)
-		case tl.prevMax > 0 && !tl.roundLimit && tl.roundMax < tl.prevMax+tl.prevMax/4:
-			tl.ssDone = true
-		}
-	} else if tl.roundBusy && !tl.roundLimit && !tl.roundLoss && tl.prevMax > 0 {
-		tl.BusyRounds++
-		if d := tl.roundMax - tl.prevMax; d <= tl.prevMax/20 && -d <= tl.prevMax/20 {
-			tl.FlatRounds++
-		}
-		if tl.BusyRounds <= 4 {
-			tl.FirstBusyMax = max(tl.FirstBusyMax, tl.roundMax)
-		}
-		tl.lastBusy[tl.BusyRounds%4] = tl.roundMax
-	}
-	tl.prevMax = tl.roundMax
-	tl.roundEnd, tl.roundMax, tl.roundAcked = s.Sent, s.Inflight, s.Delivered
-	tl.roundBusy, tl.roundLimit, tl.roundLoss = false, false, false
-	tl.roundLimitT, tl.roundBusyT = 0, 0
-}
-
 func (tl *Timeline) point(s *Sample, st State) {
 	if tl.bucket == 0 {
 		tl.bucket = time.Millisecond
@@ -473,22 +414,4 @@ func (tl *Timeline) Shares() map[string]float64 {
 		}
 	}
 	return m
-}
-
-// SlowStartDone reports whether slow start is over (a loss, or a round
-// whose flight grew less than a quarter): producers that keep their own
-// evidence of the steady transfer (tcpflow's loaded RTT) read it.
-func (tl *Timeline) SlowStartDone() bool { return tl.ssDone }
-
-// Plateau reports whether the flight of the busy rounds after slow start
-// stayed level from the first four to the last four (within 15%), over at
-// least 8 rounds: with no loss, Reno and CUBIC would have grown it round
-// after round, so something else (the send buffer) held it. Noise from
-// round to round does not matter, unlike FlatRounds.
-func (tl *Timeline) Plateau() bool {
-	if tl.BusyRounds < 8 || tl.FirstBusyMax <= 0 {
-		return false
-	}
-	last := max(tl.lastBusy[0], tl.lastBusy[1], tl.lastBusy[2], tl.lastBusy[3])
-	return 20*last <= 23*tl.FirstBusyMax && 20*last >= 17*tl.FirstBusyMax
 }

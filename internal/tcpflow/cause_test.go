@@ -198,16 +198,24 @@ func TestLoadedRTT(t *testing.T) {
 	if c.n > nSteady || c.n < nSteady/2 {
 		t.Errorf("%d samples kept", c.n)
 	}
-	if got := c.loadedRTT(); got < 150*time.Millisecond || got > 156*time.Millisecond {
-		t.Errorf("loaded RTT %s, want the steady transfer's (150-156 ms)", got)
+	if got, top := c.loadedRTT(); got < 150*time.Millisecond || got > 156*time.Millisecond || top < 155*time.Millisecond || top > 156*time.Millisecond {
+		t.Errorf("loaded RTT %s, top %s, want the steady transfer's (150-156 ms, 155-156)", got, top)
 	}
 	// Too few samples after slow start: the whole transfer's median.
 	var short causeTrack
 	for i := range 20 {
 		short.addRTT(int64(50+i)*1e6, i >= 17)
 	}
-	if got := short.loadedRTT(); got != 60*time.Millisecond {
-		t.Errorf("loaded RTT %s, want 60 ms", got)
+	if got, top := short.loadedRTT(); got != 60*time.Millisecond || top != 68*time.Millisecond {
+		t.Errorf("loaded RTT %s, top %s, want 60 ms and 68 ms", got, top)
+	}
+	// Under minTop samples, no top: one delayed ACK would be it.
+	var few causeTrack
+	for i := range minTop - 1 {
+		few.addRTT(int64(50+i)*1e6, false)
+	}
+	if got, top := few.loadedRTT(); got != 59*time.Millisecond || top != 0 {
+		t.Errorf("%d samples: loaded RTT %s, top %s, want 59 ms and none", minTop-1, got, top)
 	}
 }
 

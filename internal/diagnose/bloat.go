@@ -58,13 +58,13 @@ func bloated(e LossEvidence, q time.Duration) (time.Duration, bool) {
 // median's, or near its top: bloatTop).
 func bloatCause(e LossEvidence, q time.Duration, nums map[string]float64, sender, bbr string) Cause {
 	nums["queue_bytes"] = q.Seconds() * e.Bps / 8
-	rose := units.FormatDuration(e.LoadedRTT.Round(100 * time.Microsecond))
+	top := ""
 	if e.TopRTT > e.LoadedRTT {
-		rose += " (median), " + units.FormatDuration(e.TopRTT.Round(100*time.Microsecond)) + " near its top,"
+		top = " (" + units.FormatDuration(e.TopRTT.Round(100*time.Microsecond)) + " near its top)"
 	}
 	c := Cause{Name: CauseBufferbloat, Numbers: nums,
-		Text: fmt.Sprintf("bufferbloat: the round trip rose from %s to %s under load: a queue of about %s fills on the path",
-			units.FormatDuration(e.MinRTT.Round(100*time.Microsecond)), rose, units.FormatBytes(nums["queue_bytes"]))}
+		Text: fmt.Sprintf("bufferbloat: the round trip rose from %s to %s under load%s: a queue of about %s fills on the path",
+			units.FormatDuration(e.MinRTT.Round(100*time.Microsecond)), units.FormatDuration(e.LoadedRTT.Round(100*time.Microsecond)), top, units.FormatBytes(nums["queue_bytes"]))}
 	c.Fix = append(c.Fix, ActorNetwork+": manage the bottleneck's queue (fq_codel or cake, or a queue of about one BDP, not more)")
 	if bbr != "" {
 		c.Fix = append(c.Fix, ActorSender+": "+sender+" can "+bbr+": it keeps the queue short")

@@ -70,7 +70,7 @@ func TestLossCauseBloatTop(t *testing.T) {
 			if q := got.Numbers["queue_bytes"]; q < 1.5e6 || q > 1.55e6 {
 				t.Errorf("%s: queue %.0f bytes, want about 1.52 MB", c.name, q)
 			}
-			if !strings.Contains(got.Text, "110 ms (median), 190 ms near its top") {
+			if !strings.Contains(got.Text, "110 ms under load (190 ms near its top)") {
 				t.Errorf("%s: %s", c.name, got.Text)
 			}
 		}

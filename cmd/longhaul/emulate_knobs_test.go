@@ -15,8 +15,9 @@ const exitInvalid = 5
 
 // runEmulated runs longhaul emulate with args and returns its output.
 // A run the emulator itself overloaded, or whose capture dropped packets
-// (exit 5: a busy machine, its numbers are not the path's) is run again, up to 3 times, then the test
-// is skipped with the reason; any other failure fails the test.
+// (exit 5: a busy machine, its numbers are not the path's) is run again,
+// up to 3 times, then the test is skipped with the reason; any other
+// failure fails the test.
 func runEmulated(t *testing.T, bin string, args ...string) (stdout, stderr string) {
 	t.Helper()
 	out, errOut, code := exe(t, bin, args...)

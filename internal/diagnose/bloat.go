@@ -15,7 +15,8 @@ const (
 	// one-BDP queue, full, doubles the round trip, and the samples of a
 	// full one run a little over (delayed ACKs, and on a path that
 	// reorders the late segments': measured on 50 ms x 100 Mbit/s with
-	// 5% held 30 ms, +1.02 and +1.16 RTT; an 8-BDP queue +1.5 to +4.4).
+	// 5% held 30 ms, +1.02 and +1.16 RTT; an 8-BDP queue +1.5 to +4.4,
+	// and since as little as +1.05: bloatTop).
 	bloatRise   = 0.5
 	bloatFilled = 1.25
 	bloatMin    = 20 * time.Millisecond

@@ -62,9 +62,9 @@ type LossEvidence struct {
 	// TopRTT is the same samples' 90th percentile; 0 unknown (or too
 	// few samples: with under 20 one delayed ACK is the top). A flow
 	// that filled the path stands in at most one BDP of the bottleneck's
-	// own queue: a round trip near its top more than double the idle
-	// one is a deeper queue's, even while the median, held down by how
-	// early the flow left slow start, is not (bloatTop).
+	// own queue, which adds at most one RTT: a queue near its top of
+	// more (bloatTop) is deeper, even while the median, held down by how
+	// early the flow left slow start, is not.
 	TopRTT time.Duration
 	// IdleRTT is the least round trip of the same probe as LoadedRTT
 	// before any load (test's pings on its control connection, which

@@ -31,8 +31,8 @@ func (tl *Timeline) rounds(s *Sample) {
 		// Over within half a round trip of its start, the second round
 		// only delivered the tail of the initial window, sent late: it
 		// and the next are one round. (Measured under CPU load: a 60 KB
-		// answer's first two segments left 1.2 ms before the other
-		// eight, and the ACK of those two began a 1.2 ms "round" that
+		// answer's first two segments left 1.1 ms before the other
+		// eight, and the ACK of those two began a 1.3 ms "round" that
 		// did not grow, ending slow start at a capture.) Later rounds
 		// are left as they are, though the split echoes in them: merged,
 		// they end slow start later in long flows, and bbr's level

@@ -164,7 +164,7 @@ type Timeline struct {
 	prevState   State
 	roundEnd    int64
 	roundAcked  int64
-	roundT      time.Duration // when the round began
+	roundT      time.Duration // when the last round ended (rounds reads it for the second)
 	roundMax    int64
 	prevMax     int64
 	roundBusy   bool
@@ -241,7 +241,7 @@ func (tl *Timeline) add(s *Sample) {
 	}
 	if tl.Samples == 0 {
 		tl.First = s.T
-		tl.roundEnd, tl.roundAcked, tl.roundT = s.Sent, s.Delivered, s.T
+		tl.roundEnd, tl.roundAcked = s.Sent, s.Delivered
 	} else {
 		dt := s.T - tl.prev.T
 		switch {

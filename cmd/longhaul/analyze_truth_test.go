@@ -563,46 +563,65 @@ func TestIntegrationAnalyzeTruth(t *testing.T) {
 			// Two cases at a time, each on its own path: they carry at
 			// most 100 Mbit/s and mostly wait (0.3 of a core all told).
 			t.Parallel()
-			pcap, took := runPeers(t, bin, emulatePrefix(t), tc.path, tc.server, tc.client)
-			out, errOut, code := exe(t, bin, "analyze", "--json", pcap)
-			if code != 0 {
-				t.Fatalf("analyze: exit %d\n%s", code, errOut)
-			}
-			if keep != "" {
-				if err := keepCapture(pcap, filepath.Join(keep, tc.name+".pcap.gz")); err != nil {
-					t.Error(err)
-				}
-			}
-			var doc struct {
-				Flows []truthFlow `json:"flows"`
-			}
-			if err := json.Unmarshal([]byte(out), &doc); err != nil {
-				t.Fatalf("analyze --json: %v", err)
-			}
-			var f *truthFlow
-			for i := range doc.Flows {
-				if strings.HasSuffix(doc.Flows[i].Server, fmt.Sprintf(":%d", truthPort)) {
-					if f != nil {
-						t.Fatalf("more than one flow to port %d in the capture", truthPort)
-					}
-					f = &doc.Flows[i]
-				}
-			}
-			if f == nil {
-				t.Fatalf("no flow to port %d in the capture:\n%s", truthPort, out)
-			}
-			got, _ := json.Marshal(f)
-			t.Logf("%s in %.1fs: %s (%.0f%%) flags %v shares %s\n  %s", tc.name, took.Seconds(), f.Verdict, 100*f.Share, f.Flags, f.Shares, f.Summary)
-			if msg := truthMismatch(f.Verdict, f.Flags, tc.verdict, tc.flags); msg != "" {
-				t.Errorf("%s\n%s", msg, got)
-			}
-			if tc.check != nil {
-				if msg := tc.check(f); msg != "" {
-					t.Errorf("%s\n%s", msg, got)
-				}
-			}
+			prefix := emulatePrefix(t)
+			rateCase(t, func(try int) string {
+				return truthRun(t, bin, prefix, tc, keep, try)
+			})
 		})
 	}
+}
+
+// truthRun makes one run of a truth case and returns how analyze's
+// verdict, flags or the case's own check are wrong ("" right).
+func truthRun(t *testing.T, bin, prefix string, tc truthCase, keep string, try int) string {
+	t.Helper()
+	pcap, took := runPeers(t, bin, prefix, tc.path, tc.server, tc.client)
+	out, errOut, code := exe(t, bin, "analyze", "--json", pcap)
+	if code != 0 {
+		t.Fatalf("analyze: exit %d\n%s", code, errOut)
+	}
+	if keep != "" {
+		name := tc.name
+		if try > 1 {
+			name = fmt.Sprintf("%s-%d", tc.name, try)
+		}
+		if err := keepCapture(pcap, filepath.Join(keep, name+".pcap.gz")); err != nil {
+			t.Error(err)
+		}
+	}
+	var doc struct {
+		Flows []truthFlow `json:"flows"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("analyze --json: %v", err)
+	}
+	var f *truthFlow
+	for i := range doc.Flows {
+		if strings.HasSuffix(doc.Flows[i].Server, fmt.Sprintf(":%d", truthPort)) {
+			if f != nil {
+				t.Fatalf("more than one flow to port %d in the capture", truthPort)
+			}
+			f = &doc.Flows[i]
+		}
+	}
+	if f == nil {
+		t.Fatalf("no flow to port %d in the capture:\n%s", truthPort, out)
+	}
+	got, _ := json.Marshal(f)
+	t.Logf("%s in %.1fs: %s (%.0f%%) flags %v shares %s\n  %s", tc.name, took.Seconds(), f.Verdict, 100*f.Share, f.Flags, f.Shares, f.Summary)
+	var wrong []string
+	if msg := truthMismatch(f.Verdict, f.Flags, tc.verdict, tc.flags); msg != "" {
+		wrong = append(wrong, msg)
+	}
+	if tc.check != nil {
+		if msg := tc.check(f); msg != "" {
+			wrong = append(wrong, msg)
+		}
+	}
+	if len(wrong) == 0 {
+		return ""
+	}
+	return strings.Join(wrong, "; ") + "\n" + string(got)
 }
 
 // truthMismatch says how a verdict and flags differ from what a case

@@ -50,11 +50,14 @@ unit-main:
 	  echo "$(GO) test -count=1 -p 1 -timeout 25m -skip '$(TRUTH_TESTS)' (every package but $(RACE_DIRS))" && \
 	  $(GO) test -count=1 -p 1 -timeout 25m -skip '$(TRUTH_TESTS)' $$pkgs
 
-# TRUTH_TESTS judge verdicts on emulated paths against what the path was
-# built to do: a verdict read from a run's timing, where a busy machine
-# (the emulator delayed, a peer starved) makes a different path. They
-# run on their own, after the rest.
-TRUTH_TESTS = ^(TestIntegrationAnalyzeCauses|TestIntegrationAnalyzeTruth|TestIntegrationAnalyzeTruthFaults|TestIntegrationLabCausesQuick)$$
+# TRUTH_TESTS judge what a run over an emulated path measured against
+# what the path was built to do (a verdict, round trips, a rate against
+# the model): read from the run's timing, where a busy machine (the
+# emulator delayed, a peer starved) makes a different path. They run on
+# their own, after the rest. (The analyze and lab ones and curl's
+# handshake have failed in CI beside the compile steps; none failed on
+# a quiet machine.)
+TRUTH_TESTS = ^(TestIntegrationAnalyzeCauses|TestIntegrationAnalyzeTruth|TestIntegrationAnalyzeTruthFaults|TestIntegrationLabCausesQuick|TestIntegrationLabInitcwnd17kB|TestIntegrationEmulateCurlNginx|TestIntegrationEmulatePingRTT|TestIntegrationVerifyPlan)$$
 unit-truth:
 	$(GO) test -count=1 -p 1 -timeout 15m -run '$(TRUTH_TESTS)' ./cmd/longhaul
 

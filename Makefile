@@ -9,7 +9,7 @@ FUZZTIME ?= 1s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test unit unit-main unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
+.PHONY: all deps build test unit unit-main unit-bins unit-run unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
 .PHONY: man deb compat
 
 all: build
@@ -44,9 +44,14 @@ vet:
 # detector's run is their unit run.
 # make unit is unit-main then unit-truth: make test (scripts/test.sh)
 # runs the second once the compile steps beside the first are done.
+# unit-main is unit-bins (the test binaries, built on every CPU) then
+# unit-run.
 unit: unit-main unit-truth
-unit-main:
-	@pkgs=$$($(UNIT_PKGS)) && $(call testbins,$(GO) test,$$pkgs) && \
+unit-main: unit-bins unit-run
+unit-bins:
+	@pkgs=$$($(UNIT_PKGS)) && $(call testbins,$(GO) test,$$pkgs)
+unit-run:
+	@pkgs=$$($(UNIT_PKGS)) && \
 	  echo "$(GO) test -count=1 -p 1 -timeout 25m -skip '$(TRUTH_TESTS)' (every package but $(RACE_DIRS))" && \
 	  $(GO) test -count=1 -p 1 -timeout 25m -skip '$(TRUTH_TESTS)' $$pkgs
 
@@ -72,8 +77,9 @@ fuzz:
 fuzz-long:
 	@FUZZTIME=60s scripts/fuzz.sh
 
-# make test: deps and build, then scripts/test.sh: make unit-main in the
-# foreground with make vet and the race and fuzz binaries built beside it
+# make test: deps and build, then scripts/test.sh: make unit-bins, then
+# make unit-run in the foreground with make vet and the race and fuzz
+# binaries built beside it
 # at idle CPU priority (the integration tests mostly wait on emulated
 # paths), then make unit-truth, make race-run and make fuzz on those
 # binaries with nothing beside them.

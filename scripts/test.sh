@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make test, once deps and build are done: the unit and integration
-# tests (make unit-main) in the foreground and, beside them at idle CPU
+# make test, once deps and build are done: the test binaries (make
+# unit-bins), then the unit and integration tests (make unit-run) in the
+# foreground and, beside them at idle CPU
 # priority (SCHED_IDLE, else nice 19), the steps that only compile:
 # make vet and the race detector's and the fuzzer's binaries. Then, with
 # nothing beside them, the ground-truth tests (make unit-truth), the race
@@ -40,6 +41,10 @@ if chrt -i 0 true 2>/dev/null; then
 fi
 export FUZZ_BINDIR=$work/fuzz
 
+# The test binaries first, on both CPUs: beside the compile steps they
+# took 6.1 minutes from a cold cache here instead of 3.2.
+$make --no-print-directory unit-bins || { echo "test: make unit-bins failed" >&2; exit 1; }
+
 # In a session of its own, so that cleanup stops it and its children
 # (go, compile, vet) as one group.
 setsid "${idle[@]}" bash -c "$make --no-print-directory vet && $make --no-print-directory race-bins && FUZZ_BUILD_ONLY=1 scripts/fuzz.sh" \
@@ -47,10 +52,10 @@ setsid "${idle[@]}" bash -c "$make --no-print-directory vet && $make --no-print-
 bg=$!
 echo "test: make vet, the race and fuzz binaries at idle priority (${idle[*]}) beside the unit tests; their output after them"
 
-$make --no-print-directory unit-main
+$make --no-print-directory unit-run
 unit=$?
 if [ "$unit" != 0 ]; then
-	echo "test: make unit-main failed (exit $unit)" >&2
+	echo "test: make unit-run failed (exit $unit)" >&2
 	exit "$unit"
 fi
 wait "$bg"

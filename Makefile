@@ -43,7 +43,7 @@ vet:
 # The packages make race tests (RACE_DIRS) are left to it: the race
 # detector's run is their unit run.
 # make unit is unit-main then unit-truth: make test (scripts/test.sh)
-# runs the second once the compile steps beside the first are done.
+# runs the second once the compile steps beside unit-run are done.
 # unit-main is unit-bins (the test binaries, built on every CPU) then
 # unit-run.
 unit: unit-main unit-truth

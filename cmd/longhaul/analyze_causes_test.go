@@ -77,12 +77,7 @@ func TestIntegrationAnalyzeCauses(t *testing.T) {
 			rateCase(t, func(try int) string {
 				pcap, took := runPeers(t, bin, prefix, path, nil, []string{"-send", tc.send})
 				if keep := os.Getenv("LONGHAUL_TRUTH_KEEP"); keep != "" {
-					// (as the truth cases: "-N" for a run again)
-					name := "cause-" + tc.name
-					if try > 1 {
-						name += fmt.Sprintf("-%d", try)
-					}
-					if err := keepCapture(pcap, filepath.Join(keep, name+".pcap.gz")); err != nil {
+					if err := keepCapture(pcap, filepath.Join(keep, tryName("cause-"+tc.name, try)+".pcap.gz")); err != nil {
 						t.Error(err)
 					}
 				}

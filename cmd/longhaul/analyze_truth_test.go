@@ -581,11 +581,7 @@ func truthRun(t *testing.T, bin, prefix string, tc truthCase, keep string, try i
 		t.Fatalf("analyze: exit %d\n%s", code, errOut)
 	}
 	if keep != "" {
-		name := tc.name
-		if try > 1 {
-			name = fmt.Sprintf("%s-%d", tc.name, try)
-		}
-		if err := keepCapture(pcap, filepath.Join(keep, name+".pcap.gz")); err != nil {
+		if err := keepCapture(pcap, filepath.Join(keep, tryName(tc.name, try)+".pcap.gz")); err != nil {
 			t.Error(err)
 		}
 	}

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // rateCase runs a ground-truth case whose verdict is right at a rate,
 // not always: the causes matrix asks for 9 of 10 runs by test and 8 of
@@ -25,4 +28,13 @@ func rateCase(t *testing.T, run func(try int) (wrong string)) {
 			t.Fatalf("run %d wrong as well: %s (run 1: %s)", try, wrong, first)
 		}
 	}
+}
+
+// tryName is the name of what run try of a case keeps (a capture):
+// the case's own for the first run, "-N" after it for a run made again.
+func tryName(name string, try int) string {
+	if try > 1 {
+		return fmt.Sprintf("%s-%d", name, try)
+	}
+	return name
 }

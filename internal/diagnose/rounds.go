@@ -19,14 +19,14 @@ func (tl *Timeline) rounds(s *Sample) {
 			tl.roundBusyT += dt
 		}
 	}
-	// A round is limited (by a window or the application) when that took
-	// more of its time than the congestion window did; a moment with
-	// nothing in flight between an ACK and the next flight is not.
-	tl.roundLimit = tl.roundLimitT > tl.roundBusyT
-	tl.roundBusy = tl.roundBusyT > 0
 	if s.Delivered < tl.roundEnd || s.Delivered <= tl.roundAcked {
 		return
 	}
+	// A round is limited (by a window or the application) when that took
+	// more of its time than the congestion window did; a moment with
+	// nothing in flight between an ACK and the next flight is not.
+	roundLimit := tl.roundLimitT > tl.roundBusyT
+	roundBusy := tl.roundBusyT > 0
 	if tl.Rounds == 1 && !tl.ssDone && s.RTT > 0 && s.T-tl.roundT < s.RTT/2 {
 		// Over within half a round trip of its start, the second round
 		// only delivered the tail of the initial window, sent late: it
@@ -55,10 +55,10 @@ func (tl *Timeline) rounds(s *Sample) {
 		switch {
 		case s.Sent <= tl.roundEnd:
 			tl.roundMax = max(tl.roundMax, tl.prevMax)
-		case tl.prevMax > 0 && !tl.roundLimit && tl.roundMax < tl.prevMax+tl.prevMax/4:
+		case tl.prevMax > 0 && !roundLimit && tl.roundMax < tl.prevMax+tl.prevMax/4:
 			tl.ssDone = true
 		}
-	} else if tl.roundBusy && !tl.roundLimit && !tl.roundLoss && tl.prevMax > 0 {
+	} else if roundBusy && !roundLimit && !tl.roundLoss && tl.prevMax > 0 {
 		tl.BusyRounds++
 		if d := tl.roundMax - tl.prevMax; d <= tl.prevMax/20 && -d <= tl.prevMax/20 {
 			tl.FlatRounds++
@@ -70,7 +70,7 @@ func (tl *Timeline) rounds(s *Sample) {
 	}
 	tl.prevMax = tl.roundMax
 	tl.roundEnd, tl.roundMax, tl.roundAcked, tl.roundT = s.Sent, s.Inflight, s.Delivered, s.T
-	tl.roundBusy, tl.roundLimit, tl.roundLoss = false, false, false
+	tl.roundLoss = false
 	tl.roundLimitT, tl.roundBusyT = 0, 0
 }
 

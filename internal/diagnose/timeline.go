@@ -167,8 +167,6 @@ type Timeline struct {
 	roundT      time.Duration // when the last round ended (rounds reads it for the second)
 	roundMax    int64
 	prevMax     int64
-	roundBusy   bool
-	roundLimit  bool
 	roundLoss   bool
 	roundLimitT time.Duration
 	roundBusyT  time.Duration
@@ -282,7 +280,9 @@ func (tl *Timeline) add(s *Sample) {
 	st := tl.classify(s)
 	tl.Samples++
 	tl.Last = s.T
-	tl.prev = prevSample{s.T, s.Sent, s.Inflight, s.Retrans}
+	// Field by field: a composite literal is built in a temporary and
+	// copied.
+	tl.prev.T, tl.prev.Sent, tl.prev.Inflight, tl.prev.Retrans = s.T, s.Sent, s.Inflight, s.Retrans
 	tl.prevState = st
 	tl.MaxInflight = max(tl.MaxInflight, s.Inflight)
 	tl.MaxRwnd = max(tl.MaxRwnd, s.Rwnd)

@@ -35,6 +35,7 @@ type ackRec struct {
 	sacked int64
 }
 
+// nRecent is a power of two: the ring's index wraps by a mask.
 const (
 	nRecent  = 8
 	nHoles   = 8
@@ -54,6 +55,9 @@ type direction struct {
 	mss      int             // largest segment not over the MSS
 	peerMSS  int             // the MSS the receiver offered in its SYN
 	maxSeg   int
+	// eff is effMSS's answer, worked out again by setEff whenever one of
+	// mss, peerMSS, maxSeg or syn changes (it is read per packet).
+	eff int64
 
 	// The peer's window for this data.
 	rwnd       int64 // scaled; -1 unknown scale
@@ -164,8 +168,9 @@ type direction struct {
 	hHead, hLen int      // oldest unread record and the number unread
 	cur         ackRec
 
-	tl diagnose.Timeline
-	ct causeTrack // the evidence of its path cause (cause.go)
+	tl  diagnose.Timeline
+	smp diagnose.Sample // addSample's, reused
+	ct  causeTrack      // the evidence of its path cause (cause.go)
 
 	// The RTT samples' histogram (rttBucket), last: one of its lines is
 	// touched per sample, and it would keep the fields above apart.
@@ -184,7 +189,13 @@ func (d *direction) setBase(seq uint32) {
 }
 
 // effMSS is the segment size used for "within one MSS" tests.
-func (d *direction) effMSS() int64 {
+func (d *direction) effMSS() int64 { return d.eff }
+
+// setEff works effMSS out again; call it after changing mss, peerMSS,
+// maxSeg or syn.
+func (d *direction) setEff() { d.eff = d.calcMSS() }
+
+func (d *direction) calcMSS() int64 {
 	switch {
 	case d.peerMSS > 0 && d.maxSeg > d.peerMSS:
 		// TSO frames at the sender: the few segments under the MSS may
@@ -244,14 +255,18 @@ func rttBucket(ns int64) int {
 	bits := math.Float64bits(us)
 	e := int(bits>>52&0x7ff) - 1023
 	f := math.Float64frombits(bits&(1<<52-1) | 1023<<52)
-	b := e * 8
-	for j := 7; j > 0; j-- {
-		if f >= eighths[j] {
-			b += j
-			break
-		}
+	// The largest j with f >= eighths[j], by halving (eighths rises).
+	j := 0
+	if f >= eighths[4] {
+		j = 4
 	}
-	return min(max(b, 0), nHist-1)
+	if f >= eighths[j+2] {
+		j += 2
+	}
+	if f >= eighths[j+1] {
+		j++
+	}
+	return min(max(e*8+j, 0), nHist-1)
 }
 
 // queued reports whether a queue stood on the path at the last RTT
@@ -328,7 +343,7 @@ func (d *direction) remember(seq int64, n int, s *capture.Segment, o *capture.Op
 	// Field by field (see Flow.addSample).
 	r := &d.recent[d.ri]
 	r.seq, r.t, r.n, r.tsval, r.ipid, r.hasTS = seq, t, uint32(n), o.TSval, s.IPID, o.HasTimestamp
-	d.ri = (d.ri + 1) % nRecent
+	d.ri = (d.ri + 1) & (nRecent - 1)
 }
 
 // isHWDup reports whether the segment was already captured once: the
@@ -420,6 +435,11 @@ func (d *direction) record(t int64) {
 		d.cur.t, d.cur.ack, d.cur.rwnd, d.cur.sacked = t, d.sndUna, d.rwnd, d.sacked
 		return
 	}
+	d.recordLagged(t) // apart, so that the common case above is inlined
+}
+
+// recordLagged is record for a sender away from the capture (d.d > 0).
+func (d *direction) recordLagged(t int64) {
 	rec := ackRec{t, d.sndUna, d.rwnd, d.sacked}
 	if d.acks == nil {
 		d.acks = make([]ackRec, histRing)
@@ -447,6 +467,11 @@ func (d *direction) view(t int64) ackRec {
 	if d.d <= 0 {
 		return ackRec{t, d.sndUna, d.rwnd, d.sacked}
 	}
+	return d.viewLagged(t) // apart, so that the common case above is inlined
+}
+
+// viewLagged is view for a sender away from the capture (d.d > 0).
+func (d *direction) viewLagged(t int64) ackRec {
 	for at := t - d.d; ; {
 		r, ok := d.next(at)
 		if !ok {

@@ -42,6 +42,9 @@ type Flow struct {
 	dir     [2]direction // dir[i]: data sent by Addr[i]
 
 	synT, synAckT, ackT int64
+	// hsRTT is the handshake's round trip (halves), 0 unknown: read per
+	// packet, kept by setHandshakeRTT.
+	hsRTT int64
 	// pathRTT is the least round trip of any connection between the
 	// same hosts (Analyzer.pathRTT), set when the flow is judged; 0
 	// unknown.
@@ -68,6 +71,7 @@ func newFlow(id int, s *capture.Segment, t int64, o *Options) *Flow {
 	for i := range f.dir {
 		f.dir[i].rwnd = -1
 		f.dir[i].firstData = -1
+		f.dir[i].setEff()
 		f.dir[i].tl.MaxEvents = 4 * o.MaxPoints
 		f.dir[i].tl.DrainIsApp = true
 		if f.series {
@@ -83,6 +87,7 @@ func (f *Flow) closed() bool { return f.rst || (f.fin[0] && f.fin[1]) }
 
 // packet handles one segment from endpoint i at time t (ns, sanitized).
 func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
+	i &= 1 // 0 or 1 already: the mask (and i^1 for the other) drops the bounds checks of f.dir
 	f.packets++
 	f.end = t
 	snd := &f.dir[i]
@@ -95,8 +100,12 @@ func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
 	}
 	if s.Flags&capture.FlagACK != 0 {
 		f.handshakeAck(i, s, t)
-		if p := &f.dir[1-i]; f.quietAck(i, p, s, o) {
-			f.ackTimes(p, t) // all of f.ack such an ACK changes
+		if p := &f.dir[i^1]; f.quietAck(i, p, s, o) {
+			if p.silent() {
+				f.silentAckTimes(p, t)
+			} else {
+				f.ackTimes(p, t) // all of f.ack such an ACK changes
+			}
 		} else {
 			f.ack(i, s, o, t)
 		}
@@ -124,7 +133,8 @@ func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
 // nothing, quietAck, the caller hands to ackTimes alone: most of a
 // one-way transfer's data segments carry one.)
 func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
-	p := &f.dir[1-i]
+	i &= 1 // as in packet
+	p := &f.dir[i^1]
 	if !p.haveBase {
 		p.setBase(s.Ack)
 	}
@@ -309,6 +319,7 @@ func (f *Flow) windowSeen(p *direction, w, ack, t int64) {
 // keep-alive, new data, or data sent again (resent: a retransmission of
 // some kind, a reordered segment, a hardware duplicate).
 func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
+	i &= 1 // as in packet
 	d := &f.dir[i]
 	if !d.haveBase {
 		d.setBase(s.Seq)
@@ -326,8 +337,8 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if f.probed(d, s, seq, t) {
 		return
 	}
-	if seq >= d.sndMax && f.dir[1-i].lastNewT > d.lastNewT {
-		f.turn(d, &f.dir[1-i], t)
+	if seq >= d.sndMax && f.dir[i^1].lastNewT > d.lastNewT {
+		f.turn(d, &f.dir[i^1], t)
 	}
 	if d.firstData < 0 {
 		d.firstData = t
@@ -340,9 +351,11 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 	}
 	if n > d.maxSeg {
 		d.maxSeg = n
+		d.setEff()
 	}
 	if lim := d.mssLimit(f, i); n <= lim && n > d.mss {
 		d.mss = n
+		d.setEff()
 	}
 	if seq >= d.sndMax {
 		if seq > d.sndMax {
@@ -359,7 +372,7 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 	d.lastSend = t
 	d.remember(seq, n, s, o, t)
 	// Unknown scale: the flight proves a lower bound on the shift.
-	if !f.shiftKnown[1-i] && d.raw > 0 {
+	if !f.shiftKnown[i^1] && d.raw > 0 {
 		flight := d.sndMax - d.sndUna - d.sacked
 		for d.lb < 14 && flight > int64(d.raw)<<d.lb {
 			d.lb++

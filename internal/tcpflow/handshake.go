@@ -34,6 +34,7 @@ func (f *Flow) syn(i int, s *capture.Segment, o *capture.Options, t int64) {
 	}
 	d.synSeen = true
 	d.syn = *o
+	d.setEff()
 	// Data starts one past the SYN.
 	d.setBase(s.Seq + 1)
 	// The SYN's window is never scaled (RFC 7323 2.2); it is the first
@@ -41,11 +42,13 @@ func (f *Flow) syn(i int, s *capture.Segment, o *capture.Options, t int64) {
 	peer := &f.dir[1-i]
 	if o.HasMSS {
 		peer.peerMSS = int(o.MSS)
+		peer.setEff()
 	}
 	peer.rwnd, peer.raw, peer.winSeen = int64(s.Window), s.Window, true
 	peer.firstRwnd, peer.maxRwnd, peer.minRwnd = int64(s.Window), int64(s.Window), int64(s.Window)
 	peer.cur = ackRec{t, 0, int64(s.Window), 0}
 	f.resolveScale()
+	f.setHandshakeRTT()
 }
 
 // resolveScale sets the window scale state from the SYNs seen.
@@ -82,6 +85,7 @@ func (f *Flow) handshakeAck(i int, s *capture.Segment, t int64) {
 	srv := &f.dir[1-i]
 	if srv.haveBase && s.Ack == srv.base {
 		f.ackT = t
+		f.setHandshakeRTT()
 		f.setVantageDelays()
 	}
 }
@@ -93,6 +97,15 @@ func (f *Flow) halves() (h1, h2 int64, ok bool) {
 		return 0, 0, false
 	}
 	return f.synAckT - f.synT, f.ackT - f.synAckT, f.synAckT >= f.synT && f.ackT >= f.synAckT
+}
+
+// setHandshakeRTT works hsRTT out again: call it when the handshake's
+// times change.
+func (f *Flow) setHandshakeRTT() {
+	f.hsRTT = 0
+	if h1, h2, ok := f.halves(); ok {
+		f.hsRTT = h1 + h2
+	}
 }
 
 // lagFromData checks the lag of direction d (its sender's half of the

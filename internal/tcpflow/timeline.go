@@ -4,11 +4,7 @@
 
 package tcpflow
 
-import (
-	"time"
-
-	"github.com/longhaul/longhaul/internal/diagnose"
-)
+import "time"
 
 // rtt is the best path RTT estimate for direction d: the sender's lag
 // plus the data-to-ACK time at the capture point, or the handshake.
@@ -16,10 +12,7 @@ func (f *Flow) rtt(d *direction) time.Duration {
 	if d.rttN > 0 {
 		return time.Duration(d.d + d.srtt)
 	}
-	if h1, h2, ok := f.halves(); ok {
-		return time.Duration(h1 + h2)
-	}
-	return 0
+	return time.Duration(f.hsRTT)
 }
 
 // sample adds the sender's view of direction d at time t to its timeline.
@@ -67,10 +60,13 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 		// the way to the capture).
 		infl = d.maxRwnd
 	}
-	// Field by field, not a composite literal: that is built in a
-	// temporary and copied in 16-byte moves which wait for the 8-byte
-	// stores before them (a store-forwarding stall per packet).
-	var s diagnose.Sample
+	// The direction's own Sample, filled field by field: not a composite
+	// literal (built in a temporary and copied in 16-byte moves which wait
+	// for the 8-byte stores before them, a store-forwarding stall per
+	// packet), nor a fresh one per packet (120 bytes to zero). The fields
+	// a capture cannot know (Cwnd, AppLimited, SndbufLimited, RwndLimited)
+	// stay zero; every other is set here each time.
+	s := &d.smp
 	s.T = time.Duration(t - f.start)
 	s.Sent = sent
 	s.Delivered = v.ack
@@ -79,6 +75,7 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 	s.RTT = f.rtt(d)
 	s.Retrans = d.retrans - d.spurious
 	s.InRecovery = d.recovery
+	s.RwndLowerBound = 0
 	if v.rwnd < 0 {
 		s.RwndLowerBound = int64(d.raw) << d.lb
 	}
@@ -89,7 +86,7 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 	s.ProbeWait = d.probeT == t
 	s.SendGap = infl > 0 && d.ackAdvT > d.lastNewT && f.sendGap(d, t, infl, v.rwnd, mss, int64(s.RTT))
 	s.Turn = d.turnT == t
-	d.tl.AddSample(&s)
+	d.tl.AddSample(s)
 	d.prevSampleT = t
 }
 

@@ -1,0 +1,114 @@
+package tcpflow
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/capture"
+)
+
+// TestSilentAckTimes: for the ACKs a one-way transfer's data segments
+// carry, silentAckTimes leaves the silent direction exactly as ackTimes
+// does, ACK after ACK, with or without the handshake's RTT, with the
+// sender at the capture or away from it, and from a first ACK before or
+// after one RTT into the capture.
+func TestSilentAckTimes(t *testing.T) {
+	seg := &capture.Segment{IPVersion: 4, SrcPort: 50000, DstPort: 443, Flags: capture.FlagACK}
+	for _, tc := range []struct {
+		name      string
+		handshake bool  // the handshake gives the RTT (else 0: unknown)
+		lag       int64 // the silent direction's sender lag (record's ring when > 0)
+		start     int64
+	}{
+		{"no handshake", false, 0, 0},
+		{"handshake", true, 0, 0},
+		{"handshake, late start", true, 0, int64(3 * time.Second)},
+		{"handshake, lagged sender", true, int64(20 * time.Millisecond), 0},
+		{"no handshake, lagged sender", false, int64(5 * time.Millisecond), int64(time.Second)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := &Options{}
+			flows := [2]*Flow{newFlow(1, seg, 0, opts), newFlow(1, seg, 0, opts)}
+			for _, f := range flows {
+				if tc.handshake {
+					f.synT, f.synAckT, f.ackT = 0, int64(30*time.Millisecond), int64(50*time.Millisecond)
+					f.setHandshakeRTT()
+				}
+				f.dir[1].d = tc.lag
+			}
+			if tc.handshake && flows[0].hsRTT != int64(50*time.Millisecond) {
+				t.Fatalf("hsRTT %d, want 50 ms", flows[0].hsRTT)
+			}
+			rng := rand.New(rand.NewPCG(1, uint64(len(tc.name))))
+			at := tc.start
+			for n := range 5000 {
+				// Gaps from 0 to 150 ms: bursts, pauses past the RTT, and
+				// exactly the RTT or half of it (the windows' edges).
+				switch rng.IntN(6) {
+				case 0:
+				case 1:
+					at += rng.Int64N(int64(time.Millisecond))
+				case 2:
+					at += rng.Int64N(int64(20 * time.Millisecond))
+				case 3:
+					at += int64(50 * time.Millisecond)
+				case 4:
+					at += int64(25 * time.Millisecond)
+				default:
+					at += rng.Int64N(int64(150 * time.Millisecond))
+				}
+				a, b := &flows[0].dir[1], &flows[1].dir[1]
+				if !a.silent() {
+					t.Fatalf("ACK %d: the direction is not silent", n)
+				}
+				flows[0].ackTimes(a, at)
+				flows[1].silentAckTimes(b, at)
+				if !reflect.DeepEqual(*a, *b) {
+					t.Fatalf("ACK %d at %v: silentAckTimes left\n%+v\nackTimes\n%+v", n, time.Duration(at), b.ct, a.ct)
+				}
+			}
+		})
+	}
+}
+
+// TestKeptValues: what a flow keeps instead of working out per packet
+// (effMSS's eff, the handshake's hsRTT) is what it would work out, at the
+// end of every truth capture's analysis.
+func TestKeptValues(t *testing.T) {
+	paths, err := filepath.Glob("testdata/truth/*.pcap.gz")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no truth captures (%v)", err)
+	}
+	for _, p := range paths {
+		fh, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := capture.Open(fh)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		a := New(Options{})
+		a.clock.floor = rd.Unit()
+		_ = a.run(rd)
+		fh.Close()
+		for _, f := range a.flows {
+			h1, h2, ok := f.halves()
+			if want := map[bool]int64{true: h1 + h2}[ok]; f.hsRTT != want {
+				t.Errorf("%s flow %d: hsRTT %d, handshake %d", filepath.Base(p), f.ID, f.hsRTT, want)
+			}
+			for i := range f.dir {
+				if d := &f.dir[i]; d.effMSS() != d.calcMSS() {
+					t.Errorf("%s flow %d dir %d: kept MSS %d, worked out %d", filepath.Base(p), f.ID, i, d.effMSS(), d.calcMSS())
+				}
+			}
+		}
+		if len(a.flows) == 0 {
+			t.Errorf("%s: no flows", p)
+		}
+	}
+}

@@ -149,7 +149,7 @@ func judgeRun(ctx context.Context, self string, testDoc []byte, pcap string, flo
 			named[scenario.ToolAnalyze] = n
 		}
 	}
-	if n, ok := flowsNamed(flowsDocs[0], linkGoodput); ok {
+	if n, ok := flowsNamed(flowsDocs[0], port, linkGoodput); ok {
 		named[scenario.ToolFlows] = n
 	}
 	if n := named[scenario.ToolFlows]; (n == "?" || n == scenario.NoCause) && flowsBlackHole(flowsDocs[1]) {

@@ -133,13 +133,16 @@ func analyzeNamed(doc []byte, port string, linkGoodput float64) (string, bool) {
 }
 
 // flowsNamed reads `longhaul flows --json`: the cause named for the
-// busiest sending socket, or scenario.AtLinkRate for none where that
-// socket carried at least 90% of linkGoodput (bit/s; 0 unknown) over
-// flows' window.
-func flowsNamed(doc []byte, linkGoodput float64) (string, bool) {
+// busiest socket sending from the server's port (test's download, as
+// analyzeNamed reads it: the server's namespace also holds the sender of
+// a competing download, busier than the one it competes with), or
+// scenario.AtLinkRate for none where that socket carried at least 90% of
+// linkGoodput (bit/s; 0 unknown) over flows' window.
+func flowsNamed(doc []byte, port string, linkGoodput float64) (string, bool) {
 	var d struct {
 		Flows []struct {
 			judged
+			Local     string  `json:"local"`
 			Direction string  `json:"direction"`
 			BytesSent int64   `json:"bytes_sent"`
 			Bps       float64 `json:"throughput_bps"`
@@ -150,7 +153,7 @@ func flowsNamed(doc []byte, linkGoodput float64) (string, bool) {
 	}
 	best, found := -1, false
 	for i, f := range d.Flows {
-		if f.Direction == "send" && (!found || f.BytesSent > d.Flows[best].BytesSent) {
+		if f.Direction == "send" && strings.HasSuffix(f.Local, ":"+port) && (!found || f.BytesSent > d.Flows[best].BytesSent) {
 			best, found = i, true
 		}
 	}

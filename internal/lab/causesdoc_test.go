@@ -15,7 +15,7 @@ import (
 // 500 Mbit/s), trimmed to the fields the matrix reads; what each tool
 // named is what scripts/causes-row.py reads from the full documents. And
 // test's and analyze's documents of a PMTU black hole (lab causes, 50 ms
-// x 100 Mbit/s).
+// x 100 Mbit/s), and a competing download's (lab causes at 17bd68e).
 func TestCauseDocuments(t *testing.T) {
 	for _, tc := range []struct {
 		run, test, analyze, flows string
@@ -26,6 +26,12 @@ func TestCauseDocuments(t *testing.T) {
 		{"clean-1", "-", "-", "-", 400e6},
 		{"bufferbloat-1", "bufferbloat", "bufferbloat", "bufferbloat", 400e6},
 		{"pmtu-black-hole-1", "pmtu-black-hole", "pmtu-black-hole", "", 0},
+		// A competing download (lab causes, 100 ms x 500 Mbit/s): its
+		// sender, in the server's namespace too, carried 430 Mbit/s
+		// against test's 40 over flows' window; flows reads test's
+		// download (loss-limited, no cause: the documented weaker
+		// verdict), not the busier competitor (at-link-rate before).
+		{"shared-bottleneck-2", "shared-bottleneck", "-", "-", 50e6},
 		// 5% held 30 ms on 50 ms x 100 Mbit/s: test names it the cause;
 		// analyze (315 of 51,936 segments late) and flows saw it without
 		// it holding the flow (seen), which names the failure too.
@@ -61,9 +67,18 @@ func TestCauseDocuments(t *testing.T) {
 		if got, ok := analyzeNamed(read(".analyze.json"), port, 0); !ok || got != tc.analyze {
 			t.Errorf("%s: analyze named %q (ok %v), want %q", tc.run, got, ok, tc.analyze)
 		}
-		if got, ok := flowsNamed(read(".flows.json"), 0); !ok || got != tc.flows {
+		if got, ok := flowsNamed(read(".flows.json"), port, 0); !ok || got != tc.flows {
 			t.Errorf("%s: flows named %q (ok %v), want %q", tc.run, got, ok, tc.flows)
 		}
+	}
+	// At the link's goodput the competitor (430 of 470 Mbit/s) would pass
+	// for a download at the link's rate.
+	doc, err := os.ReadFile(filepath.Join("testdata", "causes", "shared-bottleneck-2.flows.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := flowsNamed(doc, "9978", pathmodel.Goodput(500e6)); !ok || got != scenario.NoCause {
+		t.Errorf("shared-bottleneck-2 at 500 Mbit/s: flows named %q (ok %v), want %q", got, ok, scenario.NoCause)
 	}
 	// No verdict in a document that is not one: "?" in the matrix.
 	for _, bad := range []string{"", "{", `{"flows": 3}`, `{"directions": [{"name": "upload"}]}`} {
@@ -73,7 +88,7 @@ func TestCauseDocuments(t *testing.T) {
 		if _, ok := analyzeNamed([]byte(bad), "9978", 94e6); ok {
 			t.Errorf("analyzeNamed(%q) ok", bad)
 		}
-		if _, ok := flowsNamed([]byte(bad), 94e6); ok {
+		if _, ok := flowsNamed([]byte(bad), "9978", 94e6); ok {
 			t.Errorf("flowsNamed(%q) ok", bad)
 		}
 	}
@@ -83,7 +98,8 @@ func TestCauseDocuments(t *testing.T) {
 // flow: at 91.2 Mbit/s of the 100 Mbit/s link's 94.1 (a lab run at 0.01%
 // and 50 ms, two segments lost in 4 s) that is AtLinkRate; below 90% of
 // the link's goodput it stays nothing named, and a cause named stays
-// named.
+// named. A busier socket on another port (a competing download's
+// sender) is not test's download.
 func TestFlowsNamedAtLinkRate(t *testing.T) {
 	doc := func(bps float64, cause string) []byte {
 		c := ""
@@ -91,8 +107,9 @@ func TestFlowsNamedAtLinkRate(t *testing.T) {
 			c = `, "cause": {"name": "` + cause + `"}`
 		}
 		return []byte(fmt.Sprintf(`{"flows": [
-			{"direction": "receive", "bytes_sent": 0, "throughput_bps": 0, "verdict": "app-limited", "flags": []},
-			{"direction": "send", "bytes_sent": 45627928, "throughput_bps": %g, "verdict": "bottleneck", "flags": []%s}]}`, bps, c))
+			{"local": "198.18.0.2:9978", "direction": "receive", "bytes_sent": 0, "throughput_bps": 0, "verdict": "app-limited", "flags": []},
+			{"local": "198.18.0.2:54098", "direction": "send", "bytes_sent": 215346560, "throughput_bps": 430.3e6, "verdict": "bottleneck", "flags": []},
+			{"local": "198.18.0.2:9978", "direction": "send", "bytes_sent": 45627928, "throughput_bps": %g, "verdict": "bottleneck", "flags": []%s}]}`, bps, c))
 	}
 	link := pathmodel.Goodput(100e6)
 	for _, tc := range []struct {
@@ -106,7 +123,7 @@ func TestFlowsNamedAtLinkRate(t *testing.T) {
 		{91.2e6, "random-loss", "random-loss", link},
 		{60e6, "random-loss", "random-loss", link},
 	} {
-		if got, ok := flowsNamed(doc(tc.bps, tc.cause), tc.link); !ok || got != tc.want {
+		if got, ok := flowsNamed(doc(tc.bps, tc.cause), "9978", tc.link); !ok || got != tc.want {
 			t.Errorf("flows at %.3g bit/s of %.3g naming %q: %q (ok %v), want %q", tc.bps, tc.link, tc.cause, got, ok, tc.want)
 		}
 	}

@@ -227,9 +227,10 @@ func (d *direction) silent() bool {
 // silentAckTimes is ackTimes for a quiet ACK (Flow.quietAck) of a
 // silent direction p: causeAck and record with every count zero, so
 // only the clocks move (the RTT-long windows and intervals begin
-// again). It leaves p as ackTimes would (TestSilentAckTimes) at a third
-// of the instructions: a one-way transfer's data segments carry one such
-// ACK each, and ackTimes was 7% of analyze's work on them.
+// again). It leaves p as ackTimes would (TestSilentAckTimes) without
+// ackTimes' general tests: a one-way transfer's data segments carry one
+// such ACK each (343,344 of the bench excerpt's 500,000 packets, where
+// it saves 7 M instructions of ackTimes' ~47 M).
 func (f *Flow) silentAckTimes(p *direction, t int64) {
 	rtt := f.minRTT(p)
 	c := &p.ct

@@ -217,40 +217,6 @@ func (f *Flow) causeAck(p *direction, t int64) {
 	p.lateFill(t, rtt)
 }
 
-// silent reports whether direction d has sent nothing and had nothing
-// acknowledged: the ACKs a one-way transfer's data segments carry are
-// about such a direction (silentAckTimes).
-func (d *direction) silent() bool {
-	return d.segs == 0 && d.sndMax == 0 && d.nsack == 0 && d.sacked == 0 && d.retrans == 0 && d.ct.delivered == 0 && d.ct.ivDelivered == 0
-}
-
-// silentAckTimes is ackTimes for a quiet ACK (Flow.quietAck) of a
-// silent direction p: causeAck and record with every count zero, so
-// only the clocks move (the RTT-long windows and intervals begin
-// again). It leaves p as ackTimes would (TestSilentAckTimes) without
-// ackTimes' general tests: a one-way transfer's data segments carry one
-// such ACK each (343,338 of the bench excerpt's 500,000 packets, where
-// it saves 7 M instructions of ackTimes' ~47 M).
-func (f *Flow) silentAckTimes(p *direction, t int64) {
-	rtt := f.minRTT(p)
-	c := &p.ct
-	if t-c.rttWinT >= rtt {
-		c.rttPrevMax, c.rttWinMax, c.rttWinT = c.rttWinMax, 0, t
-	}
-	switch { // deliver(t, 0, rtt)
-	case !c.ivOn:
-		c.ivOn, c.ivStart = true, t
-	case rtt > 0 && t-c.ivStart >= rtt:
-		c.ivStart, c.partialDelivered = t, false
-	}
-	if t-c.retxMarkT >= rtt { // lateFill
-		c.retxPrev, c.retxMark, c.retxMarkT = c.retxMark, 0, t
-	}
-	c.holeOpen, c.holeUna = false, 0
-	p.lastAckT = t
-	p.record(t)
-}
-
 // lateFill counts reordering as a capture at the sender sees it: a hole
 // at snd.una the receiver reported (SACK blocks above it) that the
 // cumulative ACK then covered with nothing resent since the scoreboard

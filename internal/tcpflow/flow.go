@@ -193,14 +193,6 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 	f.ackTimes(p, t)
 }
 
-// ackTimes notes an ACK of p's data at t, read (its data delivered, a
-// hole filled late: causeAck) and recorded for the sender's view.
-func (f *Flow) ackTimes(p *direction, t int64) {
-	f.causeAck(p, t)
-	p.lastAckT = t
-	p.record(t)
-}
-
 // window is the receive window in a segment from i, in bytes; -1 when
 // the scale is unknown (0 is 0 whatever the scale).
 func (f *Flow) window(i int, s *capture.Segment) int64 {
@@ -211,26 +203,6 @@ func (f *Flow) window(i int, s *capture.Segment) int64 {
 		return 0
 	}
 	return -1
-}
-
-// quietAck reports whether the ACK in a data segment from i tells p (the
-// other direction) nothing: the cumulative ACK at p's snd.nxt with nothing
-// outstanding, the window and its closed state as the last ACK left them,
-// no SACK blocks. The data segments of a one-way transfer carry such ACKs;
-// all the rest of Flow.ack would leave p as it is.
-func (f *Flow) quietAck(i int, p *direction, s *capture.Segment, o *capture.Options) bool {
-	if s.PayloadLen == 0 || s.Flags&(capture.FlagFIN|capture.FlagSYN|capture.FlagRST) != 0 || o.NSACK != 0 || !p.haveBase ||
-		p.sndMax != p.sndUna || s.Ack != p.base+uint32(p.sndMax) || s.Window != p.raw || s.Window != p.lastRawAdv {
-		return false
-	}
-	w := f.window(i, s)
-	switch {
-	case w != p.rwnd:
-		return false
-	case w > 0 && 2*w >= p.maxRwnd:
-		return !p.zw // open (diagnose.Closed), without the MSS
-	}
-	return diagnose.Closed(w, p.effMSS(), p.maxRwnd) == p.zw
 }
 
 // ackedNew moves p's snd.una to an ACK of new data sent by p (acker is

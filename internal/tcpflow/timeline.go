@@ -1,6 +1,7 @@
 // The sender's view over time: a sample of what it had sent and what
 // it knew of the receiver's feedback, at each packet and each ACK's
-// arrival at a sender away from the capture.
+// arrival at a sender away from the capture; and the history of that
+// feedback the view is read from (record, view).
 
 package tcpflow
 
@@ -106,4 +107,69 @@ func (f *Flow) sendGap(d *direction, t, infl, rwnd, mss, rtt int64) bool {
 	}
 	wait := t - (d.ackAdvT + d.d)
 	return wait > max(int64(time.Millisecond), rtt/4) && wait > 2*int64(f.clk.tick())
+}
+
+// record appends the receiver's feedback to the history the sender's
+// view is read from (only when the sender is away from the capture).
+func (d *direction) record(t int64) {
+	if d.d <= 0 {
+		// Field by field (see Flow.addSample).
+		d.cur.t, d.cur.ack, d.cur.rwnd, d.cur.sacked = t, d.sndUna, d.rwnd, d.sacked
+		return
+	}
+	d.recordLagged(t) // apart, so that the common case above is inlined
+}
+
+// recordLagged is record for a sender away from the capture (d.d > 0).
+func (d *direction) recordLagged(t int64) {
+	rec := ackRec{t, d.sndUna, d.rwnd, d.sacked}
+	if d.acks == nil {
+		d.acks = make([]ackRec, histRing)
+	}
+	// Thin to about 128 records per D: overwrite a record younger than D/128.
+	if d.hLen > 0 {
+		last := &d.acks[(d.hHead+d.hLen-1)%histRing]
+		if t-last.t < d.d/128 {
+			*last = rec
+			return
+		}
+	}
+	if d.hLen == histRing {
+		// Full: the oldest record goes.
+		d.hHead = (d.hHead + 1) % histRing
+		d.hLen--
+	}
+	d.acks[(d.hHead+d.hLen)%histRing] = rec
+	d.hLen++
+}
+
+// view returns the receiver's feedback as the sender knew it at time t.
+// hHead is the next record not yet applied.
+func (d *direction) view(t int64) ackRec {
+	if d.d <= 0 {
+		return ackRec{t, d.sndUna, d.rwnd, d.sacked}
+	}
+	return d.viewLagged(t) // apart, so that the common case above is inlined
+}
+
+// viewLagged is view for a sender away from the capture (d.d > 0).
+func (d *direction) viewLagged(t int64) ackRec {
+	for at := t - d.d; ; {
+		r, ok := d.next(at)
+		if !ok {
+			return d.cur
+		}
+		d.cur = r
+	}
+}
+
+// next takes the oldest unread record if it is at or before at.
+func (d *direction) next(at int64) (ackRec, bool) {
+	if d.hLen == 0 || d.acks[d.hHead].t > at {
+		return ackRec{}, false
+	}
+	r := d.acks[d.hHead]
+	d.hHead = (d.hHead + 1) % histRing
+	d.hLen--
+	return r, true
 }

@@ -76,9 +76,11 @@ func newEmulateCmd() *cobra.Command {
 emulated link (delay, rate, bottleneck queue, loss; each settable per
 direction), runs CMD in the client namespace and prints the link's
 statistics when it ends. The server is at $LONGHAUL_SERVER, the client at
-$LONGHAUL_CLIENT. --server starts a command in the server namespace first
-and stops it afterwards. The exit status is CMD's, or 5 when CMD
-succeeded but the emulator was overloaded.
+$LONGHAUL_CLIENT, in CMD's environment: CMD runs as given, not through a
+shell, so use sh -c '... "$LONGHAUL_SERVER" ...' to put an address in
+its arguments. --server starts a command line (run by sh) in the server
+namespace first and stops it afterwards. The exit status is CMD's, or 5
+when CMD succeeded but the emulator was overloaded.
 
 The link runs in userspace (this kernel class has no netem): TUN devices
 with offloads carry TSO super-packets whole and split them only where a
@@ -94,7 +96,7 @@ start. Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN).`,
   longhaul emulate --rtt 200ms --rate 1Gbit/s \
     --client-sysctl net.ipv4.tcp_rmem="4096 131072 67108864" \
     --server-sysctl net.ipv4.tcp_wmem="4096 16384 67108864" \
-    --server "iperf3 -s" -- iperf3 -c '$LONGHAUL_SERVER' -t 20
+    --server "iperf3 -s" -- sh -c 'iperf3 -c "$LONGHAUL_SERVER" -t 20'
 
   # curl against nginx over 35 ms with 0.1% loss
   longhaul emulate --rtt 35ms --rate 100Mbit/s --loss 0.1% \

@@ -195,6 +195,7 @@ func (d *direction) effMSS() int64 { return d.eff }
 // maxSeg or syn.
 func (d *direction) setEff() { d.eff = d.calcMSS() }
 
+// calcMSS is effMSS worked out from what it depends on.
 func (d *direction) calcMSS() int64 {
 	switch {
 	case d.peerMSS > 0 && d.maxSeg > d.peerMSS:

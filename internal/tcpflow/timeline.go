@@ -117,11 +117,6 @@ func (d *direction) record(t int64) {
 		d.cur.t, d.cur.ack, d.cur.rwnd, d.cur.sacked = t, d.sndUna, d.rwnd, d.sacked
 		return
 	}
-	d.recordLagged(t) // apart, so that the common case above is inlined
-}
-
-// recordLagged is record for a sender away from the capture (d.d > 0).
-func (d *direction) recordLagged(t int64) {
 	rec := ackRec{t, d.sndUna, d.rwnd, d.sacked}
 	if d.acks == nil {
 		d.acks = make([]ackRec, histRing)
@@ -149,11 +144,6 @@ func (d *direction) view(t int64) ackRec {
 	if d.d <= 0 {
 		return ackRec{t, d.sndUna, d.rwnd, d.sacked}
 	}
-	return d.viewLagged(t) // apart, so that the common case above is inlined
-}
-
-// viewLagged is view for a sender away from the capture (d.d > 0).
-func (d *direction) viewLagged(t int64) ackRec {
 	for at := t - d.d; ; {
 		r, ok := d.next(at)
 		if !ok {

@@ -94,6 +94,7 @@ type Point struct {
 type prevSample struct {
 	T                       time.Duration
 	Sent, Inflight, Retrans int64
+	Delivered, Rwnd         int64 // read by Extend alone
 }
 
 // Timeline accumulates a flow direction's samples: time per state
@@ -283,6 +284,7 @@ func (tl *Timeline) add(s *Sample) {
 	// Field by field: a composite literal is built in a temporary and
 	// copied.
 	tl.prev.T, tl.prev.Sent, tl.prev.Inflight, tl.prev.Retrans = s.T, s.Sent, s.Inflight, s.Retrans
+	tl.prev.Delivered, tl.prev.Rwnd = s.Delivered, s.Rwnd
 	tl.prevState = st
 	tl.MaxInflight = max(tl.MaxInflight, s.Inflight)
 	tl.MaxRwnd = max(tl.MaxRwnd, s.Rwnd)

@@ -84,18 +84,7 @@ func TestKeptValues(t *testing.T) {
 		t.Fatalf("no truth captures (%v)", err)
 	}
 	for _, p := range paths {
-		fh, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd, err := capture.Open(fh)
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		a := New(Options{})
-		a.clock.floor = rd.Unit()
-		_ = a.run(rd)
-		fh.Close()
+		a := followed(t, p)
 		for _, f := range a.flows {
 			want := int64(0)
 			if h1, h2, ok := f.halves(); ok {
@@ -112,6 +101,54 @@ func TestKeptValues(t *testing.T) {
 		}
 		if len(a.flows) == 0 {
 			t.Errorf("%s: no flows", p)
+		}
+	}
+}
+
+// followed runs an analyzer over the capture at path and returns it
+// before Finish, its flows' state as the last packet left it.
+func followed(t *testing.T, path string) *Analyzer {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	rd, err := capture.Open(fh)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	a := New(Options{})
+	a.clock.floor = rd.Unit()
+	_ = a.run(rd)
+	return a
+}
+
+// TestExtendSameTimelines: every flow direction's timeline of every
+// truth capture is the same, field for field, whether addSample gives
+// the plain samples to Timeline.Extend or every sample to
+// AddSample (Extend's own test holds the two to one result for any
+// sample stream; this one holds addSample to Extend's terms: no flag
+// set on a sample it hands over).
+func TestExtendSameTimelines(t *testing.T) {
+	paths, err := filepath.Glob("testdata/truth/*.pcap.gz")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no truth captures (%v)", err)
+	}
+	for _, p := range paths {
+		ext := followed(t, p)
+		extendOff = true
+		all := followed(t, p)
+		extendOff = false
+		if len(ext.flows) != len(all.flows) {
+			t.Fatalf("%s: %d flows with Extend, %d without", filepath.Base(p), len(ext.flows), len(all.flows))
+		}
+		for k, f := range ext.flows {
+			for i := range f.dir {
+				if a, b := &f.dir[i].tl, &all.flows[k].dir[i].tl; !reflect.DeepEqual(a, b) {
+					t.Errorf("%s flow %d dir %d: timeline with Extend\n%+v\nwithout\n%+v", filepath.Base(p), f.ID, i, *a, *b)
+				}
+			}
 		}
 	}
 }

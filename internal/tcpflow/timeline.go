@@ -51,6 +51,10 @@ func (f *Flow) catchUp(d *direction, t int64) {
 	}
 }
 
+// extendOff makes addSample give every sample to AddSample: the tests
+// compare analyses both ways.
+var extendOff bool
+
 // addSample adds the sender's state at t (sent bytes, the receiver's
 // feedback as the sender knew it) to the direction's timeline.
 func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
@@ -60,6 +64,18 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 		// the excess is the error of the lag estimate (data bunched on
 		// the way to the capture).
 		infl = d.maxRwnd
+	}
+	mss := d.effMSS()
+	d.tl.MSS = int(mss)
+	// No flag can be set (out of recovery, no timeout's stall, probe or
+	// turn at t, no ACK since the last new data to look for a send gap
+	// after): the timeline takes a sample that only sends more without
+	// the Sample if the state cannot change (Extend; it refuses an unknown
+	// window, so RwndLowerBound is 0 too).
+	if !d.recovery && d.rtoLastT != t && d.probeT != t && d.turnT != t && d.ackAdvT <= d.lastNewT && !extendOff &&
+		d.tl.Extend(time.Duration(t-f.start), sent, v.ack, infl, v.rwnd, d.retrans-d.spurious) {
+		d.prevSampleT = t
+		return
 	}
 	// The direction's own Sample, filled field by field: not a composite
 	// literal (built in a temporary and copied in 16-byte moves which wait
@@ -80,8 +96,6 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 	if v.rwnd < 0 {
 		s.RwndLowerBound = int64(d.raw) << d.lb
 	}
-	mss := d.effMSS()
-	d.tl.MSS = int(mss)
 	s.TimeoutRecovery = d.recovery && d.rtoRecovery
 	s.Stalled = d.rtoRun > 0 && d.rtoLastT == t
 	s.ProbeWait = d.probeT == t

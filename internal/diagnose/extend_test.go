@@ -25,7 +25,7 @@ func TestExtendIsAdd(t *testing.T) {
 			s.T += time.Duration(r.IntN(3000)-100) * time.Microsecond
 			s.RTT = time.Duration(1+r.IntN(50)) * time.Millisecond
 			s.Stalled, s.ProbeWait, s.SendGap, s.Turn = false, false, false, false
-			s.InRecovery, s.TimeoutRecovery = false, false
+			s.InRecovery, s.TimeoutRecovery, s.AppLimited = false, false, false
 			// Each of these on its own, so that any two come together.
 			if r.IntN(10) < 6 { // more data: the candidates
 				s.Sent += int64(1 + r.IntN(3*1448))
@@ -50,17 +50,19 @@ func TestExtendIsAdd(t *testing.T) {
 				s.Turn = true
 			case 4, 5:
 				s.Delivered = s.Sent // everything delivered: idle or a drain
+			case 6:
+				s.AppLimited = true // tcp_info's: application-limited with data out
 			}
 			s.Inflight = max(s.Sent-s.Delivered-int64(r.IntN(2))*int64(r.IntN(3000)), 0)
 			if r.IntN(50) == 0 {
 				s.Inflight = 0
 			}
-			flagless := !s.Stalled && !s.ProbeWait && !s.SendGap && !s.Turn && !s.InRecovery && !s.TimeoutRecovery
+			flagless := !s.Stalled && !s.ProbeWait && !s.SendGap && !s.Turn && !s.InRecovery && !s.TimeoutRecovery && !s.AppLimited
 			if flagless {
 				ext, add := *tl, *tl
 				c := s
 				add.add(&c)
-				if ext.Extend(s.T, s.Sent, s.Delivered, s.Inflight, s.Rwnd, s.Retrans) {
+				if ext.Extend(s.T, s.Sent, s.Delivered, s.Inflight, s.Rwnd, s.Retrans, s.RTT) {
 					taken++
 					if !reflect.DeepEqual(ext, add) {
 						t.Fatalf("seed %d: Extend gave\n%+v\nAddSample\n%+v", seed, ext, add)
@@ -88,11 +90,11 @@ func TestExtendKeepsNoSeries(t *testing.T) {
 	tl := &Timeline{MaxPoints: 100, DrainIsApp: true}
 	tl.Add(Sample{T: 0, Sent: 1448, Inflight: 1448, Rwnd: 1 << 20})
 	tl.Add(Sample{T: time.Millisecond, Sent: 2896, Inflight: 2896, Rwnd: 1 << 20})
-	if tl.Extend(2*time.Millisecond, 4344, 0, 4344, 1<<20, 0) {
+	if tl.Extend(2*time.Millisecond, 4344, 0, 4344, 1<<20, 0, time.Millisecond) {
 		t.Fatal("Extend took a sample of a timeline that keeps a series")
 	}
 	tl.MaxPoints = 0
-	if !tl.Extend(2*time.Millisecond, 4344, 0, 4344, 1<<20, 0) {
+	if !tl.Extend(2*time.Millisecond, 4344, 0, 4344, 1<<20, 0, time.Millisecond) {
 		t.Fatal("Extend refused a data segment in slow start, far below the window")
 	}
 }

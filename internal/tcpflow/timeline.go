@@ -73,7 +73,7 @@ func (f *Flow) addSample(d *direction, t, sent int64, v ackRec) {
 	// the Sample if the state cannot change (Extend; it refuses an unknown
 	// window, so RwndLowerBound is 0 too).
 	if !d.recovery && d.rtoLastT != t && d.probeT != t && d.turnT != t && d.ackAdvT <= d.lastNewT && !extendOff &&
-		d.tl.Extend(time.Duration(t-f.start), sent, v.ack, infl, v.rwnd, d.retrans-d.spurious) {
+		d.tl.Extend(time.Duration(t-f.start), sent, v.ack, infl, v.rwnd, d.retrans-d.spurious, f.rtt(d)) {
 		d.prevSampleT = t
 		return
 	}

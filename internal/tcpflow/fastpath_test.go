@@ -152,3 +152,29 @@ func TestExtendSameTimelines(t *testing.T) {
 		}
 	}
 }
+
+// TestSilent: a direction is silent until any of the seven counts
+// silent reads is set, each on its own enough (the counts are ORed
+// together, a term dropped would pass for silent).
+func TestSilent(t *testing.T) {
+	sets := map[string]func(d *direction){
+		"segs":        func(d *direction) { d.segs = 1 },
+		"sndMax":      func(d *direction) { d.sndMax = 1448 },
+		"nsack":       func(d *direction) { d.nsack = 1 },
+		"sacked":      func(d *direction) { d.sacked = 1448 },
+		"retrans":     func(d *direction) { d.retrans = 1 },
+		"delivered":   func(d *direction) { d.ct.delivered = 1448 },
+		"ivDelivered": func(d *direction) { d.ct.ivDelivered = 1448 },
+		"sndMax<0":    func(d *direction) { d.sndMax = -1 },
+	}
+	if d := (&direction{}); !d.silent() {
+		t.Fatal("a new direction is not silent")
+	}
+	for name, set := range sets {
+		d := &direction{}
+		set(d)
+		if d.silent() {
+			t.Errorf("%s set: still silent", name)
+		}
+	}
+}

@@ -41,7 +41,9 @@ func (f *Flow) ackTimes(p *direction, t int64) {
 // acknowledged: the ACKs a one-way transfer's data segments carry are
 // about such a direction (silentAckTimes).
 func (d *direction) silent() bool {
-	return d.segs == 0 && d.sndMax == 0 && d.nsack == 0 && d.sacked == 0 && d.retrans == 0 && d.ct.delivered == 0 && d.ct.ivDelivered == 0
+	// All zero, as one OR: one test, where seven (all taken in a one-way
+	// transfer, each a load and a branch) cost 21 instructions a packet.
+	return d.segs|d.sndMax|int64(d.nsack)|d.sacked|d.retrans|d.ct.delivered|d.ct.ivDelivered == 0
 }
 
 // silentAckTimes is ackTimes for a quiet ACK (Flow.quietAck) of a

@@ -94,8 +94,10 @@ func TestIntegrationAnalyzeCauses(t *testing.T) {
 
 // checkCause checks the cause named for the upload's direction in
 // analyze's document (out) and text. It returns why the cause is wrong
-// (rateCase), "" when it is right; the text and numbers of a right one
-// are checked here.
+// (rateCase), "" when it is right; the text of a right one is checked
+// here, and its numbers (checkCauseNumbers) are returned as wrong too:
+// they depend on the run's chance as the cause does (where 0.5% random
+// loss put its losses), so one run off them is run again, twice.
 func checkCause(t *testing.T, name, want, out, text string, took time.Duration) string {
 	t.Helper()
 	var doc causeDoc
@@ -127,8 +129,7 @@ func checkCause(t *testing.T, name, want, out, text string, took time.Duration) 
 			if !strings.Contains(text, "  path:     "+d.Cause.Text) || d.Fix != strings.Join(d.Cause.Fix, "; ") || f.Fix != d.Fix {
 				t.Errorf("the text lacks the path line, or the fix is not the cause's (%q):\n%s", d.Fix, text)
 			}
-			checkCauseNumbers(t, want, nums)
-			return ""
+			return checkCauseNumbers(want, nums)
 		}
 	}
 	t.Fatalf("no upload to port %d in the capture", truthPort)
@@ -136,29 +137,31 @@ func checkCause(t *testing.T, name, want, out, text string, took time.Duration) 
 }
 
 // checkCauseNumbers checks a cause's numbers against the path it was
-// built on: 50 ms, 0.5% loss, 20 packets or 8 BDPs of queue.
-func checkCauseNumbers(t *testing.T, cause string, n map[string]float64) {
-	t.Helper()
+// built on: 50 ms, 0.5% loss, 20 packets or 8 BDPs of queue. It returns
+// what is off, "" when nothing is.
+func checkCauseNumbers(cause string, n map[string]float64) string {
+	var off []string
 	rtt, q := n["min_rtt_s"], n["queue_delay_s"]
 	if rtt < 0.049 || rtt > 0.056 {
-		t.Errorf("min RTT %.4f s on a 50 ms path", rtt)
+		off = append(off, fmt.Sprintf("min RTT %.4f s on a 50 ms path", rtt))
 	}
 	switch cause {
 	case "random-loss":
 		if l := n["loss_rate"]; l < 0.0025 || l > 0.015 {
-			t.Errorf("loss rate %.4f%% for 0.5%% random loss", 100*l)
+			off = append(off, fmt.Sprintf("loss rate %.4f%% for 0.5%% random loss", 100*l))
 		}
 		// Losses one or a few at a time: a recovery spans a window of up
 		// to ~200 segments here (48 Mbit/s at its peak), where 0.5% loss
 		// puts 1.6 in one on average and more by chance (2.1 in one CI
-		// run); a shallow buffer's bursts are 9-22.
+		// run, 3.4 in another: 24 segments in 7 recoveries, 1.2-1.7 in
+		// the runs after it); a shallow buffer's bursts are 9-22.
 		if n["segments_per_loss"] > 3 {
-			t.Errorf("%.1f segments a loss for random loss", n["segments_per_loss"])
+			off = append(off, fmt.Sprintf("%.1f segments a loss for random loss", n["segments_per_loss"]))
 		}
 	case "shallow-buffer":
 		// 20 packets drain in 2.4 ms at 100 Mbit/s.
 		if q > 0.003 || n["segments_per_loss"] < 2 {
-			t.Errorf("queue delay %.4f s behind a 20-packet queue, %.1f segments a loss", q, n["segments_per_loss"])
+			off = append(off, fmt.Sprintf("queue delay %.4f s behind a 20-packet queue, %.1f segments a loss", q, n["segments_per_loss"]))
 		}
 	case "bufferbloat":
 		// Near its top the queue held more than a BDP (a one-BDP queue
@@ -166,7 +169,8 @@ func checkCauseNumbers(t *testing.T, cause string, n map[string]float64) {
 		// samples after slow start for a top (a long slow start), the
 		// median did.
 		if top := max(n["top_rtt_s"]-rtt, q); top < rtt || q <= 0 {
-			t.Errorf("queue delay %.4f s near its top (median %.4f s), less than the RTT", top, q)
+			off = append(off, fmt.Sprintf("queue delay %.4f s near its top (median %.4f s), less than the RTT", top, q))
 		}
 	}
+	return strings.Join(off, "; ")
 }

@@ -19,8 +19,11 @@ func TestExtendIsAdd(t *testing.T) {
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		tl := &Timeline{MSS: []int{0, 1448, 536}[seed%3], DrainIsApp: seed%4 != 0}
+		// Half the streams offer small windows only, which the flight
+		// fills: rwnd-limited samples, then room again as SACKs come.
+		windows := [][]int64{{0, 1000, 16 << 10, 64 << 10, 1 << 20, -1}, {0, 1000, 12 << 10, 16 << 10, -1}}[seed%2]
 		var s Sample
-		s.Rwnd = 64 << 10
+		s.Rwnd = windows[3]
 		for range 2000 {
 			s.T += time.Duration(r.IntN(3000)-100) * time.Microsecond
 			s.RTT = time.Duration(1+r.IntN(50)) * time.Millisecond
@@ -34,7 +37,7 @@ func TestExtendIsAdd(t *testing.T) {
 				s.Delivered = min(s.Sent, s.Delivered+int64(r.IntN(4*1448)))
 			}
 			if r.IntN(10) == 0 {
-				s.Rwnd = []int64{0, 1000, 16 << 10, 64 << 10, 1 << 20, -1}[r.IntN(6)]
+				s.Rwnd = windows[r.IntN(len(windows))]
 			}
 			if r.IntN(30) == 0 {
 				s.Retrans++

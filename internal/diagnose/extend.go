@@ -40,33 +40,23 @@ func (tl *Timeline) Extend(t time.Duration, sent, delivered, inflight, rwnd, ret
 		}
 		tl.StateTime[tl.prevState] += dt
 		tl.roundBusyT += dt
+		if tl.DrainIsApp {
+			tl.snapSS, tl.snapNet, tl.lastSend = tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork], t
+		}
 	case StateApp:
 		if p.Inflight > 0 {
 			return false
 		}
-		// add's idle, then drain's new data after nothing in flight.
-		if idle := tl.idle + dt; idle > 0 {
-			tl.StateTime[StateApp] += idle
-			tl.IdleGaps++
-			tl.IdleTime += idle
+		// add's idle time, then drain's new data (no Turn: a flag).
+		if tl.idle += dt; tl.idle > 0 {
+			tl.endIdle()
 		}
-		tl.idle = 0
 		if tl.DrainIsApp {
-			if tl.drainSS+tl.drainNet > 0 {
-				if t-tl.drainAt <= max(time.Millisecond, rtt/4) {
-					tl.drainSS, tl.drainNet = 0, 0 // a round's end, not the data's
-				} else {
-					tl.settle()
-				}
-			}
-			tl.answering = false // a new flight, not an answer (no Turn)
+			tl.newData(t, rtt, false)
 		}
 		tl.roundLimitT += dt
 	default:
 		return false // and StateNone: before the first sample
-	}
-	if tl.DrainIsApp {
-		tl.snapSS, tl.snapNet, tl.lastSend = tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork], t
 	}
 	tl.roundMax = max(tl.roundMax, inflight)
 	tl.Samples++

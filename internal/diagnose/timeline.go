@@ -262,10 +262,7 @@ func (tl *Timeline) add(s *Sample) {
 			tl.StateTime[tl.prevState] += dt
 		}
 		if tl.idle > 0 && s.Sent > tl.prev.Sent {
-			tl.StateTime[StateApp] += tl.idle
-			tl.IdleGaps++
-			tl.IdleTime += tl.idle
-			tl.idle = 0
+			tl.endIdle()
 		}
 	}
 	if tl.DrainIsApp && tl.Samples > 0 {
@@ -297,22 +294,11 @@ func (tl *Timeline) add(s *Sample) {
 // data, and moves it to the application when the flight drained to
 // nothing and no new data came within a quarter RTT (see DrainIsApp).
 func (tl *Timeline) drain(s *Sample) {
-	ss, net := tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork]
 	if s.Sent > tl.prev.Sent {
-		if tl.drainSS+tl.drainNet > 0 {
-			if s.T-tl.drainAt <= max(time.Millisecond, s.RTT/4) && !s.Turn {
-				tl.drainSS, tl.drainNet = 0, 0 // a round's end, not the data's
-			} else {
-				tl.settle() // the sender paused, or answered a request
-			}
-		}
-		if tl.prev.Inflight <= 0 {
-			tl.answering = s.Turn // a new flight: an answer to a request?
-		}
-		tl.snapSS, tl.snapNet = tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork]
-		tl.lastSend = s.T
+		tl.newData(s.T, s.RTT, s.Turn)
 		return
 	}
+	ss, net := tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork]
 	// The flight drained: the congestion-window time since the last new
 	// data is pending.
 	tl.drainSS, tl.drainNet, tl.drainAt = ss-tl.snapSS, net-tl.snapNet, s.T
@@ -322,6 +308,33 @@ func (tl *Timeline) drain(s *Sample) {
 		tl.settle()
 	}
 	tl.snapSS, tl.snapNet = tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork]
+}
+
+// newData is drain's part for new data at t (turn: it answers the
+// peer): a drained flight pending since less than a quarter RTT (rtt)
+// was a round's end, not the data's; a longer pause, or an answer, makes
+// it the application's.
+func (tl *Timeline) newData(t, rtt time.Duration, turn bool) {
+	if tl.drainSS+tl.drainNet > 0 {
+		if t-tl.drainAt <= max(time.Millisecond, rtt/4) && !turn {
+			tl.drainSS, tl.drainNet = 0, 0 // a round's end, not the data's
+		} else {
+			tl.settle() // the sender paused, or answered a request
+		}
+	}
+	if tl.prev.Inflight <= 0 {
+		tl.answering = turn // a new flight: an answer to a request?
+	}
+	tl.snapSS, tl.snapNet = tl.StateTime[StateSlowStart], tl.StateTime[StateNetwork]
+	tl.lastSend = t
+}
+
+// endIdle gives the idle time before new data to the application.
+func (tl *Timeline) endIdle() {
+	tl.StateTime[StateApp] += tl.idle
+	tl.IdleGaps++
+	tl.IdleTime += tl.idle
+	tl.idle = 0
 }
 
 // Settle is called by the producer once the samples end: a transfer that

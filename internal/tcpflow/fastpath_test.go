@@ -79,11 +79,7 @@ func TestSilentAckTimes(t *testing.T) {
 // (effMSS's eff, the handshake's hsRTT) is what it would work out, at the
 // end of every truth capture's analysis.
 func TestKeptValues(t *testing.T) {
-	paths, err := filepath.Glob("testdata/truth/*.pcap.gz")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no truth captures (%v)", err)
-	}
-	for _, p := range paths {
+	for _, p := range truthPaths(t) {
 		a := followed(t, p)
 		for _, f := range a.flows {
 			want := int64(0)
@@ -103,6 +99,16 @@ func TestKeptValues(t *testing.T) {
 			t.Errorf("%s: no flows", p)
 		}
 	}
+}
+
+// truthPaths lists the truth captures (testdata/truth).
+func truthPaths(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob("testdata/truth/*.pcap.gz")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no truth captures (%v)", err)
+	}
+	return paths
 }
 
 // followed runs an analyzer over the capture at path and returns it
@@ -131,11 +137,7 @@ func followed(t *testing.T, path string) *Analyzer {
 // sample stream; this one holds addSample to Extend's terms: no flag
 // set on a sample it hands over).
 func TestExtendSameTimelines(t *testing.T) {
-	paths, err := filepath.Glob("testdata/truth/*.pcap.gz")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no truth captures (%v)", err)
-	}
-	for _, p := range paths {
+	for _, p := range truthPaths(t) {
 		ext := followed(t, p)
 		extendOff = true
 		all := followed(t, p)

@@ -42,9 +42,12 @@ func fileSeeds(ng bool) [][]byte {
 }
 
 // etherSeed is little-endian Ethernet in microseconds, the records
-// NextSegment reads in one pass, with the frames it must hand to the
-// general path: tagged, IPv6, cut short, a fragment, not TCP, bad
-// options.
+// NextSegment reads in one pass (full: IPv4 and the timestamps option
+// alone), with the frames it must hand to the general path: tagged,
+// IPv6, cut short (also within and just past the one-pass shape), a
+// fragment, not TCP, bad options, other options, IP options, an IP
+// length of 0 (a super-frame) or too short for the TCP header; and a
+// type-of-service byte, which the one-pass read ignores.
 func etherSeed(ng bool) []byte {
 	w := ct.NewWriter(ct.Format{NG: ng}, capture.LinkEthernet)
 	ip4 := seg(false)
@@ -57,7 +60,18 @@ func etherSeed(ng bool) []byte {
 	badOpt := ct.Ether(ip4.IP())
 	badOpt[14+20+20] = 2 // an MSS option of length 0
 	badOpt[14+20+21] = 0
-	for i, f := range [][]byte{full, ct.Ether(ip4.IP(), 7), ct.Ether(seg(true).IP()), full[:20], full[:40], full[:60], frag, udp, badOpt, full} {
+	tsFirst := ip4
+	tsFirst.Options = ct.Opts{}.TS(1, 2).NOP().NOP()
+	super := ip4
+	super.Super = true
+	ipOpts := ct.Ether(ip4.IP())
+	ipOpts[14] = 0x46 // a 24-byte IP header: the TCP header starts 4 bytes later
+	short := ct.Ether(ip4.IP())
+	short[14+2], short[14+3] = 0, 20+31 // the IP length ends inside the TCP header
+	tos := ct.Ether(ip4.IP())
+	tos[14+1] = 0xb8
+	for i, f := range [][]byte{full, ct.Ether(ip4.IP(), 7), ct.Ether(seg(true).IP()), full[:20], full[:40], full[:60],
+		full[:65], full[:66], frag, udp, badOpt, ct.Ether(tsFirst.IP()), ct.Ether(super.IP()), ipOpts, short, tos, full} {
 		w.PacketOn(0, t0.Add(time.Duration(i)*time.Microsecond), f, len(full))
 	}
 	return w.Bytes()
@@ -110,7 +124,8 @@ func writeCorpusRaw(t testing.TB, name string, entries [][]byte) {
 // and bounded in what it read. NextSegment must read the file as Next,
 // Decode and ParseOptions do.
 func drain(t *testing.T, b []byte) {
-	if want, got := trace(bytes.NewReader(b), false), trace(bytes.NewReader(b), true); got != want {
+	want, _ := trace(bytes.NewReader(b), false)
+	if got, _ := trace(bytes.NewReader(b), true); got != want {
 		t.Fatalf("NextSegment:\n%s\nNext, Decode, ParseOptions:\n%s", got, want)
 	}
 	r, err := capture.Open(bytes.NewReader(b))

@@ -140,7 +140,7 @@ func (m *Mapping) holds(addr uintptr) bool {
 func errShrunk(r *Reader, size int) error {
 	e := &CorruptError{Kind: ErrTruncated, Msg: fmt.Sprintf("the file was cut short while being read (it had %d bytes)", size)}
 	if r != nil {
-		e.Offset, e.Packets = r.off, r.packets
+		e.Offset, e.Packets = r.offset(), r.packets
 	}
 	return e
 }

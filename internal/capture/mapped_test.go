@@ -39,14 +39,16 @@ func mapFile(t *testing.T, b []byte) (*capture.Mapping, string) {
 }
 
 // trace reads every record of src through r.Guard, as tcpflow does, and
-// says what it read: time, lengths, link and bytes of each, what it
-// decodes to, and the end. bySegment reads with NextSegment, else with
-// Next, Decode and ParseOptions: the two must print the same.
-func trace(src io.Reader, bySegment bool) string {
-	var out bytes.Buffer
+// says what it read: the time of each, what it decodes to, and the end.
+// bySegment reads with NextSegment, else with Next, Decode and
+// ParseOptions: the two must print the same. full is trace with each
+// record's lengths, link and bytes as well, which only Next hands out
+// (full is trace with bySegment).
+func trace(src io.Reader, bySegment bool) (trace, full string) {
+	var out, all bytes.Buffer
 	r, err := capture.Open(src)
 	if err != nil {
-		return "open: " + err.Error()
+		return "open: " + err.Error(), "open: " + err.Error()
 	}
 	err = r.Guard(func() error {
 		var p capture.Packet
@@ -57,7 +59,7 @@ func trace(src io.Reader, bySegment bool) string {
 			bad := false
 			if bySegment {
 				var err error
-				if res, bad, err = r.NextSegment(&p, &s, &o); err != nil {
+				if p.Time, res, bad, err = r.NextSegment(&s, &o); err != nil {
 					return err
 				}
 			} else {
@@ -67,16 +69,23 @@ func trace(src io.Reader, bySegment bool) string {
 				if res = capture.Decode(p.LinkType, p.Data, p.OrigLen, &s); res == capture.OK {
 					bad = capture.ParseOptions(s.Options, &o) != nil
 				}
+				fmt.Fprintf(&all, "%d %d %d %d %x ", p.CapLen, p.OrigLen, p.LinkType, p.Interface, p.Data)
 			}
-			fmt.Fprintf(&out, "%d %d %d %d %d %x %v", p.Time, p.CapLen, p.OrigLen, p.LinkType, p.Interface, p.Data, res)
+			line := fmt.Sprintf("%d %v", p.Time, res)
 			if res == capture.OK {
-				fmt.Fprintf(&out, " %+v %+v %v", s, o, bad)
+				line += fmt.Sprintf(" %+v %+v %v", s, o, bad)
 			}
-			out.WriteByte('\n')
+			out.WriteString(line + "\n")
+			all.WriteString(line + "\n")
 		}
 	})
-	fmt.Fprintf(&out, "%s: %v", r.Format(), err)
-	return out.String()
+	end := fmt.Sprintf("%s: %v", r.Format(), err)
+	out.WriteString(end)
+	if bySegment {
+		return out.String(), out.String()
+	}
+	all.WriteString(end)
+	return out.String(), all.String()
 }
 
 // bigFile is a capture of n records of every size up to 200 bytes, so
@@ -112,14 +121,21 @@ func TestMappedReadsAsStream(t *testing.T) {
 		"text":          []byte("12:00:00.000 IP 198.18.0.1.5000 > 198.18.0.2.443: Flags [S]\n"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			want := trace(bytes.NewReader(b), false)
+			want, wantFull := trace(bytes.NewReader(b), false)
 			for _, bySegment := range []bool{false, true} {
 				m, _ := mapFile(t, b)
-				if got := trace(m, bySegment); got != want {
+				got, gotFull := trace(m, bySegment)
+				stream, streamFull := trace(bytes.NewReader(b), bySegment)
+				want := want
+				if !bySegment {
+					// Next hands out each record's bytes: compare them too.
+					got, stream, want = gotFull, streamFull, wantFull
+				}
+				if got != want {
 					t.Errorf("mapped (NextSegment %v):\n%.300s\n...%s\nstream:\n%.300s\n...%s", bySegment, got, tail(got), want, tail(want))
 				}
-				if got := trace(bytes.NewReader(b), bySegment); got != want {
-					t.Errorf("stream (NextSegment %v):\n%.300s\n...%s\nstream:\n%.300s\n...%s", bySegment, got, tail(got), want, tail(want))
+				if stream != want {
+					t.Errorf("stream (NextSegment %v):\n%.300s\n...%s\nstream:\n%.300s\n...%s", bySegment, stream, tail(stream), want, tail(want))
 				}
 			}
 		})

@@ -74,7 +74,6 @@ func (r *Reader) nextPcap(p *Packet) error {
 	p.LinkType, p.Interface = r.linkType, 0
 	p.Data = b[hl : hl+incl]
 	r.pos += hl + incl
-	r.off += int64(hl + incl)
 	return nil
 }
 

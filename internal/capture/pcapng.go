@@ -47,7 +47,7 @@ func (r *Reader) nextPcapng(p *Packet) error {
 				return err
 			}
 			typ = blockSHB
-		} else if r.packets == 0 && r.off == 0 {
+		} else if r.packets == 0 && r.offset() == 0 {
 			return r.corrupt("pcapng file does not start with a section header")
 		}
 		n := int(r.order.u32(h[4:]))

@@ -109,10 +109,12 @@ type Reader struct {
 	buf      []byte
 	pos, end int   // buf[pos:end] is read and not yet consumed
 	rerr     error // sticky error from src
-	off      int64 // bytes consumed
-	packets  int64
-	format   string
-	next     func(r *Reader, p *Packet) error
+	// base is the file offset of buf[0]: base+pos bytes are consumed
+	// (offset), kept so that no read counts its bytes twice.
+	base    int64
+	packets int64
+	format  string
+	next    func(r *Reader, p *Packet) error
 
 	unit int64 // see Unit; 0 is 1
 
@@ -126,6 +128,9 @@ type Reader struct {
 	// etherPcap: little-endian records of Ethernet frames with no extra
 	// header bytes, the kind NextSegment reads in one pass.
 	etherPcap bool
+
+	// pkt is NextSegment's record on the general path.
+	pkt Packet
 
 	// pcapng
 	ifaces []iface
@@ -317,9 +322,11 @@ func (r *Reader) fill(n int) ([]byte, error) {
 		// its header) grows it.
 		nb := make([]byte, n+64<<10)
 		r.end = copy(nb, r.buf[r.pos:r.end])
+		r.base += int64(r.pos)
 		r.buf, r.pos = nb, 0
 	case len(r.buf)-r.pos < n:
 		r.end = copy(r.buf, r.buf[r.pos:r.end])
+		r.base += int64(r.pos)
 		r.pos = 0
 	}
 	for empty := 0; r.end-r.pos < n && r.rerr == nil; {
@@ -369,18 +376,19 @@ func (r *Reader) fillMapped(n int) ([]byte, error) {
 
 // discard consumes n bytes that peek returned.
 func (r *Reader) discard(n int) {
-	n = min(n, r.end-r.pos)
-	r.pos += n
-	r.off += int64(n)
+	r.pos += min(n, r.end-r.pos)
 }
+
+// offset is the number of bytes consumed.
+func (r *Reader) offset() int64 { return r.base + int64(r.pos) }
 
 // truncated builds the error for a record cut short.
 func (r *Reader) truncated(format string, a ...any) error {
-	return &CorruptError{Offset: r.off, Packets: r.packets, Kind: ErrTruncated, Msg: fmt.Sprintf(format, a...)}
+	return &CorruptError{Offset: r.offset(), Packets: r.packets, Kind: ErrTruncated, Msg: fmt.Sprintf(format, a...)}
 }
 
 func (r *Reader) corrupt(format string, a ...any) error {
-	return &CorruptError{Offset: r.off, Packets: r.packets, Kind: ErrCorrupt, Msg: fmt.Sprintf(format, a...)}
+	return &CorruptError{Offset: r.offset(), Packets: r.packets, Kind: ErrCorrupt, Msg: fmt.Sprintf(format, a...)}
 }
 
 // ioErr maps a read error: a short read is truncation, anything else is
@@ -396,7 +404,7 @@ func (r *Reader) ioErr(err error, what string, need, got int) error {
 	}
 	// An I/O error (or an interruption) is not corruption: say where it
 	// happened and keep it matchable (errors.Is).
-	return fmt.Errorf("capture: reading byte %d (after %d packets): %w", r.off, r.packets, err)
+	return fmt.Errorf("capture: reading byte %d (after %d packets): %w", r.offset(), r.packets, err)
 }
 
 type byteOrder bool

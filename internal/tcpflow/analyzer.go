@@ -333,16 +333,15 @@ func (c *clock) report() ClockReport {
 // allocated per packet. It returns the reader's final error (io.EOF at
 // a clean end).
 func (a *Analyzer) run(rd *capture.Reader) error {
-	var p capture.Packet
 	s, o := &a.seg, &a.opt
 	for {
-		res, badOpt, err := rd.NextSegment(&p, s, o)
+		ts, res, badOpt, err := rd.NextSegment(s, o)
 		if err != nil {
 			return err
 		}
 		if res == capture.OK && s.Flags&capture.FlagSYN != 0 {
 			o.SetLayout(s.Options)
 		}
-		a.segment(s, o, badOpt, res, p.Time)
+		a.segment(s, o, badOpt, res, ts)
 	}
 }

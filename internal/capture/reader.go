@@ -110,7 +110,7 @@ type Reader struct {
 	pos, end int   // buf[pos:end] is read and not yet consumed
 	rerr     error // sticky error from src
 	// base is the file offset of buf[0]: base+pos bytes are consumed
-	// (offset), kept so that no read counts its bytes twice.
+	// (offset), without a count kept per record.
 	base    int64
 	packets int64
 	format  string

@@ -53,6 +53,7 @@ func (r *Reader) NextSegment(s *Segment, o *Options) (t int64, res Result, badOp
 				s.TTL = h[38]
 				s.Src = netip.AddrFrom4([4]byte(h[42:46]))
 				s.Dst = netip.AddrFrom4([4]byte(h[46:50]))
+				s.Addrs4 = binary.BigEndian.Uint64(h[42:])
 				s.SuperFrame = false
 				s.SrcPort = binary.BigEndian.Uint16(h[50:])
 				s.DstPort = binary.BigEndian.Uint16(h[52:])

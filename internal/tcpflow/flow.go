@@ -99,7 +99,9 @@ func (f *Flow) packet(i int, s *capture.Segment, o *capture.Options, t int64) {
 		return
 	}
 	if s.Flags&capture.FlagACK != 0 {
-		f.handshakeAck(i, s, t)
+		if f.ackT < 0 { // (handshakeAck's first test, without the call)
+			f.handshakeAck(i, s, t)
+		}
 		if p := &f.dir[i^1]; f.quietAck(i, p, s, o) {
 			if p.silent() {
 				f.silentAckTimes(p, t)
@@ -306,7 +308,7 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		}
 		d.fin = true
 	}
-	if f.probed(d, s, seq, t) {
+	if n <= 1 && f.probed(d, s, seq, t) { // (probes carry a byte or none)
 		return
 	}
 	if seq >= d.sndMax && f.dir[i^1].lastNewT > d.lastNewT {
@@ -325,7 +327,7 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		d.maxSeg = n
 		d.setEff()
 	}
-	if lim := d.mssLimit(f, i); n <= lim && n > d.mss {
+	if n > d.mss && n <= d.mssLimit(f, i) {
 		d.mss = n
 		d.setEff()
 	}

@@ -8,9 +8,6 @@ func (a *Analyzer) Packet(p *capture.Packet) {
 	badOpt := false
 	if r == capture.OK {
 		badOpt = capture.ParseOptions(a.seg.Options, &a.opt) != nil
-		if a.seg.Flags&capture.FlagSYN != 0 {
-			a.opt.SetLayout(a.seg.Options)
-		}
 	}
 	a.segment(&a.seg, &a.opt, badOpt, r, p.Time)
 }

@@ -432,3 +432,52 @@ func TestSeriesBounded(t *testing.T) {
 		t.Errorf("last point %+v", last)
 	}
 }
+
+// Connections on the same ports between other addresses are other flows,
+// their packets interleaved one by one (so each lookup meets the cache
+// entry of another): IPv4, IPv6, and IPv4-mapped IPv6 beside the IPv4
+// pair it maps.
+func TestFlowsOnSharedPorts(t *testing.T) {
+	w := ct.NewWriter(ct.Format{}, capture.LinkEthernet)
+	pairs := [][2]string{
+		{"198.18.0.1:50000", "198.18.0.2:443"},
+		{"198.18.0.3:50000", "198.18.0.2:443"},
+		{"198.18.0.1:50000", "198.18.0.4:443"},
+		{"[2001:db8::1]:50000", "[2001:db8::2]:443"},
+		{"[2001:db8::3]:50000", "[2001:db8::2]:443"},
+		{"[2001:db8::1]:50000", "[2001:db8::1:2]:443"},
+		{"[::ffff:198.18.0.1]:50000", "[::ffff:198.18.0.2]:443"},
+	}
+	var convs []*ct.Conv
+	for _, p := range pairs {
+		convs = append(convs, ct.NewConv(w, p[0], p[1]))
+	}
+	for i, c := range convs {
+		c.Advance(time.Duration(i) * time.Microsecond)
+		handshake(c, stdSyn, stdSyn, time.Millisecond, "client")
+	}
+	for round := range 20 {
+		for i, c := range convs {
+			if round <= i {
+				c.Data(client, 1000+i) // conversation i sends i+1 segments
+			}
+			c.Advance(10 * time.Microsecond)
+			c.AckAll(server)
+		}
+	}
+	an, err := Analyze(bytes.NewReader(w.Bytes()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(an.Flows) != len(pairs) {
+		t.Fatalf("%d flows, want %d", len(an.Flows), len(pairs))
+	}
+	for i, f := range an.Flows {
+		c := convs[i]
+		if f.Client != c.Addr[0].String() || f.Server != c.Addr[1].String() ||
+			f.Bytes != int64((i+1)*(1000+i)) || f.Handshake == nil || f.Handshake.RTT == 0 {
+			t.Errorf("flow %d: %s -> %s, %d bytes, handshake %+v; want %s -> %s, %d bytes, a handshake",
+				i, f.Client, f.Server, f.Bytes, f.Handshake, c.Addr[0], c.Addr[1], (i+1)*(1000+i))
+		}
+	}
+}

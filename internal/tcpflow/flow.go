@@ -179,8 +179,12 @@ func (f *Flow) ack(i int, s *capture.Segment, o *capture.Options, t int64) {
 		dup = true
 	}
 	p.lastRawAdv = s.Window
-	sacks, sackUndone := f.sackBlocks(p, o, ack, t)
-	undone = undone || sackUndone
+	sacks := false
+	if o.NSACK > 0 {
+		var sackUndone bool
+		sacks, sackUndone = f.sackBlocks(p, o, ack, t)
+		undone = undone || sackUndone
+	}
 	// F-RTO step 3.a: once the data of step 2.b is out, a duplicate ACK
 	// or a SACK with no news of data sent before proves the loss real:
 	// no undo, the flight is resent in slow start, the timer's doing

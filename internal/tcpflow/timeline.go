@@ -126,11 +126,18 @@ func (f *Flow) sendGap(d *direction, t, infl, rwnd, mss, rtt int64) bool {
 // record appends the receiver's feedback to the history the sender's
 // view is read from (only when the sender is away from the capture).
 func (d *direction) record(t int64) {
-	if d.d <= 0 {
-		// Field by field (see Flow.addSample).
-		d.cur.t, d.cur.ack, d.cur.rwnd, d.cur.sacked = t, d.sndUna, d.rwnd, d.sacked
-		return
+	if d.d > 0 {
+		d.recordAway(t)
+	} else {
+		d.cur = ackRec{t, d.sndUna, d.rwnd, d.sacked}
 	}
+}
+
+// recordAway is record for a sender away from the capture: not inlined
+// (record is, for the ACKs of a sender at the capture).
+//
+//go:noinline
+func (d *direction) recordAway(t int64) {
 	rec := ackRec{t, d.sndUna, d.rwnd, d.sacked}
 	if d.acks == nil {
 		d.acks = make([]ackRec, histRing)
@@ -155,9 +162,16 @@ func (d *direction) record(t int64) {
 // view returns the receiver's feedback as the sender knew it at time t.
 // hHead is the next record not yet applied.
 func (d *direction) view(t int64) ackRec {
-	if d.d <= 0 {
-		return ackRec{t, d.sndUna, d.rwnd, d.sacked}
+	if d.d > 0 {
+		return d.viewAway(t)
 	}
+	return ackRec{t, d.sndUna, d.rwnd, d.sacked}
+}
+
+// viewAway is view for a sender away from the capture (see recordAway).
+//
+//go:noinline
+func (d *direction) viewAway(t int64) ackRec {
 	for at := t - d.d; ; {
 		r, ok := d.next(at)
 		if !ok {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"net/netip"
 	"slices"
 	"time"
@@ -258,11 +259,14 @@ type clock struct {
 	backwards int64
 	steps     int64
 	equal     int64
-	minDelta  int64
-	div       int64 // largest power of ten (ns) dividing every timestamp
+	// minDelta is the least step forward, math.MaxInt64 before one
+	// (least reads it).
+	minDelta int64
+	div      int64 // largest power of ten (ns) dividing every timestamp
 	// floor is the file's own unit (capture.Reader.Unit): div never
-	// falls below it, so it is not tested again once there.
-	floor int64
+	// falls below it (nor below 1: stop), so it is not tested again
+	// once there.
+	floor, stop int64
 }
 
 const clockStep = int64(time.Hour)
@@ -270,11 +274,26 @@ const clockStep = int64(time.Hour)
 func (c *clock) fix(ts int64) int64 {
 	if c.n == 0 {
 		c.base, c.n, c.last, c.div = ts, 1, 0, 1e9
+		c.minDelta, c.stop = math.MaxInt64, max(c.floor, 1)
 		return 0
 	}
 	t := ts - c.base + c.offset
 	c.n++
 	d := t - c.last
+	if d <= 0 || d > clockStep {
+		return c.odd(t, d)
+	}
+	c.minDelta = min(c.minDelta, d)
+	c.last = t
+	if c.div > c.stop {
+		c.unit(t)
+	}
+	return t
+}
+
+// odd is fix for a timestamp d from the last: the same, earlier, or a
+// step of more than an hour either way.
+func (c *clock) odd(t, d int64) int64 {
 	if d > clockStep || d < -clockStep {
 		// An epoch outlier or a clock step: cut the jump out.
 		c.offset -= d
@@ -285,16 +304,25 @@ func (c *clock) fix(ts int64) int64 {
 		c.backwards++
 		return c.last
 	}
-	if d == 0 {
-		c.equal++
-	} else if c.minDelta == 0 || d < c.minDelta {
-		c.minDelta = d
-	}
-	for c.div > 1 && c.div > c.floor && !multipleOf(t-c.offset, c.div) {
+	c.equal++
+	c.last = t
+	c.unit(t)
+	return t
+}
+
+// unit lowers div until it divides t's time since base.
+func (c *clock) unit(t int64) {
+	for c.div > c.stop && !multipleOf(t-c.offset, c.div) {
 		c.div /= 10
 	}
-	c.last = t
-	return t
+}
+
+// least is the least step forward, 0 before one.
+func (c *clock) least() int64 {
+	if c.minDelta == math.MaxInt64 {
+		return 0
+	}
+	return c.minDelta
 }
 
 // multipleOf reports whether x is a multiple of div, a power of ten up
@@ -341,8 +369,8 @@ func (c *clock) tick() time.Duration {
 	if c.div >= int64(time.Millisecond) {
 		return time.Duration(c.div)
 	}
-	if c.equal*2 >= c.n && c.minDelta >= int64(time.Millisecond) {
-		return time.Duration(c.minDelta)
+	if c.equal*2 >= c.n && c.least() >= int64(time.Millisecond) {
+		return time.Duration(c.least())
 	}
 	return 0
 }

@@ -133,8 +133,9 @@ func (d *direction) record(t int64) {
 	}
 }
 
-// recordAway is record for a sender away from the capture: not inlined
-// (record is, for the ACKs of a sender at the capture).
+// recordAway is record for a sender away from the capture, never
+// inlined: record then stays small enough to inline (the ACKs of a
+// sender at the capture).
 //
 //go:noinline
 func (d *direction) recordAway(t int64) {

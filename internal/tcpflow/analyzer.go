@@ -30,7 +30,9 @@ type Analyzer struct {
 	seg     capture.Segment
 	opt     capture.Options
 	clock   clock
-	stats   Stats
+	// bulkSegs counts the segments Flow.bulk took (the tests read it).
+	bulkSegs int64
+	stats    Stats
 	// listed holds the reports of flows no longer followed, at most
 	// maxFlows, the rest counted in summary (evict.go).
 	listed  byBytes
@@ -152,7 +154,11 @@ func (a *Analyzer) segment(s *capture.Segment, o *capture.Options, badOpt bool, 
 			r = a.newFlow(key{netip.AddrPortFrom(s.Src, s.SrcPort), netip.AddrPortFrom(s.Dst, s.DstPort)}, s, t)
 		}
 	}
-	r.f.packet(int(r.dir), s, o, t)
+	if r.f.bulk(int(r.dir), s, o, t) {
+		a.bulkSegs++
+	} else {
+		r.f.packet(int(r.dir), s, o, t)
+	}
 }
 
 func (a *Analyzer) newFlow(k key, s *capture.Segment, t int64) ref {

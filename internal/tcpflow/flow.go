@@ -349,12 +349,17 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 	}
 	d.lastSend = t
 	d.remember(seq, n, s, o, t)
-	// Unknown scale: the flight proves a lower bound on the shift.
 	if !f.shiftKnown[i^1] && d.raw > 0 {
-		flight := d.sndMax - d.sndUna - d.sacked
-		for d.lb < 14 && flight > int64(d.raw)<<d.lb {
-			d.lb++
-		}
+		d.scaleBound()
+	}
+}
+
+// scaleBound: with the scale unknown, the flight proves a lower bound on
+// the shift.
+func (d *direction) scaleBound() {
+	flight := d.sndMax - d.sndUna - d.sacked
+	for d.lb < 14 && flight > int64(d.raw)<<d.lb {
+		d.lb++
 	}
 }
 

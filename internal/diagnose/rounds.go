@@ -60,13 +60,13 @@ func (tl *Timeline) rounds(s *Sample) {
 		}
 	} else if roundBusy && !roundLimit && !tl.roundLoss && tl.prevMax > 0 {
 		tl.BusyRounds++
-		if d := tl.roundMax - tl.prevMax; d <= tl.prevMax/20 && -d <= tl.prevMax/20 {
+		if d, q := tl.roundMax-tl.prevMax, tl.prevMax/20; d <= q && -d <= q {
 			tl.FlatRounds++
 		}
 		if tl.BusyRounds <= 4 {
 			tl.FirstBusyMax = max(tl.FirstBusyMax, tl.roundMax)
 		}
-		tl.lastBusy[tl.BusyRounds%4] = tl.roundMax
+		tl.lastBusy[tl.BusyRounds&3] = tl.roundMax // (%4: BusyRounds > 0)
 	}
 	tl.prevMax = tl.roundMax
 	tl.roundEnd, tl.roundMax, tl.roundAcked, tl.roundT = s.Sent, s.Inflight, s.Delivered, s.T

@@ -86,7 +86,8 @@ type causeTrack struct {
 
 // addRTT keeps a path RTT sample (ns), one in stride; when the store
 // is full every other sample goes and the stride doubles, so the kept
-// ones stay spread evenly over the transfer.
+// ones stay spread evenly over the transfer. (The stride is a power of
+// two: a mask, not a division, per sample.)
 func (c *causeTrack) addRTT(ns int64, steady bool) {
 	if c.stride == 0 {
 		c.stride, c.ssFrom = 1, -1
@@ -95,7 +96,7 @@ func (c *causeTrack) addRTT(ns int64, steady bool) {
 		c.ssFrom = c.n
 	}
 	c.offered++
-	if (c.offered-1)%c.stride != 0 {
+	if (c.offered-1)&(c.stride-1) != 0 {
 		return
 	}
 	if c.n == nSteady {
@@ -106,7 +107,7 @@ func (c *causeTrack) addRTT(ns int64, steady bool) {
 		if c.ssFrom >= 0 {
 			c.ssFrom = (c.ssFrom + 1) / 2
 		}
-		if (c.offered-1)%c.stride != 0 {
+		if (c.offered-1)&(c.stride-1) != 0 {
 			return
 		}
 	}

@@ -201,6 +201,20 @@ func TestLoadedRTT(t *testing.T) {
 	if got, top := c.loadedRTT(); got < 150*time.Millisecond || got > 156*time.Millisecond || top < 155*time.Millisecond || top > 156*time.Millisecond {
 		t.Errorf("loaded RTT %s, top %s, want the steady transfer's (150-156 ms, 155-156)", got, top)
 	}
+	// The samples kept are the offered ones 0, stride, 2*stride, ... of
+	// the stride at the end, in order (the store thins evenly).
+	var seq causeTrack
+	for i := range 10_000 {
+		seq.addRTT(int64(i+1)*1e3, false) // the i-th offered sample is i+1 µs
+	}
+	for k := range seq.n {
+		if want := uint32(k*seq.stride + 1); seq.rtts[k] != want {
+			t.Fatalf("stride %d: sample %d kept is %d µs, want %d", seq.stride, k, seq.rtts[k], want)
+		}
+	}
+	if seq.stride != 256 || seq.n != 40 {
+		t.Errorf("10,000 samples: stride %d, %d kept; want 256 and 40", seq.stride, seq.n)
+	}
 	// Too few samples after slow start: the whole transfer's median.
 	var short causeTrack
 	for i := range 20 {

@@ -284,13 +284,7 @@ func decodeIPv4(b []byte, cut int, s *Segment) Result {
 	if h[9] != protoTCP {
 		return NotTCP
 	}
-	s.IPVersion = 4
-	s.IPID = binary.BigEndian.Uint16(h[4:])
-	s.TTL = h[8]
-	s.Src = netip.AddrFrom4([4]byte(h[12:16]))
-	s.Dst = netip.AddrFrom4([4]byte(h[16:20]))
-	s.Addrs4 = binary.BigEndian.Uint64(h[12:])
-	s.SuperFrame = false
+	s.ipv4Fields(h)
 	ipLen := total
 	if total == 0 {
 		// TSO/BIG TCP: the stack leaves the length 0 when it does not fit
@@ -363,6 +357,27 @@ func decodeIPv6(b []byte, cut int, s *Segment) Result {
 	return Malformed
 }
 
+// ipv4Fields sets s from the fixed IPv4 header h (not a super-frame).
+func (s *Segment) ipv4Fields(h *[20]byte) {
+	s.IPVersion = 4
+	s.IPID = binary.BigEndian.Uint16(h[4:])
+	s.TTL = h[8]
+	s.Src = netip.AddrFrom4([4]byte(h[12:16]))
+	s.Dst = netip.AddrFrom4([4]byte(h[16:20]))
+	s.Addrs4 = binary.BigEndian.Uint64(h[12:])
+	s.SuperFrame = false
+}
+
+// tcpFields sets s from the fixed TCP header h.
+func (s *Segment) tcpFields(h *[20]byte) {
+	s.SrcPort = binary.BigEndian.Uint16(h[0:])
+	s.DstPort = binary.BigEndian.Uint16(h[2:])
+	s.Seq = binary.BigEndian.Uint32(h[4:])
+	s.Ack = binary.BigEndian.Uint32(h[8:])
+	s.Flags = h[13]
+	s.Window = binary.BigEndian.Uint16(h[14:])
+}
+
 func decodeTCP(b []byte, segLen int, s *Segment) Result {
 	if len(b) < 20 {
 		return Short
@@ -372,12 +387,7 @@ func decodeTCP(b []byte, segLen int, s *Segment) Result {
 	if off < 20 || segLen < off {
 		return Malformed
 	}
-	s.SrcPort = binary.BigEndian.Uint16(h[0:])
-	s.DstPort = binary.BigEndian.Uint16(h[2:])
-	s.Seq = binary.BigEndian.Uint32(h[4:])
-	s.Ack = binary.BigEndian.Uint32(h[8:])
-	s.Flags = h[13]
-	s.Window = binary.BigEndian.Uint16(h[14:])
+	s.tcpFields(h)
 	s.OptionsCut = len(b) < off
 	s.Options = b[20:min(off, len(b))]
 	s.PayloadLen = segLen - off

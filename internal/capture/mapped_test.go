@@ -41,9 +41,9 @@ func mapFile(t *testing.T, b []byte) (*capture.Mapping, string) {
 // trace reads every record of src through r.Guard, as tcpflow does, and
 // says what it read: the time of each, what it decodes to, and the end.
 // bySegment reads with NextSegment, else with Next, Decode and
-// ParseOptions: the two must print the same. full is trace with each
-// record's lengths, link and bytes as well, which only Next hands out
-// (full is trace with bySegment).
+// ParseOptions: the two must print the same. full adds each record's
+// lengths, link and bytes, which only Next hands out (with bySegment,
+// full is trace).
 func trace(src io.Reader, bySegment bool) (trace, full string) {
 	var out, all bytes.Buffer
 	r, err := capture.Open(src)

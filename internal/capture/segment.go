@@ -1,9 +1,6 @@
 package capture
 
-import (
-	"encoding/binary"
-	"net/netip"
-)
+import "encoding/binary"
 
 // NextSegment reads the next record and decodes it: [Reader.Next], then
 // [Decode] into s and, for a TCP segment, [ParseOptions] into o. t is
@@ -48,19 +45,8 @@ func (r *Reader) NextSegment(s *Segment, o *Options) (t int64, res Result, badOp
 				}
 				r.pos = pos + 16 + incl
 				r.packets++
-				s.IPVersion = 4
-				s.IPID = binary.BigEndian.Uint16(h[34:])
-				s.TTL = h[38]
-				s.Src = netip.AddrFrom4([4]byte(h[42:46]))
-				s.Dst = netip.AddrFrom4([4]byte(h[46:50]))
-				s.Addrs4 = binary.BigEndian.Uint64(h[42:])
-				s.SuperFrame = false
-				s.SrcPort = binary.BigEndian.Uint16(h[50:])
-				s.DstPort = binary.BigEndian.Uint16(h[52:])
-				s.Seq = binary.BigEndian.Uint32(h[54:])
-				s.Ack = binary.BigEndian.Uint32(h[58:])
-				s.Flags = h[63]
-				s.Window = binary.BigEndian.Uint16(h[64:])
+				s.ipv4Fields((*[20]byte)(h[30:50]))
+				s.tcpFields((*[20]byte)(h[50:70]))
 				s.OptionsCut = false
 				s.Options = h[70:82]
 				s.PayloadLen = total - 20 - 32

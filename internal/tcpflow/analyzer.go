@@ -269,10 +269,10 @@ type clock struct {
 	// (least reads it).
 	minDelta int64
 	div      int64 // largest power of ten (ns) dividing every timestamp
-	// floor is the file's own unit (capture.Reader.Unit): div never
-	// falls below it (nor below 1: stop), so it is not tested again
-	// once there.
-	floor, stop int64
+	// floor is the file's own unit (capture.Reader.Unit; 1 when not
+	// set): div never falls below it, so it is not tested again once
+	// there.
+	floor int64
 }
 
 const clockStep = int64(time.Hour)
@@ -280,7 +280,7 @@ const clockStep = int64(time.Hour)
 func (c *clock) fix(ts int64) int64 {
 	if c.n == 0 {
 		c.base, c.n, c.last, c.div = ts, 1, 0, 1e9
-		c.minDelta, c.stop = math.MaxInt64, max(c.floor, 1)
+		c.minDelta, c.floor = math.MaxInt64, max(c.floor, 1)
 		return 0
 	}
 	t := ts - c.base + c.offset
@@ -291,7 +291,7 @@ func (c *clock) fix(ts int64) int64 {
 	}
 	c.minDelta = min(c.minDelta, d)
 	c.last = t
-	if c.div > c.stop {
+	if c.div > c.floor {
 		c.unit(t)
 	}
 	return t
@@ -318,7 +318,7 @@ func (c *clock) odd(t, d int64) int64 {
 
 // unit lowers div until it divides t's time since base.
 func (c *clock) unit(t int64) {
-	for c.div > c.stop && !multipleOf(t-c.offset, c.div) {
+	for c.div > c.floor && !multipleOf(t-c.offset, c.div) {
 		c.div /= 10
 	}
 }

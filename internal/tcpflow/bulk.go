@@ -40,23 +40,9 @@ func (f *Flow) bulk(i int, s *capture.Segment, o *capture.Options, t int64) bool
 	f.end = t
 	f.silentAckTimes(p, t)
 	// Flow.data's bookkeeping for new data.
-	d.lastData = t
-	d.segs++
-	d.bytes += int64(n)
-	if s.SuperFrame || n > 65535 {
-		d.super++
-	}
-	end := seq + int64(n)
-	d.sndMax = end
-	d.lastProgress, d.lastNewT = t, t
-	if !d.timing {
-		d.timing, d.timedAt, d.timedEnd = true, t, end
-	}
-	d.lastSend = t
-	d.remember(seq, n, s, o, t)
-	if !f.shiftKnown[i^1] && d.raw > 0 {
-		d.scaleBound()
-	}
+	d.counted(n, s.SuperFrame, t)
+	d.sentNew(seq+int64(n), t)
+	f.sent(i, d, seq, n, s, o, t)
 	// p, silent, sent nothing: only d is sampled.
 	f.sample(d, t)
 	return true

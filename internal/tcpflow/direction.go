@@ -436,3 +436,34 @@ func segsOf(n, mss int64) int64 {
 	}
 	return (n + mss - 1) / mss
 }
+
+// counted counts n bytes of payload sent at t (super: a super-frame).
+func (d *direction) counted(n int, super bool, t int64) {
+	d.lastData = t
+	d.segs++
+	d.bytes += int64(n)
+	if super || n > 65535 {
+		d.super++
+	}
+}
+
+// sentNew moves snd.nxt to end, new data sent at t, and times the first
+// segment sent while none is timed (Karn).
+func (d *direction) sentNew(end, t int64) {
+	d.sndMax = end
+	d.lastProgress, d.lastNewT = t, t
+	if !d.timing {
+		d.timing, d.timedAt, d.timedEnd = true, t, end
+	}
+}
+
+// sent notes a segment from i that the stack sent at t (new or resent):
+// the last send, the segment for spotting hardware duplicates, and the
+// lower bound on an unknown window scale.
+func (f *Flow) sent(i int, d *direction, seq int64, n int, s *capture.Segment, o *capture.Options, t int64) {
+	d.lastSend = t
+	d.remember(seq, n, s, o, t)
+	if !f.shiftKnown[i&1^1] && d.raw > 0 {
+		d.scaleBound()
+	}
+}

@@ -321,12 +321,7 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 	if d.firstData < 0 {
 		d.firstData = t
 	}
-	d.lastData = t
-	d.segs++
-	d.bytes += int64(n)
-	if s.SuperFrame || n > 65535 {
-		d.super++
-	}
+	d.counted(n, s.SuperFrame, t)
 	if n > d.maxSeg {
 		d.maxSeg = n
 		d.setEff()
@@ -339,19 +334,11 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 		if seq > d.sndMax {
 			d.addHole(d.sndMax, seq, t)
 		}
-		d.sndMax = end
-		d.lastProgress, d.lastNewT = t, t
-		if !d.timing {
-			d.timing, d.timedAt, d.timedEnd = true, t, end
-		}
+		d.sentNew(end, t)
 	} else if f.resent(d, seq, n, s, o, t) {
 		return // a hardware duplicate: not sent by the stack
 	}
-	d.lastSend = t
-	d.remember(seq, n, s, o, t)
-	if !f.shiftKnown[i^1] && d.raw > 0 {
-		d.scaleBound()
-	}
+	f.sent(i, d, seq, n, s, o, t)
 }
 
 // scaleBound: with the scale unknown, the flight proves a lower bound on

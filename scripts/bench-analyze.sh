@@ -231,8 +231,39 @@ for tool in $TOOLS; do
 	rss[$tool]=$(maxrss "$tool")
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# paired A B: the ratio of A's CPU to B's in each round (their runs came
+# one after the other, so a slow spell of the machine hits both), as
+# median, lower and upper quartile: the noise that one ratio of medians
+# hides.
+paired() {
+	awk -v a="$1" -v b="$2" '
+		$1 == a { x[na++] = $3 + $4 }
+		$1 == b { y[nb++] = $3 + $4 }
+		function q(p, h, i) { h = p * (n - 1); i = int(h); return i + 1 < n ? r[i] + (h - i) * (r[i + 1] - r[i]) : r[i] }
+		END {
+			for (i = 0; i < na && i < nb; i++) if (y[i] > 0) r[n++] = x[i] / y[i]
+			if (n == 0) { print "0 0 0"; exit }
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+			printf "%.2f %.2f %.2f\n", q(0.5), q(0.25), q(0.75)
+		}' "$WORK/runs"
+}
+
+# target NAME A B: the JSON members of a ratio target, A's CPU over B's.
+target() {
+	local m q1 q3
+	read -r m q1 q3 <<<"$(paired "$2" "$3")"
+	printf ', "cpu_vs_%s": %s, "cpu_vs_%s_per_round": {"median": %s, "q1": %s, "q3": %s}' "$1" "$(ratio "${cpu[$2]}" "${cpu[$3]}")" "$1" "$m" "$q1" "$q3"
+}
+
+# ratioline A B TARGET: the text line of a ratio target.
+ratioline() {
+	local m q1 q3
+	read -r m q1 q3 <<<"$(paired "$1" "$2")"
+	printf '%s / %s CPU: %sx (target >= %sx); per round %sx, quartiles %s-%sx\n' "$1" "$2" "$(ratio "${cpu[$1]}" "${cpu[$2]}")" "$3" "$m" "$q1" "$q3"
+}
 {
-	printf '{\n  "schema": "longhaul.bench-analyze/v2",\n'
+	printf '{\n  "schema": "longhaul.bench-analyze/v3",\n'
 	printf '  "date": "%s",\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	printf '  "host": {"kernel": "%s", "cpus": %d, "cpu": "%s", "mem_kb": %d},\n' \
 		"$(uname -r)" "$(nproc)" "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)" "$(awk '/MemTotal/ { print $2 }' /proc/meminfo)"
@@ -257,8 +288,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 	if [ -n "${cpu[longhaul]:-}" ]; then
 		printf ',\n  "profile": %s' "$(json "$(basename "$PROFILE")")"
 		printf ',\n  "targets": {"max_rss_mb": %s, "max_rss_target_mb": 64' "${rss[longhaul]}"
-		[ -z "${cpu[tcptrace]:-}" ] || printf ', "cpu_vs_tcptrace": %s, "cpu_vs_tcptrace_target": 5' "$(ratio "${cpu[tcptrace]}" "${cpu[longhaul]}")"
-		[ -z "${cpu[longhaul-base]:-}" ] || printf ', "cpu_vs_base": %s, "cpu_vs_base_target": 2' "$(ratio "${cpu[longhaul-base]}" "${cpu[longhaul]}")"
+		[ -z "${cpu[tcptrace]:-}" ] || { target tcptrace tcptrace longhaul; printf ', "cpu_vs_tcptrace_target": 5'; }
+		[ -z "${cpu[longhaul-base]:-}" ] || { target base longhaul-base longhaul; printf ', "cpu_vs_base_target": 2'; }
 		printf '}'
 	fi
 	printf '\n}\n'
@@ -275,8 +306,8 @@ for tool in $TOOLS; do
 done
 if [ -n "${cpu[longhaul]:-}" ]; then
 	printf '\n'
-	[ -z "${cpu[longhaul-base]:-}" ] || printf 'longhaul-base / longhaul CPU: %sx (target >= 2x)\n' "$(ratio "${cpu[longhaul-base]}" "${cpu[longhaul]}")"
-	[ -z "${cpu[tcptrace]:-}" ] || printf 'tcptrace / longhaul CPU: %sx (target >= 5x)\n' "$(ratio "${cpu[tcptrace]}" "${cpu[longhaul]}")"
+	[ -z "${cpu[longhaul-base]:-}" ] || ratioline longhaul-base longhaul 2
+	[ -z "${cpu[tcptrace]:-}" ] || ratioline tcptrace longhaul 5
 	printf 'longhaul max RSS %s MB (target <= 64); CPU profile %s\n' "${rss[longhaul]}" "$PROFILE"
 fi
 echo "results: $OUT" >&2

@@ -25,6 +25,11 @@
 #   BASE=BIN2               another longhaul build to time alongside, as
 #                           "longhaul-base" (e.g. main's, for the speedup)
 #   TOOLS="longhaul tcptrace tshark"
+#   INSTR=N                 also count each tool's instructions on the
+#                           capture's first N packets (valgrind
+#                           --tool=cachegrind; deterministic, unlike CPU
+#                           time on a shared machine; ~2 min for 500000;
+#                           not tshark's, which would take half an hour)
 #   CAPTURE=FILE            time this capture instead of making one (no
 #                           root needed; the file is left as it is)
 #   KEEP_CAPTURE=FILE       keep the capture made there instead of
@@ -52,6 +57,9 @@ die() { echo "bench-analyze: $*" >&2; exit 1; }
 [ -z "$BASE" ] || [ -x "$BASE" ] || die "BASE=$BASE: not an executable"
 [ -z "$BASE" ] || TOOLS="longhaul-base $TOOLS"
 need="$TIME"
+INSTR=${INSTR:-}
+[ -z "$INSTR" ] || [[ "$INSTR" =~ ^[1-9][0-9]*$ ]] || die "INSTR=$INSTR: a number of packets, e.g. INSTR=500000"
+[ -z "$INSTR" ] || need="$need valgrind tcpdump"
 [ -n "$CAPTURE" ] || need="$need ip iperf3 tcpdump"
 for t in $need $TOOLS; do
 	case $t in longhaul | longhaul-base) continue ;; esac
@@ -181,6 +189,27 @@ for r in $(seq "$REPEATS"); do
 	done
 done
 
+# Instructions (INSTR=N): each tool once under cachegrind on the first N
+# packets; "tool instructions" lines in $WORK/instr.
+: >"$WORK/instr"
+if [ -n "$INSTR" ]; then
+	EX=$WORK/excerpt.pcap
+	tcpdump -r "$CAP" -c "$INSTR" -w "$EX" 2>/dev/null || die "tcpdump could not cut the first $INSTR packets of $CAP"
+	INSTR=$((INSTR < packets ? INSTR : packets))
+	for tool in $TOOLS; do
+		# tshark would take half an hour under valgrind.
+		[ "$tool" != tshark ] || continue
+		echo "bench-analyze: instructions: $tool on the first $INSTR packets (valgrind)" >&2
+		declare -n c="cmd_${tool//-/_}"
+		valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "${c[@]//"$CAP"/"$EX"}" >/dev/null 2>"$WORK/vg.err" ||
+			die "$tool under valgrind failed: $(tail -3 "$WORK/vg.err")"
+		unset -n c
+		n=$(sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' "$WORK/vg.err" | tr -d ,)
+		[ -n "$n" ] || die "no instruction count from valgrind for $tool"
+		echo "$tool $n" >>"$WORK/instr"
+	done
+fi
+
 # Not timed: where longhaul's CPU goes.
 if [[ " $TOOLS " == *" longhaul "* ]]; then
 	"$BIN" analyze --cpuprofile "$PROFILE" "$CAP" >/dev/null || die "longhaul --cpuprofile failed"
@@ -231,6 +260,9 @@ for tool in $TOOLS; do
 	rss[$tool]=$(maxrss "$tool")
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+
+# instr TOOL: its instruction count (INSTR), or nothing.
+instr() { awk -v t="$1" '$1 == t { print $2 }' "$WORK/instr"; }
 
 # paired A B: the ratio of A's CPU to B's in each round (their runs came
 # one after the other, so a slow spell of the machine hits both), as
@@ -292,6 +324,13 @@ ratioline() {
 		[ -z "${cpu[longhaul-base]:-}" ] || { target base longhaul-base longhaul; printf ', "cpu_vs_base_target": 2'; }
 		printf '}'
 	fi
+	if [ -s "$WORK/instr" ]; then
+		printf ',\n  "instructions": {"packets": %d, "tool": "valgrind --tool=cachegrind --cache-sim=no"' "$INSTR"
+		while read -r tool n; do printf ', "%s": %s' "$tool" "$n"; done <"$WORK/instr"
+		[ -z "$(instr tcptrace)" ] || [ -z "$(instr longhaul)" ] || printf ', "vs_tcptrace": %s' "$(ratio "$(instr tcptrace)" "$(instr longhaul)")"
+		[ -z "$(instr longhaul-base)" ] || [ -z "$(instr longhaul)" ] || printf ', "vs_base": %s' "$(ratio "$(instr longhaul-base)" "$(instr longhaul)")"
+		printf '}'
+	fi
 	printf '\n}\n'
 } >"$WORK/out.json"
 cp "$WORK/out.json" "$OUT"
@@ -309,5 +348,13 @@ if [ -n "${cpu[longhaul]:-}" ]; then
 	[ -z "${cpu[longhaul-base]:-}" ] || ratioline longhaul-base longhaul 2
 	[ -z "${cpu[tcptrace]:-}" ] || ratioline tcptrace longhaul 5
 	printf 'longhaul max RSS %s MB (target <= 64); CPU profile %s\n' "${rss[longhaul]}" "$PROFILE"
+fi
+if [ -s "$WORK/instr" ]; then
+	printf '\ninstructions on the first %s packets (valgrind --tool=cachegrind):\n' "$INSTR"
+	while read -r tool n; do
+		printf '%-14s %16s  %6s per packet\n' "$tool" "$(printf "%'d" "$n" 2>/dev/null || echo "$n")" "$(awk -v n="$n" -v p="$INSTR" 'BEGIN { printf "%.0f", n / p }')"
+	done <"$WORK/instr"
+	[ -z "$(instr longhaul-base)" ] || [ -z "$(instr longhaul)" ] || printf 'longhaul-base / longhaul: %sx\n' "$(ratio "$(instr longhaul-base)" "$(instr longhaul)")"
+	[ -z "$(instr tcptrace)" ] || [ -z "$(instr longhaul)" ] || printf 'tcptrace / longhaul: %sx\n' "$(ratio "$(instr tcptrace)" "$(instr longhaul)")"
 fi
 echo "results: $OUT" >&2

@@ -19,6 +19,8 @@ have tcpdump || need+=(tcpdump)
 # and tshark; make test and make demo do not need them.
 if [ "${1:-}" = bench ]; then
 	have tcptrace || need+=(tcptrace)
+	# INSTR=N counts instructions under cachegrind
+	have valgrind || need+=(valgrind)
 	have tshark || need+=(tshark)
 fi
 # the exporter is scraped by a real Prometheus; promtool checks its output and alert rules

@@ -148,7 +148,8 @@ bench-causes: deps build
 # namespaces (iperf3 + tcpdump -s 128), against tcptrace -n -l and tshark
 # -z conv,tcp in the same run, and a CPU profile of longhaul's (root;
 # ~6 min; REPEATS=N, SIZE_MB=N, OUT=file.json, CAPTURE=file to time a
-# given capture without root, BASE=binary to time another build too):
+# given capture without root, BASE=binary to time another build too,
+# INSTR=N to count instructions on the first N packets under valgrind):
 # scripts/bench-analyze.sh
 bench-analyze: build
 	@[ "$$(id -u)" != 0 ] || scripts/deps.sh bench

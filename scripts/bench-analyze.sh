@@ -281,19 +281,32 @@ paired() {
 		}' "$WORK/runs"
 }
 
+# ratios A B: A's CPU over B's, by the medians and per round (median,
+# quartiles), as "ratio median q1 q3".
+ratios() { echo "$(ratio "${cpu[$1]}" "${cpu[$2]}") $(paired "$1" "$2")"; }
+
 # target NAME A B: the JSON members of a ratio target, A's CPU over B's.
 target() {
-	local m q1 q3
-	read -r m q1 q3 <<<"$(paired "$2" "$3")"
-	printf ', "cpu_vs_%s": %s, "cpu_vs_%s_per_round": {"median": %s, "q1": %s, "q3": %s}' "$1" "$(ratio "${cpu[$2]}" "${cpu[$3]}")" "$1" "$m" "$q1" "$q3"
+	local r m q1 q3
+	read -r r m q1 q3 <<<"$(ratios "$2" "$3")"
+	printf ', "cpu_vs_%s": %s, "cpu_vs_%s_per_round": {"median": %s, "q1": %s, "q3": %s}' "$1" "$r" "$1" "$m" "$q1" "$q3"
 }
 
 # ratioline A B TARGET: the text line of a ratio target.
 ratioline() {
-	local m q1 q3
-	read -r m q1 q3 <<<"$(paired "$1" "$2")"
-	printf '%s / %s CPU: %sx (target >= %sx); per round %sx, quartiles %s-%sx\n' "$1" "$2" "$(ratio "${cpu[$1]}" "${cpu[$2]}")" "$3" "$m" "$q1" "$q3"
+	local r m q1 q3
+	read -r r m q1 q3 <<<"$(ratios "$1" "$2")"
+	printf '%s / %s CPU: %sx (target >= %sx); per round %sx, quartiles %s-%sx\n' "$1" "$2" "$r" "$3" "$m" "$q1" "$q3"
 }
+
+# The instruction ratios (INSTR), empty without both counts.
+iratio() {
+	local a b
+	a=$(instr "$1") b=$(instr "$2")
+	[ -z "$a" ] || [ -z "$b" ] || ratio "$a" "$b"
+}
+ivs_base=$(iratio longhaul-base longhaul)
+ivs_tcptrace=$(iratio tcptrace longhaul)
 {
 	printf '{\n  "schema": "longhaul.bench-analyze/v3",\n'
 	printf '  "date": "%s",\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -327,8 +340,8 @@ ratioline() {
 	if [ -s "$WORK/instr" ]; then
 		printf ',\n  "instructions": {"packets": %d, "tool": "valgrind --tool=cachegrind --cache-sim=no"' "$INSTR"
 		while read -r tool n; do printf ', "%s": %s' "$tool" "$n"; done <"$WORK/instr"
-		[ -z "$(instr tcptrace)" ] || [ -z "$(instr longhaul)" ] || printf ', "vs_tcptrace": %s' "$(ratio "$(instr tcptrace)" "$(instr longhaul)")"
-		[ -z "$(instr longhaul-base)" ] || [ -z "$(instr longhaul)" ] || printf ', "vs_base": %s' "$(ratio "$(instr longhaul-base)" "$(instr longhaul)")"
+		[ -z "$ivs_tcptrace" ] || printf ', "vs_tcptrace": %s' "$ivs_tcptrace"
+		[ -z "$ivs_base" ] || printf ', "vs_base": %s' "$ivs_base"
 		printf '}'
 	fi
 	printf '\n}\n'
@@ -352,9 +365,9 @@ fi
 if [ -s "$WORK/instr" ]; then
 	printf '\ninstructions on the first %s packets (valgrind --tool=cachegrind):\n' "$INSTR"
 	while read -r tool n; do
-		printf '%-14s %16s  %6s per packet\n' "$tool" "$(printf "%'d" "$n" 2>/dev/null || echo "$n")" "$(awk -v n="$n" -v p="$INSTR" 'BEGIN { printf "%.0f", n / p }')"
+		printf '%-14s %16s  %6s per packet\n' "$tool" "$n" "$(awk -v n="$n" -v p="$INSTR" 'BEGIN { printf "%.0f", n / p }')"
 	done <"$WORK/instr"
-	[ -z "$(instr longhaul-base)" ] || [ -z "$(instr longhaul)" ] || printf 'longhaul-base / longhaul: %sx\n' "$(ratio "$(instr longhaul-base)" "$(instr longhaul)")"
-	[ -z "$(instr tcptrace)" ] || [ -z "$(instr longhaul)" ] || printf 'tcptrace / longhaul: %sx\n' "$(ratio "$(instr tcptrace)" "$(instr longhaul)")"
+	[ -z "$ivs_base" ] || printf 'longhaul-base / longhaul: %sx\n' "$ivs_base"
+	[ -z "$ivs_tcptrace" ] || printf 'tcptrace / longhaul: %sx\n' "$ivs_tcptrace"
 fi
 echo "results: $OUT" >&2

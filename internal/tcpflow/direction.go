@@ -467,3 +467,12 @@ func (f *Flow) sent(i int, d *direction, seq int64, n int, s *capture.Segment, o
 		d.scaleBound()
 	}
 }
+
+// scaleBound: with the scale unknown, the flight proves a lower bound on
+// the shift.
+func (d *direction) scaleBound() {
+	flight := d.sndMax - d.sndUna - d.sacked
+	for d.lb < 14 && flight > int64(d.raw)<<d.lb {
+		d.lb++
+	}
+}

@@ -341,15 +341,6 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 	f.sent(i, d, seq, n, s, o, t)
 }
 
-// scaleBound: with the scale unknown, the flight proves a lower bound on
-// the shift.
-func (d *direction) scaleBound() {
-	flight := d.sndMax - d.sndUna - d.sacked
-	for d.lb < 14 && flight > int64(d.raw)<<d.lb {
-		d.lb++
-	}
-}
-
 // probed handles a segment without new payload that is not a
 // retransmission: a keep-alive (no byte, or one old byte at snd.una-1)
 // or a zero-window probe (the same on Linux, one new byte elsewhere: the

@@ -241,6 +241,10 @@ func (tl *Timeline) add(s *Sample) {
 	if tl.Samples == 0 {
 		tl.First = s.T
 		tl.roundEnd, tl.roundAcked = s.Sent, s.Delivered
+		if tl.DrainIsApp && s.Sent > 0 {
+			// The first sample is new data: a flight begins (newData).
+			tl.answering, tl.lastSend = s.Turn, s.T
+		}
 	} else {
 		dt := s.T - tl.prev.T
 		switch {
@@ -342,8 +346,18 @@ func (tl *Timeline) endIdle() {
 // drained last), or whose last flight answered a request, had nothing
 // more to send after it, so that time is the application's (one request,
 // one answer); the last flight of a longer transfer stays the congestion
-// window's.
-func (tl *Timeline) Settle() {
+// window's. ended: the transfer is over (the connection was closed or
+// reset, or all of it acknowledged), so a flight still out when the
+// samples end (its ACK never came: a client that reset on the answer; or
+// the sender, away from the capture, would have seen it only after the
+// capture's end) was the last too, and is judged the same way; otherwise
+// the samples may only have stopped (a capture cut short in a
+// transfer), and the flight stays the congestion window's.
+func (tl *Timeline) Settle(ended bool) {
+	if ended && tl.DrainIsApp && tl.prev.Inflight > 0 && tl.drainSS+tl.drainNet == 0 {
+		tl.drainSS = tl.StateTime[StateSlowStart] - tl.snapSS
+		tl.drainNet = tl.StateTime[StateNetwork] - tl.snapNet
+	}
 	if d := tl.drainSS + tl.drainNet; d > 0 && (tl.answering || tl.StateTime[StateSlowStart]+tl.StateTime[StateNetwork] <= d) {
 		tl.settle()
 	}

@@ -86,7 +86,7 @@ type Info struct {
 	NoScaleSide string
 
 	Bytes    int64         // unique payload bytes sent
-	Duration time.Duration // first data to last acknowledgement
+	Duration time.Duration // first data to last acknowledgement, at least one RTT
 	Segments int64         // data segments sent
 
 	Retrans, RetransFast, RetransRTO, RetransSpurious int64

@@ -54,7 +54,7 @@ type DirReport struct {
 	Bytes     int64   `json:"bytes"`      // unique payload bytes
 	BytesSent int64   `json:"bytes_sent"` // including retransmissions
 	Segments  int64   `json:"segments"`
-	Duration  float64 `json:"duration_s"` // first data to last ACK
+	Duration  float64 `json:"duration_s"` // first data to last ACK, at least one RTT
 	MSS       int     `json:"mss,omitempty"`
 	MaxSeg    int     `json:"max_segment,omitempty"`
 	// SenderSyn and ReceiverSyn are the options each end offered (the
@@ -336,8 +336,18 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 		dr.Rwnd = WindowStats{} // raw values mean nothing without the scale
 	}
 	dr.RTT = f.rttReport(d)
+	if d.firstData >= 0 && dr.Duration < dr.RTT.Path {
+		// Data that left in less than a round trip (one flight, a burst
+		// at the capture) is not delivered in less than one: its rate
+		// over the burst would be the link's, above any window's.
+		dr.Duration = dr.RTT.Path
+	}
 	info := f.diagInfo(a, i, &dr, flowFlags, stallTime, unresp, dead)
-	d.tl.Settle()
+	// The transfer ended: the connection closed, or the receiver had
+	// acknowledged all of it at the capture (a sender away from the
+	// capture would have seen that its lag later, after the capture's
+	// end).
+	d.tl.Settle(f.rst || f.fin[0] || f.fin[1] || (d.sndMax > 0 && d.sndUna >= d.sndMax))
 	info.CaptureLimited = f.captureLimited(a, d, p, info)
 	dr.Verdict = diagnose.Diagnose(&d.tl, info)
 	if info.CaptureLimited == "" {

@@ -43,6 +43,9 @@ func (tl *Timeline) rounds(s *Sample) {
 	}
 	// The round is over.
 	tl.Rounds++
+	if tl.Rounds == 1 {
+		tl.firstRoundT = s.T
+	}
 	if !tl.ssDone {
 		tl.SlowStartRounds++
 		// A round in which the sender sent nothing new only drained the

@@ -166,6 +166,7 @@ type Timeline struct {
 	roundEnd    int64
 	roundAcked  int64
 	roundT      time.Duration // when the last round ended (rounds reads it for the second)
+	firstRoundT time.Duration // when the first round ended (Settle: data sent after it was clocked by ACKs)
 	roundMax    int64
 	prevMax     int64
 	roundLoss   bool
@@ -342,8 +343,9 @@ func (tl *Timeline) endIdle() {
 }
 
 // Settle is called by the producer once the samples end: a transfer that
-// was one flight (all its congestion-window time in the flight that
-// drained last), or whose last flight answered a request, had nothing
+// was one flight (all its data sent before the first round ended, or all
+// its congestion-window time in the flight that drained last), or whose
+// last flight answered a request, had nothing
 // more to send after it, so that time is the application's (one request,
 // one answer); the last flight of a longer transfer stays the congestion
 // window's. ended: the transfer is over (the connection was closed or
@@ -358,7 +360,10 @@ func (tl *Timeline) Settle(ended bool) {
 		tl.drainSS = tl.StateTime[StateSlowStart] - tl.snapSS
 		tl.drainNet = tl.StateTime[StateNetwork] - tl.snapNet
 	}
-	if d := tl.drainSS + tl.drainNet; d > 0 && (tl.answering || tl.StateTime[StateSlowStart]+tl.StateTime[StateNetwork] <= d) {
+	// One flight: all the data left before the first round ended (before
+	// any ACK of it reached the sender).
+	oneFlight := tl.Rounds == 0 || tl.firstRoundT > tl.lastSend
+	if d := tl.drainSS + tl.drainNet; d > 0 && (tl.answering || oneFlight || tl.StateTime[StateSlowStart]+tl.StateTime[StateNetwork] <= d) {
 		tl.settle()
 	}
 	tl.drainSS, tl.drainNet = 0, 0

@@ -76,3 +76,31 @@ func TestLossCauseBloatTop(t *testing.T) {
 		}
 	}
 }
+
+// The bufferbloat flag's RTT rise: the 90th percentile over twice the
+// least and 20 ms above it, from at least 10 samples when they are
+// counted, under a tenth of them lone ACKs (a delayed ACK is no queue).
+// Producers that do not count (tcp_info) are judged on the RTTs alone.
+func TestRTTRose(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		min, high time.Duration
+		n, lone   int64
+		want      bool
+	}{
+		{"queue, prompt ACKs", 20 * ms, 80 * ms, 200, 5, true},
+		{"uncounted producer", 20 * ms, 80 * ms, 0, 0, true},
+		{"no rise", 20 * ms, 35 * ms, 200, 0, false},
+		{"rise under 20 ms", 5 * ms, 24 * ms, 200, 0, false},
+		{"delayed ACKs", 1 * ms, 45 * ms, 40, 20, false},
+		{"a tenth lone", 1 * ms, 45 * ms, 40, 4, false},
+		{"just under a tenth lone", 1 * ms, 45 * ms, 41, 4, true},
+		{"too few samples", 1 * ms, 200 * ms, 9, 0, false},
+	} {
+		in := Info{RTT: tc.min, MinRTT: tc.min, HighRTT: tc.high, RTTSamples: tc.n, LoneACKSamples: tc.lone}
+		if got := rttRose(in); got != tc.want {
+			t.Errorf("%s: rttRose %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -74,6 +74,11 @@ type Info struct {
 	// queueing.
 	RTT, MinRTT, HighRTT time.Duration
 	RTTSource            string
+	// RTTSamples is how many samples MinRTT and HighRTT come from (0:
+	// unknown), LoneACKSamples how many of them timed an ACK that covered
+	// under two segments, which a receiver may have held on its
+	// delayed-ACK timer: over a tenth, and HighRTT may be that delay.
+	RTTSamples, LoneACKSamples int64
 	MSS                  int
 	Scale                string // ScaleKnown, ScaleNotNegotiated, ScaleUnknown
 	// ScaleLowerBound is the least shift the capture proves when the
@@ -190,7 +195,7 @@ func Diagnose(tl *Timeline, in Info) Verdict {
 	if in.RateBps > 0 && in.RTT > 0 {
 		v.BDPBytes = int64(math.Round(pathmodel.BDP(in.RateBps, in.RTT)))
 	}
-	if in.RTT > 0 && in.HighRTT > 2*in.MinRTT && in.HighRTT-in.MinRTT > 20*time.Millisecond {
+	if rttRose(in) {
 		v.Flags = appendFlag(v.Flags, FlagBufferbloat)
 	}
 	switch {
@@ -347,6 +352,18 @@ func QueueStood(rtt, minRTT time.Duration) bool {
 // start's overshoot and ran at 941-993 Mbit/s over the judged half).
 func atPathRate(in Info) bool {
 	return in.RateBps > 0 && in.Duration > 0 && float64(in.Bytes)*8/in.Duration.Seconds() >= 0.85*in.RateBps
+}
+
+// rttRose: the RTT's 90th percentile stood over twice its least and
+// 20 ms above it, a queue filling (bufferbloat). When the producer counts
+// its samples, the 90th percentile must be neither one sample (under 10)
+// nor a receiver's delayed ACK (40-200 ms, no queue): lone ACKs, those
+// that covered under two segments, must be under a tenth of them.
+func rttRose(in Info) bool {
+	if in.RTTSamples > 0 && (in.RTTSamples < 10 || 10*in.LoneACKSamples >= in.RTTSamples) {
+		return false
+	}
+	return in.RTT > 0 && in.HighRTT > 2*in.MinRTT && in.HighRTT-in.MinRTT > 20*time.Millisecond
 }
 
 // queueLosses: most retransmitted data was lost while a queue stood.

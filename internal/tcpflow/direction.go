@@ -88,6 +88,9 @@ type direction struct {
 	rttMin   int64
 	rttMax   int64
 	rttLast  int64
+	// rttLone counts the samples whose ACK covered under two segments: a
+	// receiver may hold such an ACK on its delayed-ACK timer (40-200 ms).
+	rttLone int64
 
 	recovery     bool
 	rtoRecovery  bool  // the recovery began with a timeout, no F-RTO undo yet

@@ -217,6 +217,9 @@ func (f *Flow) window(i int, s *capture.Segment) int64 {
 func (f *Flow) ackedNew(acker, p *direction, ack, t int64) {
 	if p.timing && ack >= p.timedEnd {
 		p.addRTT(t - p.timedAt)
+		if ack-p.sndUna < 2*p.effMSS() {
+			p.rttLone++
+		}
 		p.timing = false
 		if p.rttN == 8 || p.rttN%64 == 0 {
 			f.lagFromData(acker, p)

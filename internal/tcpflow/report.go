@@ -445,6 +445,7 @@ func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, s
 	if d.rttN > 0 {
 		info.MinRTT = time.Duration(d.d) + d.rttQuantile(0.1)
 		info.HighRTT = time.Duration(d.d) + d.rttQuantile(0.9)
+		info.RTTSamples, info.LoneACKSamples = d.rttN, d.rttLone
 		if rt.AckDelay > secs(d.lagDelay) {
 			// The median did not fit the window (rttReport): its ACK
 			// times are delays, not queueing.

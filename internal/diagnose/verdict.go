@@ -79,8 +79,8 @@ type Info struct {
 	// under two segments, which a receiver may have held on its
 	// delayed-ACK timer: over a tenth, and HighRTT may be that delay.
 	RTTSamples, LoneACKSamples int64
-	MSS                  int
-	Scale                string // ScaleKnown, ScaleNotNegotiated, ScaleUnknown
+	MSS                        int
+	Scale                      string // ScaleKnown, ScaleNotNegotiated, ScaleUnknown
 	// ScaleLowerBound is the least shift the capture proves when the
 	// scale is unknown.
 	ScaleLowerBound int

@@ -57,7 +57,8 @@
 // answer to a request (Sample.Turn); with DrainIsApp, a flight that drains
 // and is followed only after a pause (or as an answer) is application
 // time, and so is a transfer's last flight, drained or still out when the
-// transfer ended (Settle), if it was its only one or an answer. Timeout stalls over a tenth of the time are flagged rto-stall, a
-// receiver that stopped answering peer-unresponsive; either, over a third
-// of the time or for good, makes the flow loss-limited.
+// transfer ended (Settle), if it was its only one or an answer. Timeout
+// stalls over a tenth of the time are flagged rto-stall, a receiver that
+// stopped answering peer-unresponsive; either, over a third of the time
+// or for good, makes the flow loss-limited.
 package diagnose

@@ -345,10 +345,11 @@ func (tl *Timeline) endIdle() {
 // Settle is called by the producer once the samples end: a transfer that
 // was one flight (all its data sent before the first round ended, or all
 // its congestion-window time in the flight that drained last), or whose
-// last flight answered a request, had nothing
-// more to send after it, so that time is the application's (one request,
-// one answer); the last flight of a longer transfer stays the congestion
-// window's. ended: the transfer is over (the connection was closed or
+// last flight answered a request, had nothing more to send after it, so
+// that time is the application's (one request, one answer); the last
+// flight of a longer transfer stays the congestion window's.
+//
+// ended: the transfer is over (the connection was closed or
 // reset, or all of it acknowledged), so a flight still out when the
 // samples end (its ACK never came: a client that reset on the answer; or
 // the sender, away from the capture, would have seen it only after the

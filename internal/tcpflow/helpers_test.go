@@ -77,12 +77,17 @@ func handshake(c *ct.Conv, synOpts, synAckOpts ct.Opts, rtt time.Duration, vanta
 // later (the last RTT repeats).
 func rounds(c *ct.Conv, snd ct.Side, flights []int, mss int, rtts []time.Duration) {
 	for k, f := range flights {
-		for sent := 0; sent < f; sent += mss {
-			c.Data(snd, min(mss, f-sent))
-			c.Advance(5 * time.Microsecond)
-		}
+		flight(c, snd, f, mss)
 		c.Advance(rtts[min(k, len(rtts)-1)])
 		c.AckAll(1 - snd)
+		c.Advance(5 * time.Microsecond)
+	}
+}
+
+// flight sends n bytes from snd in segments of mss, 5 µs apart.
+func flight(c *ct.Conv, snd ct.Side, n, mss int) {
+	for sent := 0; sent < n; sent += mss {
+		c.Data(snd, min(mss, n-sent))
 		c.Advance(5 * time.Microsecond)
 	}
 }

@@ -4,14 +4,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/capture"
 	ct "github.com/longhaul/longhaul/internal/capture/capturetest"
 	"github.com/longhaul/longhaul/internal/diagnose"
 )
 
-// rst resets the connection from side.
-func rst(c *ct.Conv, from ct.Side) {
-	c.Emit(from, ct.TCP{Seq: c.Next[from], Flags: capture.FlagRST})
+// oneFlightAnswer plays, captured at the client over a path of rtt, a
+// 517-byte request the server acknowledges, then (closing: the client
+// closes its half first) a 5,322-byte answer in one flight of four
+// segments a microsecond apart.
+func oneFlightAnswer(c *ct.Conv, rtt time.Duration, closing bool) {
+	handshake(c, stdSyn, stdSyn, rtt, "client")
+	c.Data(client, 517)
+	c.Advance(30 * time.Millisecond)
+	c.AckAll(server)
+	if closing {
+		c.Advance(time.Millisecond)
+		c.Fin(client)
+	}
+	c.Advance(17 * time.Millisecond)
+	for _, n := range []int{1388, 1388, 1388, 1158} {
+		c.Data(server, n)
+		c.Advance(time.Microsecond)
+	}
 }
 
 // An answer that fits in one flight, captured at the client, whose ACK
@@ -24,24 +38,14 @@ func rst(c *ct.Conv, from ct.Side) {
 func TestOneFlightAnswerReset(t *testing.T) {
 	const rtt = 38 * time.Millisecond
 	c := newConv()
-	handshake(c, stdSyn, stdSyn, rtt, "client")
-	c.Data(client, 517)
-	c.Advance(30 * time.Millisecond)
-	c.AckAll(server)
-	c.Advance(time.Millisecond)
-	c.Fin(client)
-	c.Advance(17 * time.Millisecond)
-	for _, n := range []int{1388, 1388, 1388, 1158} {
-		c.Data(server, n)
-		c.Advance(time.Microsecond)
-	}
+	oneFlightAnswer(c, rtt, true)
 	c.Advance(70 * time.Microsecond)
-	rst(c, client)
+	c.Reset(client)
 	c.Advance(28 * time.Millisecond)
 	c.Rcvd[server]++ // the client's FIN
 	c.Fin(server)
 	c.Advance(60 * time.Microsecond)
-	rst(c, client)
+	c.Reset(client)
 
 	f := analyze(t, c, Options{}).Flows[0]
 	d := dirOf(t, f, f.Server)
@@ -70,15 +74,7 @@ func TestOneFlightAnswerReset(t *testing.T) {
 func TestOneFlightAnswerAcked(t *testing.T) {
 	const rtt = 38 * time.Millisecond
 	c := newConv()
-	handshake(c, stdSyn, stdSyn, rtt, "client")
-	c.Data(client, 517)
-	c.Advance(30 * time.Millisecond)
-	c.AckAll(server)
-	c.Advance(17 * time.Millisecond)
-	for _, n := range []int{1388, 1388, 1388, 1158} {
-		c.Data(server, n)
-		c.Advance(time.Microsecond)
-	}
+	oneFlightAnswer(c, rtt, false)
 	c.Advance(70 * time.Microsecond)
 	c.AckAll(client)
 	c.Fin(client)
@@ -96,12 +92,9 @@ func TestResetInSlowStartStaysSlowStart(t *testing.T) {
 	c := newConv()
 	handshake(c, stdSyn, stdSyn, rtt, "sender")
 	rounds(c, client, []int{14480, 28960}, 1448, []time.Duration{rtt})
-	for sent := 0; sent < 57920; sent += 1448 {
-		c.Data(client, 1448)
-		c.Advance(5 * time.Microsecond)
-	}
+	flight(c, client, 57920, 1448)
 	c.Advance(rtt / 2)
-	rst(c, server)
+	c.Reset(server)
 	f := analyze(t, c, Options{}).Flows[0]
 	if f.Verdict.Verdict != diagnose.SlowStart {
 		t.Errorf("verdict %s (shares %v), want slow-start", f.Verdict.Verdict, f.Shares)
@@ -165,10 +158,7 @@ func TestOneFlightAckedAtCaptureEnd(t *testing.T) {
 				flights = []int{14480, 28960}
 			}
 			for k, fl := range flights {
-				for sent := 0; sent < fl; sent += 1448 {
-					c.Data(client, 1448)
-					c.Advance(5 * time.Microsecond)
-				}
+				flight(c, client, fl, 1448)
 				if k < len(flights)-1 || tc.acked {
 					c.Advance(100 * time.Microsecond)
 					c.AckAll(server)

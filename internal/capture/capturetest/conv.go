@@ -118,6 +118,11 @@ func (c *Conv) Ack(from Side, upto uint32, sack ...uint32) {
 // AckAll acknowledges everything the peer sent.
 func (c *Conv) AckAll(from Side) { c.Ack(from, c.Next[1-from]) }
 
+// Reset resets the connection from side (a bare RST at its snd.nxt).
+func (c *Conv) Reset(from Side) {
+	c.Emit(from, TCP{Seq: c.Next[from], Flags: capture.FlagRST})
+}
+
 // Fin closes side's half of the connection.
 func (c *Conv) Fin(from Side) {
 	c.Emit(from, TCP{Seq: c.Next[from], Ack: c.Rcvd[from], Flags: capture.FlagACK | capture.FlagFIN, Window: c.Win[from]})

@@ -76,6 +76,14 @@ func (l Link) Configs() (up, down linkemu.Config, err error) {
 	if down, err = l.Down.config(l.RTT(), l.Seed+1); err != nil {
 		return up, down, err
 	}
+	for _, d := range []struct {
+		name string
+		d    Direction
+	}{{"up", l.Up}, {"down", l.Down}} {
+		if err := d.d.crossFits(); err != nil {
+			return up, down, inputf("%s: %v", d.name, err)
+		}
+	}
 	for _, c := range []linkemu.Config{up, down} {
 		if err := c.Validate(); err != nil {
 			return up, down, inputf("link: %v", err)
@@ -97,6 +105,26 @@ func (d Direction) config(rtt time.Duration, seed int64) (linkemu.Config, error)
 		c.QueueBytes, c.QueuePackets = d.Queue.limits(d.RateBps, rtt)
 	}
 	return c, nil
+}
+
+// crossFits refuses competing traffic at or above the lowest rate the
+// link ever has (its rate, or a step of its schedule): it would take the
+// whole bottleneck, every packet of the run would be dropped and the run
+// would end only at its deadline, which looks like a broken emulator
+// rather than the setting it is.
+func (d Direction) crossFits() error {
+	if !d.Cross.Enabled() || d.RateBps <= 0 {
+		return nil // no cross traffic, or no rate: linkemu's own check says so
+	}
+	low := d.RateBps
+	for _, s := range d.Schedule {
+		low = min(low, s.RateBps)
+	}
+	if d.Cross.RateBps >= low {
+		return fmt.Errorf("cross traffic %s is not below the link's rate %s: it would take the whole bottleneck and drop every packet; give a cross rate below the rate (and below every step of a rate schedule)",
+			units.FormatRate(d.Cross.RateBps), units.FormatRate(low))
+	}
+	return nil
 }
 
 // Symmetric is a link with the same rate, loss and queue each way and the

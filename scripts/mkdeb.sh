@@ -20,18 +20,19 @@ DEPLOY=${DEPLOY:-deploy}
 OUT=${OUT:-out/deb}
 COMPRESS=${COMPRESS:-xz}
 case "$COMPRESS" in xz | gzip | none) ;; *) echo "mkdeb: COMPRESS=$COMPRESS: xz, gzip or none" >&2; exit 1 ;; esac
+die() { echo "mkdeb: $*" >&2; exit 1; }
+[ -n "${VERSION:-}" ] || [ -x "$BIN" ] || die "$BIN: no binary: run make build first"
 VERSION=${VERSION:-$("$BIN" version --json | sed -n 's/.*"version": "\(.*\)".*/\1/p')}
 
-die() { echo "mkdeb: $*" >&2; exit 1; }
-[ -x "$BIN" ] || die "$BIN: no binary: run make build first"
-ls "$MAN"/*.1 >/dev/null 2>&1 || die "$MAN: no man pages: run make man first"
-command -v dpkg-deb >/dev/null || die "dpkg-deb not found: apt-get install dpkg"
-
-# Debian versions start with a digit: a tag v1.2.3 becomes 1.2.3, an
-# untagged build 0.0~gitYYYYMMDD.HASH (sorts before any release).
+# Debian versions start with a digit: a tag v1.2.3 (or 1.2.3, and what
+# git describe makes of a later commit, v1.2.3-4-gHASH) becomes 1.2.3...,
+# an untagged build 0.0~gitYYYYMMDD.HASH (sorts before any release). A
+# bare commit hash (git describe --always without a tag) is not a
+# version even when it starts with a digit: 8d6dd56 would sort above
+# every later 0.0~git build, whose install dpkg would call a downgrade.
 case "$VERSION" in
-[0-9]*) debver=$VERSION ;;
-v[0-9]*) debver=${VERSION#v} ;;
+[0-9]*.[0-9]*) debver=$VERSION ;;
+v[0-9]*.[0-9]*) debver=${VERSION#v} ;;
 *)
 	hash=$(git rev-parse --short=12 HEAD 2>/dev/null || echo 0)
 	day=$(git log -1 --format=%cd --date=format:%Y%m%d 2>/dev/null || date -u +%Y%m%d)
@@ -39,6 +40,14 @@ v[0-9]*) debver=${VERSION#v} ;;
 	;;
 esac
 debver=$(printf %s "$debver" | tr -c 'A-Za-z0-9.+~\n' '+')
+# --print-version: the Debian version alone (tests, release scripts).
+if [ "${1:-}" = --print-version ]; then
+	echo "$debver"
+	exit 0
+fi
+[ -x "$BIN" ] || die "$BIN: no binary: run make build first"
+ls "$MAN"/*.1 >/dev/null 2>&1 || die "$MAN: no man pages: run make man first"
+command -v dpkg-deb >/dev/null || die "dpkg-deb not found: apt-get install dpkg"
 case "$("$BIN" version --json | sed -n 's/.*"platform": "\(.*\)".*/\1/p')" in
 linux/amd64) arch=amd64 ;;
 linux/arm64) arch=arm64 ;;

@@ -231,3 +231,33 @@ func systemctlCat(t *testing.T, root, unit string) {
 		t.Errorf("systemctl cat %s: %v\n%s", unit, err, b)
 	}
 }
+
+// TestDebVersion checks the Debian version scripts/mkdeb.sh gives a
+// build's version: a tag's numbers, or 0.0~git for an untagged build even
+// when its commit hash starts with a digit (8d6dd56 as a version sorted
+// above every later 0.0~git build: dpkg called the update a downgrade).
+func TestDebVersion(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	for _, tc := range []struct{ version, want string }{
+		{"v1.2.3", "1.2.3"},
+		{"1.2.3", "1.2.3"},
+		{"v1.2.3-4-gabc1234", "1.2.3+4+gabc1234"},
+		{"8d6dd56", "0.0~git"},
+		{"abcdef0", "0.0~git"},
+		{"8d6dd56-dirty", "0.0~git"},
+	} {
+		cmd := exec.Command("scripts/mkdeb.sh", "--print-version")
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "VERSION="+tc.version, "BIN=/nonexistent")
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("VERSION=%s mkdeb.sh --print-version: %v", tc.version, err)
+		}
+		got := strings.TrimSpace(string(b))
+		if tc.want == "0.0~git" && !strings.HasPrefix(got, tc.want) || tc.want != "0.0~git" && got != tc.want {
+			t.Errorf("VERSION=%s: Debian version %q, want %q", tc.version, got, tc.want)
+		}
+	}
+}

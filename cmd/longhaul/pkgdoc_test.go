@@ -10,7 +10,7 @@ import (
 )
 
 // TestPackageDocs: every package under internal/ says what it owns in a
-// package comment (STYLE.md habit 3).
+// package comment (ARCHITECTURE.md lists them, one row each).
 func TestPackageDocs(t *testing.T) {
 	err := filepath.WalkDir("../../internal", func(dir string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() || d.Name() == "testdata" {

@@ -8,7 +8,8 @@ import (
 	"github.com/longhaul/longhaul/internal/pathmodel"
 )
 
-// Verdicts (the vocabulary of DESIGN.md's analyze contract).
+// Verdicts: the vocabulary every producer's document carries (analyze's
+// directions[].verdict, flows, test's flow.verdict; README "JSON output").
 const (
 	RwndLimited    = "rwnd-limited"
 	ZeroWindow     = "zero-window"

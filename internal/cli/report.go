@@ -45,7 +45,10 @@ same scenario, congestion control and path; the page names every build
 that made a part (a part made by an older build carries that build's
 verdicts: longhaul test --judge judges its documents again). --text
 prints the tables the lab prints at the end of a run instead of writing
-HTML.`,
+HTML.
+
+- reads the results or the document from standard input (with -o, or
+--text): longhaul analyze x.pcap --timeline | longhaul report - -o x.html.`,
 		Example: `  longhaul report longhaul-lab/buffers-20261122-101500/results.jsonl -o buffers.html
   longhaul analyze upload.pcap --timeline > upload.json && longhaul report upload.json -o upload.html
   longhaul test server.example.net --auth token -o run1 && longhaul report run1/test.json
@@ -56,6 +59,10 @@ HTML.`,
 			switch {
 			case len(args) == 0:
 				return usagef("report needs a results file (see %s --help)", c.CommandPath())
+			case countStdin(args) > 1:
+				return usagef("report: - (standard input) can be read once: give it once")
+			case len(args) == 1 && args[0] == "-" && out == "" && !text:
+				return usagef("report -: name the HTML file with -o FILE.html (standard input has no directory to put report.html in)")
 			case len(args) > 1 && out == "" && !text:
 				return usagef("report: name the report of %d results files with -o FILE.html (or print their tables with --text)", len(args))
 			case text && out != "":
@@ -90,15 +97,26 @@ HTML.`,
 	return c
 }
 
+// countStdin counts the arguments that name standard input.
+func countStdin(args []string) int {
+	n := 0
+	for _, a := range args {
+		if a == "-" {
+			n++
+		}
+	}
+	return n
+}
+
 // loadLabResults reads lab results files and merges them.
 func loadLabResults(ctx context.Context, paths []string, warn io.Writer) (*results.File, error) {
 	var files []*results.File
 	for _, in := range paths {
-		f, err := openRegular("report:", in, "a results.jsonl written by longhaul lab")
+		f, err := openInput(ctx, "report:", in, "a results.jsonl written by longhaul lab")
 		if err != nil {
 			return nil, err
 		}
-		res, err := results.Read(bufio.NewReader(ctxReader{ctx, f}))
+		res, err := results.Read(bufio.NewReader(f))
 		f.Close()
 		if errors.Is(err, results.ErrSchema) {
 			return nil, usagef("report: %s: %v: several files, or --text, take results written by longhaul lab", in, err)
@@ -134,12 +152,12 @@ func writeLabReport(f *results.File, out string, stdout io.Writer) error {
 // writeReport renders a results file as HTML; the file is replaced only
 // once the page is complete.
 func writeReport(ctx context.Context, in, out string, warn io.Writer) error {
-	f, err := openRegular("report:", in, "a results.jsonl written by longhaul lab or a longhaul analyze --json document")
+	f, err := openInput(ctx, "report:", in, "a results.jsonl written by longhaul lab or a longhaul analyze --json document")
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	br := bufio.NewReader(ctxReader{ctx, f})
+	br := bufio.NewReader(f)
 	page, dropped, err := report.Load(br)
 	if err != nil {
 		return fmt.Errorf("%w: %s", err, in)

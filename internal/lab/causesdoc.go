@@ -36,10 +36,10 @@ func (j judged) named() string {
 		return j.Cause.Name
 	case len(j.Seen) > 0 && j.Seen[0].Name != "":
 		return j.Seen[0].Name
-	case slices.Contains(j.Flags, "bufferbloat"):
-		return "bufferbloat"
-	case slices.Contains(j.Flags, "no-window-scaling"):
-		return "no-window-scaling"
+	case slices.Contains(j.Flags, diagnose.FlagBufferbloat):
+		return diagnose.FlagBufferbloat
+	case slices.Contains(j.Flags, diagnose.FlagNoWindowScaling):
+		return diagnose.FlagNoWindowScaling
 	}
 	return scenario.NoCause
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/linkemu"
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/sysctl"
@@ -58,17 +59,17 @@ type failure struct {
 // its packets, and 8 streams carry no more than one.)
 var failures = []failure{
 	{name: Clean, label: "clean (1 BDP drop-tail queue)"},
-	{name: "random-loss", label: "random loss 0.01%", knobs: fixed("down-loss=0.01%")},
-	{name: "shallow-buffer", label: "shallow buffer (0.05 BDP)", knobs: shallowQueue},
-	{name: "bufferbloat", label: "bufferbloat (8 BDP queue)", knobs: fixed("down-queue=8bdp")},
-	{name: "policer", label: "policer at half the rate, 64 KB burst", knobs: func(sh shape) []string {
+	{name: diagnose.CauseRandomLoss, label: "random loss 0.01%", knobs: fixed("down-loss=0.01%")},
+	{name: diagnose.CauseShallowBuffer, label: "shallow buffer (0.05 BDP)", knobs: shallowQueue},
+	{name: diagnose.CauseBufferbloat, label: "bufferbloat (8 BDP queue)", knobs: fixed("down-queue=8bdp")},
+	{name: diagnose.CausePolicer, label: "policer at half the rate, 64 KB burst", knobs: func(sh shape) []string {
 		return []string{"down-policer=" + flagRate(sh.rate/2) + "/64KB"}
 	}},
-	{name: "reordering", label: "reordering (5% held 30 ms)", knobs: fixed("down-reorder=5%/30ms")},
-	{name: "window-scale-stripped", label: "window scale stripped by a middlebox", knobs: fixed("up-middlebox=wscale=strip")},
-	{name: "cpu-bound", label: "server held to 0.01 of a core (1 Gbit/s link)", serverCPU: 0.01},
-	{name: "pmtu-black-hole", label: "PMTU black hole (1400-byte link, no ICMP)", knobs: fixed("down-mtu=1400/blackhole")},
-	{name: "shared-bottleneck", label: "a competing cubic download sharing the link", competing: 1},
+	{name: diagnose.CauseReordering, label: "reordering (5% held 30 ms)", knobs: fixed("down-reorder=5%/30ms")},
+	{name: diagnose.CauseWindowScaleStripped, label: "window scale stripped by a middlebox", knobs: fixed("up-middlebox=wscale=strip")},
+	{name: diagnose.CauseCPUBound, label: "server held to 0.01 of a core (1 Gbit/s link)", serverCPU: 0.01},
+	{name: diagnose.CausePMTUBlackHole, label: "PMTU black hole (1400-byte link, no ICMP)", knobs: fixed("down-mtu=1400/blackhole")},
+	{name: diagnose.CauseSharedBottleneck, label: "a competing cubic download sharing the link", competing: 1},
 }
 
 func fixed(knobs ...string) func(shape) []string { return func(shape) []string { return knobs } }
@@ -101,7 +102,7 @@ func CausesEstimate(c Case) time.Duration {
 }
 
 // quickFailures are the rows of the quick matrix (CI's subset).
-var quickFailures = []string{Clean, "random-loss", "policer"}
+var quickFailures = []string{Clean, diagnose.CauseRandomLoss, diagnose.CausePolicer}
 
 // causesBuffer is both ends' tcp_rmem/tcp_wmem: large enough that no
 // host buffer limits any case (the 128 MiB).
@@ -206,16 +207,16 @@ const (
 // seconds of it, may run at the link's rate where random loss did not
 // hold it (AtLinkRate).
 var weaker = map[[2]string][]string{
-	{ToolAnalyze, "policer"}:               {"shallow-buffer"},
-	{ToolFlows, "policer"}:                 {"shallow-buffer", "random-loss"},
-	{ToolAnalyze, "window-scale-stripped"}: {"no-window-scaling"},
-	{ToolFlows, "window-scale-stripped"}:   {"no-window-scaling"},
-	{ToolAnalyze, "cpu-bound"}:             {"*"},
-	{ToolFlows, "cpu-bound"}:               {"*"},
-	{ToolAnalyze, "shared-bottleneck"}:     {NoCause, "bufferbloat"},
-	{ToolFlows, "shared-bottleneck"}:       {NoCause, "bufferbloat"},
-	{ToolFlows, "random-loss"}:             {AtLinkRate},
-	{ToolAnalyze, "random-loss"}:           {AtLinkRate},
+	{ToolAnalyze, diagnose.CausePolicer}:             {diagnose.CauseShallowBuffer},
+	{ToolFlows, diagnose.CausePolicer}:               {diagnose.CauseShallowBuffer, diagnose.CauseRandomLoss},
+	{ToolAnalyze, diagnose.CauseWindowScaleStripped}: {diagnose.FlagNoWindowScaling},
+	{ToolFlows, diagnose.CauseWindowScaleStripped}:   {diagnose.FlagNoWindowScaling},
+	{ToolAnalyze, diagnose.CauseCPUBound}:            {"*"},
+	{ToolFlows, diagnose.CauseCPUBound}:              {"*"},
+	{ToolAnalyze, diagnose.CauseSharedBottleneck}:    {NoCause, diagnose.CauseBufferbloat},
+	{ToolFlows, diagnose.CauseSharedBottleneck}:      {NoCause, diagnose.CauseBufferbloat},
+	{ToolFlows, diagnose.CauseRandomLoss}:            {AtLinkRate},
+	{ToolAnalyze, diagnose.CauseRandomLoss}:          {AtLinkRate},
 }
 
 // NoCause is what a tool named when it named nothing.
@@ -238,7 +239,7 @@ const AtLinkRate = "at-link-rate"
 // measures the idle RTT itself).
 func JudgeCause(tool, truth, named string) string {
 	if truth == Clean {
-		if named == NoCause || named == AtLinkRate || (tool != ToolTest && named == "bufferbloat") {
+		if named == NoCause || named == AtLinkRate || (tool != ToolTest && named == diagnose.CauseBufferbloat) {
 			return Right
 		}
 		return Wrong

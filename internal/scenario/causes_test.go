@@ -1,11 +1,13 @@
 package scenario
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/badinput"
+	"github.com/longhaul/longhaul/internal/diagnose"
 )
 
 func TestExpandCauses(t *testing.T) {
@@ -121,6 +123,37 @@ func TestJudgeCause(t *testing.T) {
 	} {
 		if got := JudgeCause(tc.tool, tc.truth, tc.named); got != tc.want {
 			t.Errorf("JudgeCause(%s, %s, %s) = %s, want %s", tc.tool, tc.truth, tc.named, got, tc.want)
+		}
+	}
+}
+
+// TestCauseNamesAreDiagnoses: every name the matrix expects a tool to
+// give (a row's truth, a documented weaker verdict) is one diagnose
+// defines, so a name spelled differently here fails instead of never
+// matching what the tools print.
+func TestCauseNamesAreDiagnoses(t *testing.T) {
+	known := append(diagnose.Causes(), diagnose.Flags()...)
+	check := func(where, name string) {
+		if !slices.Contains(known, name) {
+			t.Errorf("%s %q is not a cause or flag diagnose defines", where, name)
+		}
+	}
+	for _, f := range failures {
+		if f.name != Clean {
+			check("failure", f.name)
+		}
+	}
+	for _, name := range quickFailures {
+		if name != Clean {
+			check("quick failure", name)
+		}
+	}
+	for k, names := range weaker {
+		check("weaker truth", k[1])
+		for _, n := range names {
+			if n != NoCause && n != AtLinkRate && n != "*" {
+				check("weaker verdict of "+k[0]+" for "+k[1], n)
+			}
 		}
 	}
 }

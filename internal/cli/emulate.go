@@ -266,7 +266,10 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	defer p.Close()
 	env := p.Env()
 	if a.server != "" {
-		stop, err := p.StartServer(ctx, a.server, env, stderr)
+		// The server's output is its own, as CMD's is: the real file
+		// descriptor, unfiltered (a pipe would also hold stop until every
+		// process the server started had closed it).
+		stop, err := p.StartServer(ctx, a.server, env, rawWriter(stderr))
 		if err != nil {
 			return err
 		}

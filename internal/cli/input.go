@@ -14,6 +14,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/filekind"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/termsafe"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -129,7 +130,7 @@ func openFIFO(ctx context.Context, path string) (*os.File, error) {
 		case o := <-ch:
 			return o.f, o.err
 		case <-notice.C:
-			fmt.Fprintf(os.Stderr, "longhaul: waiting for a writer on the FIFO %s (Ctrl-C to stop)\n", path)
+			fmt.Fprintf(os.Stderr, "longhaul: waiting for a writer on the FIFO %s (Ctrl-C to stop)\n", termsafe.String(path))
 		case <-ctx.Done():
 			// Open it for writing without blocking, so the reader's
 			// open returns and its goroutine ends.

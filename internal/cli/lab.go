@@ -221,7 +221,7 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 		s.Name, len(s.Cases), s.Repeat, s.PathsLabel(), units.FormatDuration(s.Estimate().Round(time.Second)), dir)
 	opt := lab.Options{OutDir: dir, Interval: a.interval.D, Log: stderr, Prefix: a.prefix, RetryInvalid: a.retry}
 	opt.Progress = progressLines(stderr)
-	if isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
+	if f, ok := rawWriter(stderr).(*os.File); ok && f == os.Stderr && isTerminal(f) {
 		opt.Progress = progressLine(stderr)
 	}
 	runs, err := lab.Run(ctx, s, results.NewWriter(f), opt)
@@ -254,11 +254,13 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 // progressLine redraws one status line on a terminal.
 func progressLine(w io.Writer) func(lab.Progress) {
 	return func(p lab.Progress) {
+		// The controls pass the filter, the line (a case's name from
+		// the scenario file) does not.
+		writeControl(w, "\r\033[K")
 		if p.Done >= p.Total {
-			fmt.Fprintf(w, "\r\033[K")
 			return
 		}
-		fmt.Fprintf(w, "\r\033[K[%d/%d] %s (repeat %d)  elapsed %s  ETA %s", p.Done+1, p.Total, p.Case, p.Repeat,
+		fmt.Fprintf(w, "[%d/%d] %s (repeat %d)  elapsed %s  ETA %s", p.Done+1, p.Total, p.Case, p.Repeat,
 			clock(p.Elapsed), clock(p.ETA))
 	}
 }

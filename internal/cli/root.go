@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/longhaul/longhaul/internal/badinput"
+	"github.com/longhaul/longhaul/internal/termsafe"
 	"github.com/spf13/cobra"
 )
 
@@ -83,7 +84,8 @@ func ExitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &st) {
 		return int(st) // emulate passes its command's status on silently
 	}
-	fmt.Fprintf(stderr, "longhaul: %v\n", err)
+	// The message may quote an input (a file's name, a far host's answer).
+	fmt.Fprintf(stderr, "longhaul: %s\n", termsafe.String(err.Error()))
 	var f findingsError
 	var d driftError
 	var inv invalidError
@@ -100,9 +102,17 @@ func ExitCode(err error, stderr io.Writer) int {
 	return exitError
 }
 
-// Run executes longhaul with args (without the program name).
+// Run executes longhaul with args (without the program name). Every
+// command writes through termsafe filters on stdout and stderr, so that
+// no string from a file or a far host reaches a terminal as control
+// characters, whichever printer it takes; JSON is unchanged by them (its
+// encoder escapes controls itself). What must pass raw says so: see
+// rawWriter and writeControl.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	root := newRoot(stdout, stderr)
+	out, errOut := termsafe.NewWriter(stdout), termsafe.NewWriter(stderr)
+	defer errOut.Flush()
+	defer out.Flush()
+	root := newRoot(out, errOut)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {

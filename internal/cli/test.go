@@ -177,7 +177,7 @@ func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOption
 	o.Streams, o.Rounds, o.Duration, o.Netns, o.CCs = a.streams, a.rounds, a.duration.D, a.netns, a.ccs.ccs
 	o.LossProbes = a.lossProbes
 	o.Progress = stderr
-	f, ok := stderr.(*os.File)
+	f, ok := rawWriter(stderr).(*os.File)
 	o.Tick = phaseTicker(stderr, ok && isTerminal(f))
 	return o, nil
 }
@@ -192,9 +192,10 @@ func phaseTicker(w io.Writer, tty bool) func(twohost.Progress) {
 			units.FormatBytes(float64(p.Bytes)), units.FormatRate(p.RateBps))
 		switch {
 		case tty && p.Done:
-			fmt.Fprint(w, "\r\033[K") // leave the line clean for what follows
+			writeControl(w, "\r\033[K") // leave the line clean for what follows
 		case tty:
-			fmt.Fprintf(w, "\r\033[K%s", line)
+			writeControl(w, "\r\033[K") // past the filter: the line itself is not
+			fmt.Fprint(w, line)
 		case !p.Done && int(p.Elapsed.Round(time.Second)/time.Second)%5 == 0:
 			fmt.Fprintln(w, line)
 		}

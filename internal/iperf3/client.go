@@ -151,6 +151,7 @@ type run struct {
 	cookie   [cookieLen]byte
 	ctrl     net.Conn
 	phase    string // what the client is doing, for timeouts and closes
+	waiting  int8   // the state expect waits for; 0 when not waiting
 
 	mu    sync.Mutex
 	data  []net.Conn
@@ -253,7 +254,6 @@ func (r *run) test() (*Result, error) {
 	if err := writeJSON(r.ctrl, p); err != nil {
 		return nil, r.fail(err, "")
 	}
-	r.phase = "the parameter exchange"
 	if err := r.expect(stateCreateStreams, "after the parameters"); err != nil {
 		return nil, err
 	}
@@ -281,7 +281,6 @@ func (r *run) test() (*Result, error) {
 		dc.SetWriteDeadline(time.Time{})
 		conns = append(conns, dc)
 	}
-	r.phase = "the streams' creation"
 	if err := r.expect(stateTestStart, "after the data streams opened"); err != nil {
 		return nil, r.terminate(err)
 	}
@@ -316,7 +315,7 @@ func (r *run) test() (*Result, error) {
 	if err := writeJSON(r.ctrl, doc); err != nil {
 		return nil, r.fail(err, "")
 	}
-	r.phase = "the results exchange"
+	r.phase = "waiting for the server's results (after EXCHANGE_RESULTS)"
 	r.ctrl.SetReadDeadline(r.waitUntil())
 	body, err := readJSON(r.ctrl, maxResultsJSON)
 	if err != nil {
@@ -402,6 +401,11 @@ func (r *run) flow(conns []net.Conn, res *Result) error {
 	timer := time.NewTimer(o.Duration)
 	defer timer.Stop()
 	var failure error
+	// Stop the control watcher: a deadline in the past makes its read
+	// return, and then the control connection is ours again. After a
+	// stream broke, give the server a moment to say why.
+	watchUntil := time.Unix(1, 0)
+	r.phase = "running the test"
 	select {
 	case <-timer.C:
 	case err := <-ctrlMsg:
@@ -409,15 +413,14 @@ func (r *run) flow(conns []net.Conn, res *Result) error {
 		failure = err
 	case err := <-streamErr:
 		failure = err
+		watchUntil = time.Now().Add(time.Second)
 	case <-r.ctx.Done():
 		failure = r.ctx.Err()
 	}
 	if stopSampling != nil {
 		stopSampling()
 	}
-	// Stop the control watcher: a deadline in the past makes its read
-	// return, and then the control connection is ours again.
-	r.ctrl.SetReadDeadline(time.Unix(1, 0))
+	r.ctrl.SetReadDeadline(watchUntil)
 	werr := <-ctrlMsg
 	if werr != nil && !errors.Is(werr, os.ErrDeadlineExceeded) && failure == nil {
 		failure = werr
@@ -459,7 +462,6 @@ func (r *run) flow(conns []net.Conn, res *Result) error {
 		wg.Wait()
 		return err
 	}
-	r.phase = "the end of the test"
 	err := r.expect(stateExchangeResults, "after TEST_END")
 	// The server closed its streams before EXCHANGE_RESULTS: the readers
 	// end on EOF. Should it not have, do not wait for them.
@@ -563,6 +565,9 @@ func (r *run) write(b []byte) error {
 
 // expect reads the server's next state and wants it to be want.
 func (r *run) expect(want int8, when string) error {
+	r.phase = fmt.Sprintf("waiting for %s (%s)", stateName(want), when)
+	r.waiting = want
+	defer func() { r.waiting = 0 }()
 	r.ctrl.SetReadDeadline(r.waitUntil())
 	var b [1]byte
 	if _, err := io.ReadFull(r.ctrl, b[:]); err != nil {
@@ -621,29 +626,28 @@ func (r *run) fail(err error, hint string) error {
 	}
 	if r.ctx.Err() != nil {
 		if errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
-			return r.errorf("did not finish within %v (stuck in %s); is the path very slow, or the server stuck?", r.o.Bound().Round(time.Second), r.phase)
+			return r.errorf("did not finish within %v (while %s); is the path very slow, or the server stuck?", r.o.Bound().Round(time.Second), r.phase)
 		}
 		return fmt.Errorf("iperf3 test with %s: %s interrupted: %w", r.o.Addr, r.phase, r.ctx.Err())
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return r.errorf("did not answer within %v during %s; is it an iperf3 server, and is the path up?", r.o.StateTimeout, r.phase)
+		return r.errorf("did not answer within %v while longhaul was %s; is it an iperf3 server, and is the path up?", r.o.StateTimeout, r.phase)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || isReset(err) {
-		if hint != "" && r.phase != "connecting" {
+		switch {
+		case r.waiting == stateParamExchange:
+			return r.errorf("closed the connection after the cookie: is it an iperf3 server (>= 3.1)?")
+		case r.waiting == stateCreateStreams || r.phase == "sending the parameters":
+			return r.errorf("closed the connection during the parameter exchange: is it an iperf3 server (>= 3.1)? if it requires authentication (iperf3 --rsa-private-key-path), longhaul does not send iperf3 credentials")
+		case hint != "":
 			return r.errorf("%s", hint)
 		}
-		switch r.phase {
-		case "the parameter exchange", "sending the parameters":
-			return r.errorf("closed the connection during the parameter exchange: is it an iperf3 server (>= 3.1), and does it require authentication (iperf3 --rsa-private-key-path)? longhaul does not send iperf3 credentials")
-		case "sending the cookie":
-			return r.errorf("closed the connection after the cookie: is it an iperf3 server (>= 3.1)?")
-		}
-		return r.errorf("closed the connection during %s: was it stopped, or is it not an iperf3 server?", r.phase)
+		return r.errorf("closed the connection while longhaul was %s: was it stopped?", r.phase)
 	}
 	if hint != "" {
 		return r.errorf("%s (%v)", hint, oneLine(err))
 	}
-	return r.errorf("%s failed: %v", r.phase, oneLine(err))
+	return r.errorf("failed while longhaul was %s: %v", r.phase, oneLine(err))
 }
 
 // serverMsgError marks errors that already say, in full, what the server

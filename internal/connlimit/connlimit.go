@@ -2,15 +2,22 @@
 // Internet takes on, the way OpenSSH does for unauthenticated ones
 // (sshd_config's MaxStartups, PerSourceMaxStartups, PerSourcePenalties):
 // a source address (an IPv4 address, or an IPv6 /64) holds at most a few
-// connections at a time; beyond Start connections in all, new ones are
-// dropped with a probability rising to 1 at Full; a source whose
+// connections at a time, and its network (an IPv4 /24, an IPv6 /48) a
+// bounded share of them all; beyond Start connections in all, new ones
+// are dropped with a probability rising to 1 at Full; a source whose
 // connections fail (time out, or fail authentication) is refused for a
-// penalty that doubles with each failure. One address holding
-// connections can then no longer take the slots of the others. A
-// connection that proved itself and then waits on its peer may be marked
-// idle: when the server is full, the longest-idle one is dropped to make
-// room for a new connection, its source not penalized. It also
-// rate-limits the log lines refusals make, per source and in all.
+// penalty that doubles with each failure. One address, or one network's
+// many addresses, holding connections can then no longer take the slots
+// of the others. A new connection may be marked unproven until it has
+// shown it speaks the protocol (sent its request, completed its
+// handshake): when there is no room for a newcomer, the oldest unproven
+// one past a short grace (at once in a flood of them) is dropped to make
+// it, before any newcomer is refused, so connections from many addresses
+// that send nothing hold a slot only until newer ones need it. A connection that proved itself and
+// then waits on its peer may be marked idle: with no unproven one to
+// drop, the longest-idle one goes. Dropped connections' sources are not
+// penalized. It also rate-limits the log lines refusals make, per source
+// and in all.
 //
 // It is pure bookkeeping: it opens nothing and starts no goroutine (the
 // only thing it calls is the drop function a connection was marked idle
@@ -29,6 +36,12 @@ import (
 type Config struct {
 	// PerSource is how many connections one source may hold at once.
 	PerSource int
+	// PerNetwork is how many one network (an IPv4 /24, an IPv6 /48: one
+	// site's allocation) may hold at once, its sources together: a
+	// flood from a network's many addresses takes that share of Full,
+	// not all of it (default: a quarter of Full, at least twice
+	// PerSource; never below PerSource).
+	PerNetwork int
 	// Start, Full: from Start connections in all, a new one is refused
 	// with probability rising linearly to 1 at Full (random early drop).
 	Start, Full int
@@ -46,6 +59,14 @@ type Config struct {
 	// itself takes to go on (a round trip). When more than a quarter of
 	// Full are idle the longest-idle one may go at once.
 	IdleGrace time.Duration
+	// SilentGrace is how long a connection marked Unproven is kept
+	// before it may be dropped to make room: longer than a client on a
+	// long path takes to send its request or complete its handshake (two
+	// round trips with TLS). When more than half of the room (Full, or
+	// PerNetwork in a full network) is Unproven, a flood, the oldest
+	// goes at once: a client's connection then lasts until half the room
+	// of newer ones arrived (at 1,000 opens/s into 128, 64 ms at least).
+	SilentGrace time.Duration
 	// LogBurst caps the refusal lines of all sources together: at most
 	// LogBurst at once, LogBurst per LogEvery after that; the others are
 	// counted in a summary line at most once per LogEvery.
@@ -63,6 +84,9 @@ const (
 	DefaultLogEvery   = 10 * time.Second
 	DefaultLogBurst   = 10
 	DefaultIdleGrace  = time.Second
+	// DefaultSilentGrace covers two round trips of 400 ms, a handshake
+	// over TLS on a satellite path.
+	DefaultSilentGrace = time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -76,6 +100,8 @@ func (c Config) withDefaults() Config {
 	def(&c.Start, min(DefaultStart, c.Full))
 	def(&c.MaxSources, DefaultMaxSources)
 	def(&c.LogBurst, DefaultLogBurst)
+	def(&c.PerNetwork, defaultPerNetwork(c))
+	c.PerNetwork = max(c.PerNetwork, c.PerSource)
 	c.Start = min(c.Start, c.Full)
 	if c.Penalty <= 0 {
 		c.Penalty = DefaultPenalty
@@ -85,6 +111,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdleGrace <= 0 {
 		c.IdleGrace = DefaultIdleGrace
+	}
+	if c.SilentGrace <= 0 {
+		c.SilentGrace = DefaultSilentGrace
 	}
 	if c.LogEvery <= 0 {
 		c.LogEvery = DefaultLogEvery
@@ -97,14 +126,23 @@ func (c Config) withDefaults() Config {
 // descriptor budget (RLIMIT_NOFILE): a flood then meets the limiter, not
 // "too many open files".
 func (c Config) FitFDs(budget, reserved int) Config {
+	netDefault := c.PerNetwork <= 0
 	c = c.withDefaults()
 	room := max(budget-reserved, 2)
 	if c.Full > room {
 		c.Full = room
 		c.Start = min(c.Start, max(room/4, 1))
+		if netDefault {
+			c.PerNetwork = max(defaultPerNetwork(c), c.PerSource)
+		}
 	}
 	return c
 }
+
+// defaultPerNetwork is a quarter of Full: four networks flooding leave
+// room (through random early drop) for the others; at least two
+// sources' worth, so that two hosts of one network are never short.
+func defaultPerNetwork(c Config) int { return max(c.Full/4, 2*c.PerSource) }
 
 // source is what the limiter knows of one address.
 type source struct {
@@ -121,16 +159,19 @@ type Limiter struct {
 	now  func() time.Time
 	roll func() float64
 
-	mu    sync.Mutex
-	open  int
-	peers map[netip.Prefix]*source
-	idle  map[*Ticket]struct{} // admitted connections marked Idle
-	logs  logBudget
+	mu     sync.Mutex
+	open   int
+	peers  map[netip.Prefix]*source
+	nets   map[netip.Prefix]int // connections held per network (netKey); no zeros
+	idle   map[*Ticket]struct{} // admitted connections marked Idle
+	silent map[*Ticket]struct{} // admitted connections marked Unproven
+	logs   logBudget
 }
 
 // New returns a limiter with cfg's limits.
 func New(cfg Config) *Limiter {
-	return &Limiter{cfg: cfg.withDefaults(), now: time.Now, roll: rand.Float64, peers: map[netip.Prefix]*source{}, idle: map[*Ticket]struct{}{}}
+	return &Limiter{cfg: cfg.withDefaults(), now: time.Now, roll: rand.Float64, peers: map[netip.Prefix]*source{},
+		nets: map[netip.Prefix]int{}, idle: map[*Ticket]struct{}{}, silent: map[*Ticket]struct{}{}}
 }
 
 // Config returns the limits in force.
@@ -147,21 +188,36 @@ func key(a netip.Addr) netip.Prefix {
 	return p
 }
 
+// netKey groups sources as one network: an IPv4 /24, an IPv6 /48 (what
+// one site, or one customer of many providers, is given; a /56 or /64
+// subscriber's many /64s fall in one).
+func netKey(a netip.Addr) netip.Prefix {
+	a = a.Unmap()
+	bits := 48
+	if a.Is4() {
+		bits = 24
+	}
+	p, _ := a.Prefix(bits)
+	return p
+}
+
 // Ticket is an admitted connection's slot.
 type Ticket struct {
-	l *Limiter
-	k netip.Prefix
-	// Under l.mu: done once the slot is given back; idleSince and drop
-	// while the connection is marked Idle.
+	l      *Limiter
+	k, net netip.Prefix
+	opened time.Time // when it was admitted
+	// Under l.mu: done once the slot is given back; idleSince while the
+	// connection is marked Idle; drop while it is marked Idle or
+	// Unproven.
 	done      bool
 	idleSince time.Time
 	drop      func()
 }
 
 // Refusal says why a connection was refused. Full: the server as a
-// whole had no room (a server may then make room, e.g. by closing an
-// idle connection); otherwise the source itself is over its share or
-// penalized.
+// whole, or the source's network, had no room (and no unproven or idle
+// connection could be dropped to make it); otherwise the source itself
+// is over its share or penalized.
 type Refusal struct {
 	Reason string
 	Full   bool
@@ -177,12 +233,14 @@ func (l *Limiter) Admit(a netip.Addr) (*Ticket, Refusal) { return l.AdmitExtra(a
 // from beyond its share (the data streams of a phase an authenticated
 // client was granted, whose handshakes overlap on a long path): it may
 // hold PerSource+extra at once. Penalties and the server's own limits
-// apply as they do to anyone. When the server as a whole has no room
-// (full, or a random early drop) and a connection has been Idle for
-// IdleGrace or more (or more than a quarter of Full are Idle), the
-// longest-idle one is dropped to make room: its slot goes to the new
-// connection, its source is not penalized, and its drop function is
-// called before AdmitExtra returns.
+// apply as they do to anyone; its network may hold PerNetwork+extra.
+// When there is no room (the server full, a random early drop, or the
+// network at its share), a connection is dropped to make it if one may
+// be (in the network, when that is what is short): the oldest one
+// Unproven for SilentGrace or more, else the longest-idle one, if Idle
+// for IdleGrace or more (or more than a quarter of the room is Idle).
+// Its slot goes to the new connection, its source is not penalized, and
+// its drop function is called before AdmitExtra returns.
 func (l *Limiter) AdmitExtra(a netip.Addr, extra int) (*Ticket, Refusal) {
 	l.mu.Lock()
 	t, why, drop := l.admit(a, extra)
@@ -194,17 +252,24 @@ func (l *Limiter) AdmitExtra(a netip.Addr, extra int) (*Ticket, Refusal) {
 }
 
 func (l *Limiter) admit(a netip.Addr, extra int) (*Ticket, Refusal, func()) {
-	k := key(a)
+	k, n := key(a), netKey(a)
+	extra = max(extra, 0)
 	now := l.now()
 	s := l.peers[k]
 	switch {
 	case s != nil && now.Before(s.until):
 		return nil, Refusal{Reason: fmt.Sprintf("penalized for %s after %d failed connection(s)", s.until.Sub(now).Round(time.Second), s.fails)}, nil
-	case s != nil && s.open >= l.cfg.PerSource+max(extra, 0):
+	case s != nil && s.open >= l.cfg.PerSource+extra:
 		return nil, Refusal{Reason: fmt.Sprintf("already holds %d connections (the most one source may)", s.open)}, nil
 	}
 	var why Refusal
+	var in netip.Prefix // the room must be made there (zero: anywhere)
 	switch {
+	case l.nets[n] >= l.cfg.PerNetwork+extra:
+		// Checked first: a connection dropped in the network frees a
+		// slot in all too.
+		why = Refusal{Reason: fmt.Sprintf("its network %s holds %d connections (the most one network may)", n, l.nets[n]), Full: true}
+		in = n
 	case l.open >= l.cfg.Full:
 		why = Refusal{Reason: fmt.Sprintf("server full (%d connections)", l.open), Full: true}
 	case l.open >= l.cfg.Start && l.roll() < float64(l.open-l.cfg.Start+1)/float64(l.cfg.Full-l.cfg.Start+1):
@@ -218,7 +283,10 @@ func (l *Limiter) admit(a netip.Addr, extra int) (*Ticket, Refusal, func()) {
 	}
 	var drop func()
 	if why.Full {
-		v := l.longestIdle(now)
+		v := l.oldestSilent(now, in)
+		if v == nil {
+			v = l.longestIdle(now, in)
+		}
 		if v == nil {
 			return nil, why, nil
 		}
@@ -231,21 +299,67 @@ func (l *Limiter) admit(a netip.Addr, extra int) (*Ticket, Refusal, func()) {
 	}
 	s.open++
 	l.open++
-	return &Ticket{l: l, k: k}, Refusal{}, drop
+	l.nets[n]++
+	return &Ticket{l: l, k: k, net: n, opened: now}, Refusal{}, drop
 }
 
-// longestIdle is the ticket Idle the longest, nil if none may be
-// dropped: it must have been idle IdleGrace, unless more than a quarter
-// of Full are idle (a flood of proven connections that go no further:
-// the newest, a client about to go on among them, are kept longest).
-func (l *Limiter) longestIdle(now time.Time) *Ticket {
+// within: t is in the network in (zero: anywhere).
+func within(t *Ticket, in netip.Prefix) bool { return !in.IsValid() || t.net == in }
+
+// oldestSilent is the ticket (in network in) Unproven the longest, if
+// for SilentGrace or more, or at once if more than half of the room
+// (Full, or PerNetwork in a network) is Unproven; nil if none. Oldest
+// first: a client that speaks answers within a round trip or two, while
+// connections that send nothing pile up, so the oldest is the likeliest
+// to be one. The grace keeps a slow client among a few; in a flood
+// faster than room/SilentGrace it would keep the flood's newest and
+// refuse every newcomer, a client's too, so there the oldest goes, and
+// a client whose handshake is done before room/2 newer connections
+// arrive gets through whatever the rate.
+func (l *Limiter) oldestSilent(now time.Time, in netip.Prefix) *Ticket {
 	var v *Ticket
+	n := 0
+	for t := range l.silent {
+		if !within(t, in) {
+			continue
+		}
+		n++
+		if v == nil || t.opened.Before(v.opened) {
+			v = t
+		}
+	}
+	room := l.cfg.Full
+	if in.IsValid() {
+		room = l.cfg.PerNetwork
+	}
+	if v == nil || (now.Sub(v.opened) < l.cfg.SilentGrace && n*2 <= room) {
+		return nil
+	}
+	return v
+}
+
+// longestIdle is the ticket (in network in) Idle the longest, nil if
+// none may be dropped: it must have been idle IdleGrace, unless more
+// than a quarter of the room (Full, or PerNetwork in a network) are idle
+// (a flood of proven connections that go no further: the newest, a
+// client about to go on among them, are kept longest).
+func (l *Limiter) longestIdle(now time.Time, in netip.Prefix) *Ticket {
+	var v *Ticket
+	n := 0
 	for t := range l.idle {
+		if !within(t, in) {
+			continue
+		}
+		n++
 		if v == nil || t.idleSince.Before(v.idleSince) {
 			v = t
 		}
 	}
-	if v == nil || (now.Sub(v.idleSince) < l.cfg.IdleGrace && len(l.idle)*4 <= l.cfg.Full) {
+	room := l.cfg.Full
+	if in.IsValid() {
+		room = l.cfg.PerNetwork
+	}
+	if v == nil || (now.Sub(v.idleSince) < l.cfg.IdleGrace && n*4 <= room) {
 		return nil
 	}
 	return v
@@ -267,8 +381,12 @@ func (l *Limiter) release(t *Ticket) bool {
 	}
 	t.done = true
 	delete(l.idle, t)
+	delete(l.silent, t)
 	t.drop = nil
 	l.open--
+	if l.nets[t.net]--; l.nets[t.net] <= 0 {
+		delete(l.nets, t.net)
+	}
 	if s := l.peers[t.k]; s != nil {
 		s.open--
 	}
@@ -299,11 +417,48 @@ func (t *Ticket) Done(failed bool) {
 	s.until = l.now().Add(min(p, l.cfg.MaxPenalty))
 }
 
+// Unproven marks a newly admitted connection as not having shown yet
+// that it speaks the protocol (no request yet, its handshake not done):
+// when there is no room for a new connection, the oldest such one past
+// SilentGrace is the first dropped to make it (AdmitExtra), drop then
+// being called, outside the limiter's lock, to close it. Its source is
+// not penalized for that. Proven, Idle and Active end it.
+func (t *Ticket) Unproven(drop func()) {
+	if t == nil {
+		return
+	}
+	l := t.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if t.done {
+		return
+	}
+	t.drop = drop
+	l.silent[t] = struct{}{}
+}
+
+// Proven ends Unproven: the connection sent its request or completed its
+// handshake. False when its slot is no longer held (it was dropped to
+// make room, or Done was called): the connection is to be abandoned.
+func (t *Ticket) Proven() bool {
+	if t == nil {
+		return true
+	}
+	l := t.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.silent, t)
+	if _, idle := l.idle[t]; !idle {
+		t.drop = nil
+	}
+	return !t.done
+}
+
 // Idle marks the connection as proven (authenticated) and waiting on its
 // peer: it keeps its slot, but when the server has no room for a new
-// connection it may be dropped to make it (AdmitExtra), drop then being
-// called, outside the limiter's lock, to close it. Its source is not
-// penalized for that.
+// connection (and no Unproven one to drop) it may be dropped to make it
+// (AdmitExtra), drop then being called, outside the limiter's lock, to
+// close it. Its source is not penalized for that.
 func (t *Ticket) Idle(drop func()) {
 	if t == nil {
 		return
@@ -314,13 +469,15 @@ func (t *Ticket) Idle(drop func()) {
 	if t.done {
 		return
 	}
+	delete(l.silent, t)
 	t.idleSince, t.drop = l.now(), drop
 	l.idle[t] = struct{}{}
 }
 
-// Active ends Idle: the connection is in use again and may no longer be
-// dropped. False when its slot is no longer held (it was dropped to make
-// room, or Done was called): the connection is to be abandoned.
+// Active ends Idle (and Unproven): the connection is in use and may no
+// longer be dropped. False when its slot is no longer held (it was
+// dropped to make room, or Done was called): the connection is to be
+// abandoned.
 func (t *Ticket) Active() bool {
 	if t == nil {
 		return true
@@ -329,6 +486,7 @@ func (t *Ticket) Active() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.idle, t)
+	delete(l.silent, t)
 	t.drop = nil
 	return !t.done
 }

@@ -83,13 +83,14 @@ func idleTicket(t *testing.T, l *Limiter, c *clock, addr string, dropped *[]stri
 	return tk
 }
 
-// fill admits n connections from as many sources, not idle.
+// fill admits n connections from as many sources (each in a network
+// of its own), not idle.
 func fill(t *testing.T, l *Limiter, n int) []*Ticket {
 	t.Helper()
 	l.roll = func() float64 { return 1 } // no early drop
 	var out []*Ticket
 	for i := range n {
-		tk, why := l.Admit(netip.AddrFrom4([4]byte{10, 2, 0, byte(i)}))
+		tk, why := l.Admit(netip.AddrFrom4([4]byte{10, 2, byte(i), 1}))
 		if tk == nil {
 			t.Fatalf("filling: %s", why)
 		}

@@ -218,3 +218,80 @@ func TestRunTLSAndToken(t *testing.T) {
 		t.Errorf("Run: %v", err)
 	}
 }
+
+// Connections that never send a request, from many addresses, no longer
+// fail the scrapes (issue 50: from 80 addresses they failed 7 scrapes of
+// 10, such a connection never being the one closed): past the limiter's
+// grace the oldest is closed for a scraper's new connection, in the
+// flood's network (its share full) or in all (the server full). Each
+// would otherwise be held for the header timeout (5 s).
+func TestSilentFloodManySourcesScrapes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  func(i int) string
+	}{
+		// The scraper is 127.0.0.1: in the flood's /24 ...
+		{"100 addresses of the scraper's /24", func(i int) string { return fmt.Sprintf("127.0.0.%d", 10+i) }},
+		// ... or in a /24 of its own, the flood filling the server.
+		{"100 addresses of as many /24s", func(i int) string { return fmt.Sprintf("127.0.%d.2", 1+i) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			addr := make(chan net.Addr, 1)
+			done := make(chan error, 1)
+			go func() {
+				done <- Run(ctx, Options{Config: Config{MaxSeries: 2000}, Listen: "127.0.0.1:0", Interval: time.Second,
+					Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Ready: func(a net.Addr) { addr <- a }})
+			}()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("Run: %v", err)
+				}
+			}()
+			var srv string
+			select {
+			case a := <-addr:
+				srv = a.String()
+			case err := <-done:
+				t.Fatal(err)
+			}
+			// 2 silent connections from each of 100 addresses.
+			var conns []net.Conn
+			defer func() {
+				for _, c := range conns {
+					c.Close()
+				}
+			}()
+			for i := range 100 {
+				d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(tc.src(i))}, Timeout: 2 * time.Second}
+				for range 2 {
+					if c, err := d.Dial("tcp", srv); err == nil {
+						conns = append(conns, c)
+					}
+				}
+			}
+			time.Sleep(1200 * time.Millisecond) // past connlimit.DefaultSilentGrace
+			client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second}
+			ok := 0
+			for i := range 10 {
+				resp, err := client.Get("http://" + srv + "/metrics")
+				if err != nil {
+					t.Logf("scrape %d: %v", i, err)
+					continue
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK && strings.Contains(string(body), "longhaul_build_info") {
+					ok++
+				} else {
+					t.Logf("scrape %d: status %d", i, resp.StatusCode)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if ok < 9 {
+				t.Errorf("%d of 10 scrapes answered behind silent connections from 100 addresses, want 9 or more", ok)
+			}
+		})
+	}
+}

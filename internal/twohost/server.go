@@ -267,6 +267,12 @@ func (s *Server) admitConn(raw net.Conn) *connlimit.Ticket {
 		raw.Close()
 		return nil
 	}
+	// Until its handshake is done it is a stranger's: when there is no
+	// room for a newcomer, the oldest such connection (past the
+	// limiter's grace, longer than a client takes on a long path) is
+	// closed to make it. Silent connections from many addresses then
+	// hold their slots only until a client needs one.
+	ticket.Unproven(func() { raw.Close() })
 	return ticket
 }
 
@@ -282,8 +288,16 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, ticket *connlimit.Tic
 	t0 := time.Now()
 	c, a, err := s.handshake(raw)
 	if err != nil {
+		if !ticket.Proven() {
+			s.lim.Refused(s.cfg.Log, from.Addr(), "no handshake yet: dropped to make room")
+			return
+		}
 		ticket.Done(s.peerFault(err, t0))
 		s.lim.Refused(s.cfg.Log, from.Addr(), "handshake: "+err.Error())
+		return
+	}
+	if !ticket.Proven() {
+		s.lim.Refused(s.cfg.Log, from.Addr(), "no handshake yet: dropped to make room")
 		return
 	}
 	_ = c.SetDeadline(time.Time{})

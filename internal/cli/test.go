@@ -8,9 +8,10 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,7 +121,7 @@ func newTestCmd() *cobra.Command {
 	f.Var(&a.duration, "duration", "fixed length of each phase instead of --rounds, e.g. 10s")
 	a.rate = units.Rate{Min: 1e5, Max: 1e12}
 	f.Var(&a.rate, "rate", "the path's bottleneck rate if known: sizes the model and the plans (default: what the streams measured)")
-	f.StringVarP(&a.out, "output", "o", "", "write test.json, client-plan.json and server-plan.json into this directory")
+	f.StringVarP(&a.out, "output", "o", "", "write test.json, client-plan.json and server-plan.json into this directory (one of yours: another user's directory or symbolic link is refused; files replaced keep their modes)")
 	f.BoolVar(&a.json, "json", false, "print the result as JSON (schema longhaul.test/v1)")
 	f.BoolVar(&a.compare, "compare", false, "compare two results: test --compare BEFORE.json AFTER.json")
 	f.StringVar(&a.judge, "judge", "", "judge the measurements of an earlier test again (its -o DIR's raw.json), without the network: with --json, -o and --rate only")
@@ -211,17 +212,17 @@ func runTest(ctx context.Context, a testArgs, args []string, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	return judgeTest(a, raw, stdout)
+	return judgeTest(a, raw, stdout, stderr)
 }
 
 // judgeTest judges raw, writes -o's files and prints the result.
-func judgeTest(a testArgs, raw *twohost.Raw, stdout io.Writer) error {
+func judgeTest(a testArgs, raw *twohost.Raw, stdout, stderr io.Writer) error {
 	doc, err := twohost.Judge(raw, twohost.JudgeOptions{RateBps: a.rate.Bps})
 	if err != nil {
 		return fmt.Errorf("test: %w", err)
 	}
 	if a.out != "" {
-		if err := writeTestFiles(a.out, doc, raw); err != nil {
+		if err := writeTestFiles(a.out, doc, raw, stderr); err != nil {
 			return err
 		}
 	}
@@ -238,22 +239,16 @@ func judgeTest(a testArgs, raw *twohost.Raw, stdout io.Writer) error {
 	return nil
 }
 
-func writeTestFiles(dir string, doc *twohost.Doc, raw *twohost.Raw) error {
-	files := map[string]any{"test.json": doc}
-	if doc.Plans != nil {
-		files["client-plan.json"], files["server-plan.json"] = doc.Plans.Client, doc.Plans.Server
-	}
-	if err := writeFiles("test", dir, files); err != nil {
-		return err
-	}
+func writeTestFiles(dir string, doc *twohost.Doc, raw *twohost.Raw, warn io.Writer) error {
 	var b bytes.Buffer
 	if err := twohost.WriteRaw(&b, raw); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, "raw.json"), b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("test: -o: %w", err)
+	files := map[string]any{"test.json": doc, "raw.json": b.Bytes()}
+	if doc.Plans != nil {
+		files["client-plan.json"], files["server-plan.json"] = doc.Plans.Client, doc.Plans.Server
 	}
-	return nil
+	return writeFiles("test", dir, files, warn)
 }
 
 // runJudge judges the measurements in a raw.json again (test --judge).
@@ -280,22 +275,42 @@ func runJudge(c *cobra.Command, a testArgs, args []string) error {
 	if err != nil {
 		return usagef("test --judge: %s: %v", a.judge, err)
 	}
-	return judgeTest(a, raw, c.OutOrStdout())
+	return judgeTest(a, raw, c.OutOrStdout(), c.ErrOrStderr())
 }
 
-// writeFiles writes JSON documents into dir (-o), each replaced whole.
-func writeFiles(cmd, dir string, files map[string]any) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// writeFiles writes documents into dir (-o), each replaced whole: JSON
+// of a value, or the bytes given. dir is opened once, not through a
+// symbolic link another user owns, and every file is written relative to
+// it, so that swapping dir mid-run cannot redirect the files; a file that
+// is replaced keeps its mode, and replacing an earlier run's files is
+// said on warn.
+func writeFiles(cmd, dir string, files map[string]any, warn io.Writer) error {
+	d, err := atomicfile.OpenDir(dir)
+	if err != nil {
 		return fmt.Errorf("%s: -o: %w", cmd, err)
 	}
-	for name, v := range files {
+	defer d.Close()
+	var replaced []string
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		var b bytes.Buffer
-		if err := writeJSON(&b, v); err != nil {
-			return err
+		switch v := files[name].(type) {
+		case []byte:
+			b.Write(v)
+		default:
+			if err := writeJSON(&b, v); err != nil {
+				return err
+			}
 		}
-		if err := atomicfile.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644); err != nil {
+		again, err := d.WriteFile(name, b.Bytes(), 0o644)
+		if err != nil {
 			return fmt.Errorf("%s: -o: %w", cmd, err)
 		}
+		if again {
+			replaced = append(replaced, name)
+		}
+	}
+	if len(replaced) > 0 {
+		fmt.Fprintf(warn, "longhaul: %s: -o %s: replaced an earlier run's %s (their modes kept)\n", cmd, dir, strings.Join(replaced, ", "))
 	}
 	return nil
 }
@@ -349,7 +364,7 @@ func runTestURL(c *cobra.Command, a testArgs, u string) error {
 		if doc.Plan != nil {
 			files["client-plan.json"] = doc.Plan
 		}
-		if err := writeFiles("test", a.out, files); err != nil {
+		if err := writeFiles("test", a.out, files, stderr); err != nil {
 			return err
 		}
 	}

@@ -153,9 +153,11 @@ type run struct {
 	phase    string // what the client is doing, for timeouts and closes
 	waiting  int8   // the state expect waits for; 0 when not waiting
 
-	mu    sync.Mutex
-	data  []net.Conn
-	ended bool
+	mu         sync.Mutex
+	data       []net.Conn
+	ended      bool
+	cookieSent bool // the server reads states from here on
+	finished   bool // the server is past the test: nothing to terminate
 }
 
 // Run runs one iperf3 test against o.Addr and returns what both ends
@@ -175,9 +177,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	// Closing the connections when ctx ends is what unblocks every read
 	// and write below; the deadlines only make the errors say which wait.
-	stop := context.AfterFunc(ctx, r.closeAll)
+	aborted := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(aborted)
+		r.abort()
+	})
 	defer func() {
-		stop()
+		if !stop() {
+			<-aborted
+		}
 		r.closeAll()
 	}()
 	res, err := r.test()
@@ -185,6 +193,21 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// abort ends the test when ctx ends. A server in a test is told
+// (CLIENT_TERMINATE, as iperf3's client does when interrupted) so that it
+// is free for its next client at once rather than after its own timeout.
+func (r *run) abort() {
+	r.mu.Lock()
+	c := r.ctrl
+	tell := c != nil && r.cookieSent && !r.finished
+	r.mu.Unlock()
+	if tell {
+		c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+		c.Write([]byte{byte(stateClientTerminate)})
+	}
+	r.closeAll()
 }
 
 func (r *run) closeAll() {
@@ -236,6 +259,9 @@ func (r *run) test() (*Result, error) {
 	if err := r.write(r.cookie[:]); err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
+	r.cookieSent = true
+	r.mu.Unlock()
 	if err := r.expect(stateParamExchange, "after the cookie"); err != nil {
 		return nil, err
 	}
@@ -330,6 +356,9 @@ func (r *run) test() (*Result, error) {
 	if err := r.expect(stateDisplayResults, "after the results"); err != nil {
 		return nil, err
 	}
+	r.mu.Lock()
+	r.finished = true
+	r.mu.Unlock()
 	// IPERF_DONE lets the server end the test cleanly; it closes the
 	// control connection next, so a failed write changes nothing.
 	r.ctrl.SetWriteDeadline(time.Now().Add(time.Second))

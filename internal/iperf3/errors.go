@@ -3,7 +3,7 @@ package iperf3
 import "fmt"
 
 // serverError is a SERVER_ERROR: the server refused the test and said why
-// with its i_errno (iperf_api.h's IE* numbers, stable since 3.0) and errno.
+// with its i_errno (iperf3's IE* error numbers, stable since 3.0) and errno.
 type serverError struct {
 	addr     string
 	ierr     int32

@@ -14,7 +14,8 @@ import (
 // as the server reported it in its output. Fields the server did not
 // report are -1: Retransmits, SndCwnd, SndWnd, RTT and RTTVar come from the
 // server's tcp_info and appear only when the server sends (reverse mode)
-// on a system that has them (Linux); SndWnd from 3.11; RTT, RTTVar, SndWnd
+// on a system that has them (Linux); SndWnd from 3.10, RTTVar from 3.5;
+// RTT, RTTVar, SndWnd
 // and PMTU only in JSON output (-J), not in text.
 type Interval struct {
 	Start, End    time.Duration // from the start of the server's test
@@ -145,7 +146,7 @@ func micros(v *float64) time.Duration {
 	return time.Duration(c) * time.Microsecond
 }
 
-// The lines of iperf3's text output we read (iperf_locale.c's formats):
+// The lines of iperf3's text output we read (as 3.12 prints them):
 //
 //	[  5] local 127.0.0.1 port 35159 connected to 127.0.0.1 port 57434
 //	[  5]   0.00-1.00   sec   431 MBytes  3.62 Gbits/sec    7   2.25 MBytes

@@ -10,9 +10,10 @@ import (
 	"io"
 )
 
-// The control protocol's state numbers (iperf_api.h). They have not changed
-// since 3.0; a server sends them one signed byte at a time and a client
-// answers with the few it owns (TEST_END, IPERF_DONE, CLIENT_TERMINATE).
+// The control protocol's state numbers, as iperf3 defines them. They have
+// not changed since 3.0; a server sends them one signed byte at a time and
+// a client answers with the few it owns (TEST_END, IPERF_DONE,
+// CLIENT_TERMINATE).
 const (
 	stateTestStart       int8 = 1
 	stateTestRunning     int8 = 2

@@ -15,8 +15,7 @@ import (
 // report are -1: Retransmits, SndCwnd, SndWnd, RTT and RTTVar come from the
 // server's tcp_info and appear only when the server sends (reverse mode)
 // on a system that has them (Linux); SndWnd from 3.10, RTTVar from 3.5;
-// RTT, RTTVar, SndWnd
-// and PMTU only in JSON output (-J), not in text.
+// RTT, RTTVar, SndWnd and PMTU only in JSON output (-J), not in text.
 type Interval struct {
 	Start, End    time.Duration // from the start of the server's test
 	Bytes         int64         // bytes the server sent or received in it

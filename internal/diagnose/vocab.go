@@ -16,9 +16,3 @@ func Flags() []string {
 		FlagRTOStall, FlagPeerUnresponsive, FlagRequestResponse, FlagWaitsOnPeer, FlagNoRTT, FlagPayloadOnly,
 		FlagInconsistent}
 }
-
-// Verdicts lists every verdict.
-func Verdicts() []string {
-	return []string{RwndLimited, ZeroWindow, SndbufLimited, AppLimited, SlowStart, LossLimited, Bottleneck,
-		CaptureLimited, Unknown}
-}

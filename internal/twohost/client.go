@@ -67,6 +67,18 @@ type ClientOptions struct {
 	// never arrives (a PMTU black hole).
 	MSS         int
 	DialTimeout time.Duration
+	// HelloTimeout is the most each connection's handshake may take once
+	// connected (TLS, the server's hello, its welcome to the token's
+	// proof); 0: 10 s. A prober gives a few seconds: a host that accepts
+	// and stays silent must not hold it longer than a real serve, which
+	// answers in a few round trips, takes.
+	HelloTimeout time.Duration
+	// Admit, if set, is called when the control connection's handshake
+	// has proved that the server holds the token, before the test starts
+	// (again if Run retries with a smaller MSS); an error ends Run with
+	// it. A prober takes one of its --probe-concurrency slots there, so
+	// that only targets that are longhaul serves hold them.
+	Admit       func() error
 	SampleEvery time.Duration
 	Progress    io.Writer // one line per step; nil none
 	// Tick, if set, is called every second while a phase runs.
@@ -259,6 +271,12 @@ func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
 	c, err := clientHandshake(ctx, o, Auth{Purpose: PurposeControl})
 	if err != nil {
 		return nil, err
+	}
+	if o.Admit != nil {
+		if err := o.Admit(); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	cc := &ctrl{c: c, began: time.Now(), frames: make(chan Frame, 16), rerr: make(chan error, 1), pingAt: map[int]time.Time{}}
 	if err := cc.send(TypeStart, Start{Software: Software}); err != nil {

@@ -47,9 +47,13 @@ func clientHandshake(ctx context.Context, o ClientOptions, a Auth) (net.Conn, er
 		return nil, fmt.Errorf("test: cannot reach %s: %w: is longhaul serve running there, and is the port (default %d) open?", o.Addr, unwrapOp(err), DefaultPort)
 	}
 	c := raw
-	_ = c.SetDeadline(time.Now().Add(helloTimeout))
+	hello := o.HelloTimeout
+	if hello <= 0 {
+		hello = helloTimeout
+	}
+	_ = c.SetDeadline(time.Now().Add(hello))
 	// A caller's deadline (a probe's) ends the handshake too: a server
-	// that accepts and stays silent must not hold it for helloTimeout.
+	// that accepts and stays silent must not hold it for the hello's time.
 	defer context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Unix(1, 0)) })()
 	if o.TLS != nil {
 		tc := tls.Client(raw, o.TLS)
@@ -59,7 +63,7 @@ func clientHandshake(ctx context.Context, o ClientOptions, a Auth) (net.Conn, er
 		}
 		c = tc
 	}
-	h, err := readHello(c, o.Addr)
+	h, err := readHello(c, o.Addr, hello)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -92,14 +96,15 @@ func clientHandshake(ctx context.Context, o ClientOptions, a Auth) (net.Conn, er
 
 // readHello reads the server's first frame and names what is wrong when
 // the peer is not a longhaul server of this protocol version.
-func readHello(c net.Conn, addr string) (Hello, error) {
+func readHello(c net.Conn, addr string, within time.Duration) (Hello, error) {
 	var h Hello
 	f, err := ReadFrame(c, MaxPreAuthFrame)
 	switch {
 	case errors.Is(err, ErrVersion):
 		return h, fmt.Errorf("test: %s speaks longhaul test protocol version %d, this longhaul speaks %d: run the same longhaul release on both hosts", addr, f.V, ProtoVersion)
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return h, fmt.Errorf("test: %s sent no longhaul hello within %s: is it longhaul serve? (default port %d)", addr, helloTimeout, DefaultPort)
+		// Wrapped: a prober reads a silent host as a timeout.
+		return h, fmt.Errorf("test: %s sent no longhaul hello within %s (%w): is it longhaul serve? (default port %d)", addr, within, os.ErrDeadlineExceeded, DefaultPort)
 	case err != nil && !errors.Is(err, ErrFrame):
 		return h, fmt.Errorf("test: %s closed the connection before its hello (%w): is it longhaul serve, does its --allow include this host, and is it not refusing this host for now (too many connections from it, or failed ones: the server's log says which)?", addr, err)
 	case err == nil:

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/netip"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +39,7 @@ type exporterArgs struct {
 // probeArgs are the exporter's --probe-* flags: what /probe may do.
 type probeArgs struct {
 	allow                       []string
+	ports                       probePorts
 	targets, auth               string
 	phase, timeout, minInterval units.Duration
 	concurrency, streams        int
@@ -75,8 +78,14 @@ longhaul test against that host's longhaul serve (--probe-auth is its
 token), answered as longhaul_probe_* metrics: each direction's rate, the
 path's rate, RTT idle and loaded, retransmissions, and what limits each
 direction (the host, the setting, the path's cause). The query chooses
-only the target, among the allowed ones; the flags cap everything else.
-deploy/prometheus/longhaul-probes.yml schedules them.`
+only the target, among the allowed ones: an address of a --probe-allow
+prefix at a --probe-ports port, or a line of the targets file (the only
+way to probe by name: the exporter never looks up a query's name). The
+flags cap everything else. A target is one target however the query
+spells it (its address as dialled). A target must send its serve's hello
+within seconds: a probe takes a --probe-concurrency slot only once the
+target has proved it holds the token, so targets that stall do not hold
+the slots. deploy/prometheus/longhaul-probes.yml schedules them.`
 
 func newExporterCmd() *cobra.Command {
 	var a exporterArgs
@@ -127,8 +136,10 @@ func newExporterCmd() *cobra.Command {
 
 // register adds the --probe-* flags to f.
 func (p *probeArgs) register(f *pflag.FlagSet) {
-	f.StringArrayVar(&p.allow, "probe-allow", nil, "serve /probe?target=HOST[:PORT] for targets whose address is in this prefix, e.g. 198.51.100.0/24 (repeatable; none by default)")
-	f.StringVar(&p.targets, "probe-targets", "", "serve /probe for the targets in this file: one HOST[:PORT] per line, then sha256:PIN for a serve with TLS (the pin serve prints)")
+	f.StringArrayVar(&p.allow, "probe-allow", nil, fmt.Sprintf("serve /probe?target=ADDRESS[:PORT] for IP addresses in this prefix, e.g. 198.51.100.0/24, /%d or longer (IPv4), /%d or longer (IPv6); names are not looked up, list them in --probe-targets (repeatable; none by default)", probe.MinPrefixBits4, probe.MinPrefixBits6))
+	p.ports = probePorts{ports: []uint16{twohost.DefaultPort}}
+	f.Var(&p.ports, "probe-ports", fmt.Sprintf("the ports of the serves in --probe-allow's prefixes, e.g. 9978,7000-7003 (at most %d; others are refused without a dial)", probe.MaxPorts))
+	f.StringVar(&p.targets, "probe-targets", "", "serve /probe for the targets in this file, as written (any port; the only names probed): one HOST[:PORT] per line, then sha256:PIN for a serve with TLS (the pin serve prints)")
 	f.StringVar(&p.auth, "probe-auth", "", "file holding the token of the targets' longhaul serve")
 	p.phase = units.Duration{D: probe.DefaultPhase, Min: twohost.MinPhase, Max: time.Minute}
 	f.Var(&p.phase, "probe-phase", "length of each phase of a probe (a download and an upload on one stream each)")
@@ -137,7 +148,7 @@ func (p *probeArgs) register(f *pflag.FlagSet) {
 	p.minInterval = units.Duration{D: probe.DefaultMinInterval, Max: 24 * time.Hour}
 	f.Var(&p.minInterval, "probe-min-interval", "a target's last result is served again while younger than this, instead of a new test")
 	f.IntVar(&p.streams, "probe-streams", probe.DefaultStreams, "streams of a probe's third phase, a download that measures the path's capacity (0 or 1: none)")
-	f.IntVar(&p.concurrency, "probe-concurrency", probe.DefaultConcurrent, "most probes running at once (one per target)")
+	f.IntVar(&p.concurrency, "probe-concurrency", probe.DefaultConcurrent, "most probe tests running at once (one per target; a probe takes one once its target has proved it is a longhaul serve)")
 	p.maxRate = units.Rate{Min: 1e5, Max: 1e12}
 	f.Var(&p.maxRate, "probe-max-rate", "most bits/s a probe asks the target to send or receive (default: the target's cap)")
 	p.maxBytes = units.Size{Min: 1 << 20}
@@ -152,7 +163,7 @@ func (p probeArgs) config(netns string) (*probe.Prober, error) {
 		}
 		return nil, nil
 	}
-	cfg := probe.Config{Phase: p.phase.D, Timeout: p.timeout.D, MinInterval: p.minInterval.D, Concurrent: p.concurrency, Streams: p.streams,
+	cfg := probe.Config{Allowed: probe.Allowed{Ports: p.ports.ports}, Phase: p.phase.D, Timeout: p.timeout.D, MinInterval: p.minInterval.D, Concurrent: p.concurrency, Streams: p.streams,
 		MaxRateBps: p.maxRate.Bps, MaxBytes: p.maxBytes.N, Netns: netns}
 	for _, s := range p.allow {
 		pfx, err := netip.ParsePrefix(s)
@@ -184,6 +195,49 @@ func (p probeArgs) config(netns string) (*probe.Prober, error) {
 	}
 	return probe.New(cfg), nil
 }
+
+// probePorts is --probe-ports: ports and ranges A-B; the first Set
+// replaces the default (serve's port).
+type probePorts struct {
+	ports []uint16
+	set   bool
+}
+
+func (f *probePorts) Set(s string) error {
+	if !f.set {
+		f.ports, f.set = nil, true
+	}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		if !isRange {
+			hi = lo
+		}
+		a, errA := strconv.Atoi(lo)
+		b, errB := strconv.Atoi(hi)
+		if errA != nil || errB != nil || a < 1 || b > 65535 || a > b {
+			return fmt.Errorf("%q is not a port or a range of ports (1..65535, e.g. 9978 or 7000-7003)", part)
+		}
+		if len(f.ports)+b-a+1 > probe.MaxPorts {
+			return fmt.Errorf("more than %d ports: name the ports your serves listen on", probe.MaxPorts)
+		}
+		for n := a; n <= b; n++ {
+			if !slices.Contains(f.ports, uint16(n)) {
+				f.ports = append(f.ports, uint16(n))
+			}
+		}
+	}
+	return nil
+}
+
+func (f *probePorts) String() string {
+	s := make([]string, len(f.ports))
+	for i, p := range f.ports {
+		s[i] = strconv.Itoa(int(p))
+	}
+	return strings.Join(s, ",")
+}
+
+func (f *probePorts) Type() string { return "ports" }
 
 var groupName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
 

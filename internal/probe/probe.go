@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,15 @@ const (
 	maxEntries = 4096
 	// scrapeMargin is left of Prometheus's scrape timeout for the answer.
 	scrapeMargin = 500 * time.Millisecond
+	// DialTimeout and HelloTimeout bound a probe's connection until its
+	// target has proved it is a longhaul serve holding the token: a serve
+	// answers in a few round trips, so a target that blackholes, or
+	// accepts and stays silent, is given up on in seconds.
+	DialTimeout  = 3 * time.Second
+	HelloTimeout = 4 * time.Second
+	// MaxPorts bounds --probe-ports: they name serves, not a port range
+	// to scan.
+	MaxPorts = 64
 )
 
 // Config is what the exporter's flags allow a probe: whatever a query
@@ -68,9 +78,10 @@ type Config struct {
 	Netns       string // probe from this namespace ("": the process's)
 	Log         *slog.Logger
 
-	// Run and Lookup are twohost.Run and the DNS; tests replace them.
-	Run    func(context.Context, twohost.ClientOptions) (*twohost.Raw, error)
-	Lookup Resolver
+	// Run is twohost.Run; tests replace it. It must call the options'
+	// Admit once the target has proved it is a serve: a probe holds one
+	// of the Concurrent slots only from then on.
+	Run func(context.Context, twohost.ClientOptions) (*twohost.Raw, error)
 }
 
 func (c Config) withDefaults() Config {
@@ -89,13 +100,27 @@ func (c Config) withDefaults() Config {
 	if c.Run == nil {
 		c.Run = twohost.Run
 	}
-	if c.Lookup == nil {
-		c.Lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
-			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		}
-	}
 	return c
 }
+
+// probeLen is about what one probe takes: its phases and handshakes. A
+// busy target's answer is served again that long (the far serve's own
+// retry-after may be minutes: another prober's test, or a long one, is
+// no reason to report the path busy for that long), and so is a failure
+// before the target proved itself (a target that stalls is not dialled
+// again at once, even with --probe-min-interval 0).
+func (c Config) probeLen() time.Duration {
+	return min(c.phases()*c.Phase+5*time.Second, c.Timeout)
+}
+
+// connectingMax is how many probes may be connecting at once (dialled,
+// their target not yet proved a serve), and perSourceMax how many of
+// them one scraper may start. Each ends within DialTimeout+HelloTimeout
+// and a failed target is not dialled again for probeLen: to keep the
+// stage full a scraper needs many stalling targets, and one scraper
+// (an address, an IPv6 /64) can fill only a quarter of it.
+func (c Config) connectingMax() int { return min(max(8*c.Concurrent, 32), 256) }
+func (c Config) perSourceMax() int  { return max(c.connectingMax()/4, 4) }
 
 // phases is how many phases a probe runs.
 func (c Config) phases() time.Duration {
@@ -128,18 +153,38 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--probe-min-interval must be 0..24h, got %s", c.MinInterval)
 	case c.MaxBytes < 0 || c.MaxRateBps < 0:
 		return errors.New("--probe-max-bytes and --probe-max-rate cannot be negative")
+	case len(c.Allowed.Ports) > MaxPorts:
+		return fmt.Errorf("--probe-ports names %d ports, at most %d: name the ports your serves listen on", len(c.Allowed.Ports), MaxPorts)
+	case slices.Contains(c.Allowed.Ports, 0):
+		return errors.New("--probe-ports: a port is 1..65535")
+	}
+	for _, pfx := range c.Allowed.Prefixes {
+		if err := checkPrefix(pfx); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // Prober runs probes for the exporter's /probe handler.
+//
+// A probe passes two stages. Connecting: dialled, its target not yet
+// proved a longhaul serve (the hello, the token's proof both ways);
+// bounded by connectingMax, perSourceMax per scraper, and DialTimeout
+// plus HelloTimeout per probe. Testing: the target proved itself
+// (ClientOptions.Admit) and the test runs; bounded by --probe-concurrency.
+// So a few scrapes of targets that blackhole, or accept and stay silent,
+// hold no test slot at all, and hold a connecting slot for seconds only:
+// the slots real tests need stay free.
 type Prober struct {
-	cfg Config
-	sem chan struct{}
-	now func() time.Time
+	cfg        Config
+	sem        chan struct{} // testing: Config.Concurrent
+	connecting chan struct{} // connecting: connectingMax
+	now        func() time.Time
 
-	mu      sync.Mutex
-	entries map[string]*entry
+	mu       sync.Mutex
+	entries  map[string]*entry    // by the address dialled (ParseTarget's form)
+	bySource map[netip.Prefix]int // connecting probes by scraper
 
 	running               atomic.Int64
 	runs, cached, refused prometheus.Counter
@@ -159,10 +204,11 @@ func New(cfg Config) *Prober {
 	counter := func(name, help string) prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 	}
-	return &Prober{cfg: cfg, sem: make(chan struct{}, cfg.Concurrent), now: time.Now, entries: map[string]*entry{},
+	return &Prober{cfg: cfg, sem: make(chan struct{}, cfg.Concurrent), connecting: make(chan struct{}, cfg.connectingMax()),
+		now: time.Now, entries: map[string]*entry{}, bySource: map[netip.Prefix]int{},
 		runs:    counter("longhaul_exporter_probes_total", "Probes run (tests against a target's longhaul serve)."),
 		cached:  counter("longhaul_exporter_probe_results_reused_total", "Probe requests answered with a target's last result (younger than --probe-min-interval, or the probe already running)."),
-		refused: counter("longhaul_exporter_probes_refused_total", "Probe requests refused: target not allowed, a bad query, or --probe-concurrency probes already running."),
+		refused: counter("longhaul_exporter_probes_refused_total", "Probe requests refused: target not allowed, a bad query, or the exporter's probe slots full (--probe-concurrency tests running, or probes connecting to targets that have not answered)."),
 		failed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "longhaul_exporter_probes_failed_total",
 			Help: "Probes that failed, by reason (busy, timeout, unreachable, refused, error)."}, []string{"reason"}),
 	}
@@ -212,15 +258,15 @@ func (p *Prober) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("bad target: %v", err), http.StatusBadRequest)
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), p.deadline(r))
-	defer cancel()
-	dial, err := p.cfg.Allowed.resolve(ctx, target, p.cfg.Lookup)
+	dial, err := p.cfg.Allowed.resolve(target)
 	if err != nil {
 		p.refused.Inc()
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}
-	res := p.result(ctx, target, dial)
+	ctx, cancel := context.WithTimeout(r.Context(), p.deadline(r))
+	defer cancel()
+	res := p.result(ctx, dial, sourceOf(r.RemoteAddr))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(res)
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(w, r)
@@ -235,9 +281,28 @@ func (p *Prober) deadline(r *http.Request) time.Duration {
 	return max(d, time.Second)
 }
 
+// sourceOf is the scraper a request counts against: its address, or
+// its /64 for IPv6 (one host's share of addresses).
+func sourceOf(remote string) netip.Prefix {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return netip.Prefix{}
+	}
+	a := ap.Addr().Unmap().WithZone("")
+	bits := 32
+	if a.Is6() {
+		bits = 64
+	}
+	pfx, _ := a.Prefix(bits)
+	return pfx
+}
+
 // result returns the target's last result if young enough, waits for
-// its running probe, or starts one.
-func (p *Prober) result(ctx context.Context, target string, dial Target) *result {
+// its running probe, or starts one. Everything is keyed by the address
+// dialled (dial.Addr, one form per target), never by the query's
+// spelling.
+func (p *Prober) result(ctx context.Context, dial Target, src netip.Prefix) *result {
+	target := dial.Addr
 	p.mu.Lock()
 	e := p.entries[target]
 	if e == nil {
@@ -254,13 +319,11 @@ func (p *Prober) result(ctx context.Context, target string, dial Target) *result
 		return res
 	}
 	if e.done == nil {
-		select {
-		case p.sem <- struct{}{}:
-		default:
+		st, err := p.enter(src)
+		if err != nil {
 			p.mu.Unlock()
 			p.refused.Inc()
-			return &result{at: now, reason: reasonExporterBusy,
-				err: fmt.Errorf("%d probes are running (--probe-concurrency)", p.cfg.Concurrent)}
+			return &result{at: now, reason: reasonExporterBusy, err: err}
 		}
 		e.done = make(chan struct{})
 		// The probe keeps the request's deadline (ServeHTTP sets one)
@@ -272,7 +335,7 @@ func (p *Prober) result(ctx context.Context, target string, dial Target) *result
 		p.runs.Inc()
 		go func(done chan struct{}) {
 			defer cancel()
-			res := p.probe(pctx, dial)
+			res := p.probe(pctx, dial, st)
 			if res.reason != "" {
 				p.failed.WithLabelValues(res.reason).Inc()
 				p.cfg.Log.Info("probe failed", "target", target, "reason", res.reason, "err", res.err)
@@ -281,7 +344,6 @@ func (p *Prober) result(ctx context.Context, target string, dial Target) *result
 			e.last, e.done = res, nil
 			p.mu.Unlock()
 			p.running.Add(-1)
-			<-p.sem
 			close(done)
 		}(e.done)
 	} else {
@@ -297,6 +359,76 @@ func (p *Prober) result(ctx context.Context, target string, dial Target) *result
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return e.last.aged(p.now())
+}
+
+// errSlots: the exporter runs as many probes as it may (exporter-busy).
+var errSlots = errors.New("the exporter is running as many probes as it may")
+
+// stage is where a probe stands: connecting (its target not yet proved
+// a serve) or testing (it holds one of the Concurrent slots).
+type stage struct {
+	p          *Prober
+	src        netip.Prefix
+	connecting bool
+	testing    bool
+}
+
+// enter admits a new probe to the connecting stage (p.mu held). A full
+// testing stage refuses at once too: no dial for a test that could not
+// run.
+func (p *Prober) enter(src netip.Prefix) (*stage, error) {
+	switch {
+	case len(p.sem) == cap(p.sem):
+		return nil, fmt.Errorf("%w: %d probes are running (--probe-concurrency)", errSlots, p.cfg.Concurrent)
+	case p.bySource[src] >= p.cfg.perSourceMax():
+		return nil, fmt.Errorf("%w: this scraper has %d probes connecting to targets that have not answered yet", errSlots, p.bySource[src])
+	}
+	select {
+	case p.connecting <- struct{}{}:
+	default:
+		return nil, fmt.Errorf("%w: %d probes are connecting to targets that have not answered yet", errSlots, cap(p.connecting))
+	}
+	p.bySource[src]++
+	return &stage{p: p, src: src, connecting: true}, nil
+}
+
+// admit is the probe's ClientOptions.Admit: its target proved it is a
+// serve holding the token, so the probe may take a testing slot (none
+// free: exporter-busy, and the serve's connection is closed before its
+// test starts).
+func (s *stage) admit() error {
+	if s.testing {
+		return nil
+	}
+	select {
+	case s.p.sem <- struct{}{}:
+	default:
+		return fmt.Errorf("%w: %d probes are running (--probe-concurrency)", errSlots, s.p.cfg.Concurrent)
+	}
+	s.testing = true
+	s.leaveConnecting()
+	return nil
+}
+
+func (s *stage) leaveConnecting() {
+	if !s.connecting {
+		return
+	}
+	s.connecting = false
+	<-s.p.connecting
+	s.p.mu.Lock()
+	if s.p.bySource[s.src]--; s.p.bySource[s.src] <= 0 {
+		delete(s.p.bySource, s.src)
+	}
+	s.p.mu.Unlock()
+}
+
+func (s *stage) release() {
+	s.leaveConnecting()
+	if s.testing {
+		s.testing = false
+		<-s.p.sem
+	}
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -322,25 +454,34 @@ func (p *Prober) forgetOldest() {
 }
 
 // probe runs one test against dial and judges it.
-func (p *Prober) probe(ctx context.Context, dial Target) *result {
+func (p *Prober) probe(ctx context.Context, dial Target, st *stage) *result {
 	start := p.now()
 	var cfg *tls.Config
 	if dial.Pin != "" {
 		cfg, _ = secret.ClientTLS(dial.Pin) // checked when the targets file was read
 	}
 	o := twohost.ClientOptions{Addr: dial.Addr, TLS: cfg, Token: p.cfg.Token, Netns: p.cfg.Netns, Download: true, Upload: true,
-		Streams: p.cfg.Streams, Duration: p.cfg.Phase, RateBps: p.rateCap(), DialTimeout: 5 * time.Second}
+		Streams: p.cfg.Streams, Duration: p.cfg.Phase, RateBps: p.rateCap(),
+		DialTimeout: DialTimeout, HelloTimeout: HelloTimeout, Admit: st.admit}
 	raw, err := p.cfg.Run(ctx, o)
+	admitted := st.testing
+	st.release()
 	var doc *twohost.Doc
 	if err == nil {
 		doc, err = twohost.Judge(raw, twohost.JudgeOptions{})
 	}
 	end := p.now()
 	res := &result{at: end, until: end.Add(p.cfg.MinInterval), took: end.Sub(start), doc: doc, err: err}
-	// A busy target said when to come back: not before (no retry storm).
 	var re *twohost.RemoteError
-	if errors.As(err, &re) && re.Code == twohost.CodeBusy {
-		res.until = maxTime(res.until, end.Add(time.Duration(min(re.RetryAfterS, 3600))*time.Second))
+	switch {
+	case errors.As(err, &re) && re.Code == twohost.CodeBusy:
+		// Busy for about a probe's length, not the far serve's
+		// retry-after (see probeLen).
+		res.until = end.Add(p.cfg.probeLen())
+	case errors.Is(err, errSlots):
+		res.until = end // the exporter's state, not the target's: not kept
+	case err != nil && !admitted:
+		res.until = maxTime(res.until, end.Add(p.cfg.probeLen()))
 	}
 	if err != nil && ctx.Err() != nil {
 		res.err = fmt.Errorf("the probe's deadline passed (%s): %w", res.took.Round(time.Millisecond), err)
@@ -381,6 +522,8 @@ func reasonOf(ctx context.Context, err error) string {
 	switch {
 	case errors.As(err, &re) && re.Code == twohost.CodeBusy:
 		return reasonBusy
+	case errors.Is(err, errSlots):
+		return reasonExporterBusy
 	case errors.As(err, &re):
 		return reasonRefused
 	case ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded):
@@ -397,7 +540,7 @@ func reasonOf(ctx context.Context, err error) string {
 // Caps says in one line what a probe may do, for the log.
 func (p *Prober) Caps() string {
 	c := p.cfg
-	s := fmt.Sprintf("%d phases of %s, timeout %s, %d at once, results reused for %s", c.phases(), c.Phase, c.Timeout, c.Concurrent, c.MinInterval)
+	s := fmt.Sprintf("%d phases of %s, timeout %s, %d at once, results reused for %s, serve ports %s", c.phases(), c.Phase, c.Timeout, c.Concurrent, c.MinInterval, portList(c.Allowed.ports()))
 	if r := p.rateCap(); r > 0 {
 		s += ", paced at most " + units.FormatRate(r)
 	}

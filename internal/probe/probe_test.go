@@ -26,6 +26,8 @@ import (
 )
 
 // fakeRun records what a probe asked and answers with a fixed outcome.
+// Its target is a serve: it admits the probe (ClientOptions.Admit) as
+// twohost.Run does once the handshake proved the token.
 type fakeRun struct {
 	mu    sync.Mutex
 	calls []twohost.ClientOptions
@@ -42,6 +44,11 @@ func (f *fakeRun) run(ctx context.Context, o twohost.ClientOptions) (*twohost.Ra
 	dl, _ := ctx.Deadline()
 	f.dls = append(f.dls, dl)
 	f.mu.Unlock()
+	if o.Admit != nil {
+		if err := o.Admit(); err != nil {
+			return nil, err
+		}
+	}
 	if f.gate != nil {
 		select {
 		case <-f.gate:
@@ -55,25 +62,11 @@ func (f *fakeRun) run(ctx context.Context, o twohost.ClientOptions) (*twohost.Ra
 	return nil, errors.New("fake: no test")
 }
 
-func lookup(m map[string][]string) Resolver {
-	return func(_ context.Context, host string) ([]netip.Addr, error) {
-		var out []netip.Addr
-		for _, s := range m[host] {
-			out = append(out, netip.MustParseAddr(s))
-		}
-		if out == nil {
-			return nil, fmt.Errorf("no such host %s", host)
-		}
-		return out, nil
-	}
-}
-
 func newTestProber(t *testing.T, f *fakeRun, mod func(*Config)) *Prober {
 	t.Helper()
 	cfg := Config{Allowed: Allowed{Prefixes: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24")},
 		Targets: []Target{{Addr: "far.example:9000", Pin: "sha256:" + strings.Repeat("ab", 32)}}},
-		Token: []byte("0123456789abcdef0123"), Run: f.run,
-		Lookup: lookup(map[string][]string{"good.example": {"203.0.113.9", "198.51.100.7"}, "evil.example": {"10.1.2.3"}})}
+		Token: []byte("0123456789abcdef0123"), Run: f.run}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -94,9 +87,8 @@ func get(p *Prober, query string, hdr ...string) *httptest.ResponseRecorder {
 }
 
 // A query cannot point the probe outside the allowed targets: not by
-// address, not by a name that resolves outside, not by a name the
-// targets file lacks; a name that resolves inside is dialled at the
-// checked address.
+// address, not by a port other than serve's, not by a name the targets
+// file lacks (names are never looked up).
 func TestProbeSteering(t *testing.T) {
 	f := &fakeRun{}
 	p := newTestProber(t, f, nil)
@@ -106,8 +98,9 @@ func TestProbeSteering(t *testing.T) {
 		dial  string
 	}{
 		{"target=198.51.100.5", 200, "198.51.100.5:9978"},
-		{"target=198.51.100.6:7000", 200, "198.51.100.6:7000"},
-		{"target=good.example", 200, "198.51.100.7:9978"},
+		{"target=198.51.100.6:9978", 200, "198.51.100.6:9978"},
+		{"target=198.51.100.6:7000", 403, ""}, // not a --probe-ports port
+		{"target=good.example", 403, ""},      // a name the targets file lacks
 		{"target=far.example:9000", 200, "far.example:9000"},
 		{"target=far.example", 403, ""}, // the file names port 9000 only
 		{"target=evil.example", 403, ""},
@@ -235,10 +228,11 @@ func TestProbeConcurrency(t *testing.T) {
 }
 
 // A target whose serve is busy is reported busy and not asked again
-// before the retry time it gave (no retry storm).
+// for about a probe's length (no retry storm), even with
+// --probe-min-interval 0.
 func TestProbeBusyTarget(t *testing.T) {
 	f := &fakeRun{err: fmt.Errorf("test: x: %w", &twohost.RemoteError{Code: twohost.CodeBusy, Message: "a test is running", RetryAfterS: 30})}
-	p := newTestProber(t, f, nil) // no --probe-min-interval: the target's retry-after holds
+	p := newTestProber(t, f, nil) // no --probe-min-interval: the busy answer is kept anyway
 	for range 5 {
 		b := get(p, "target=198.51.100.5").Body.String()
 		if !strings.Contains(b, "longhaul_probe_target_busy 1") || !strings.Contains(b, "longhaul_probe_success 0") {
@@ -303,6 +297,8 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Phase = time.Second }, "--probe-phase"},
 		{func(c *Config) { c.Timeout = 5 * time.Second }, "--probe-timeout"},
 		{func(c *Config) { c.Concurrent = 100 }, "--probe-concurrency"},
+		{func(c *Config) { c.Allowed.Ports = make([]uint16, 65) }, "--probe-ports"},
+		{func(c *Config) { c.Allowed.Ports = []uint16{9978, 0} }, "--probe-ports"},
 	} {
 		c := ok
 		tc.mod(&c)

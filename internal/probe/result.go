@@ -39,7 +39,7 @@ var (
 	descSuccess   = pdesc("success", "1 if the test against the target ran and was judged, else 0.")
 	descDuration  = pdesc("duration_seconds", "How long the probe's test took.")
 	descAge       = pdesc("result_age_seconds", "Age of the result served: 0 when this scrape ran the probe, more when a recent result was reused (--probe-min-interval).")
-	descBusy      = pdesc("target_busy", "1 if the target's longhaul serve was busy with another test (not retried before --probe-min-interval).")
+	descBusy      = pdesc("target_busy", "1 if the target's longhaul serve was busy with another test (the answer is served again for about a probe's length).")
 	descFailure   = pdesc("failure_info", "Why the probe failed: busy, exporter-busy, timeout, unreachable (refused or no route), reset, refused (by the target's serve: auth, caps), error.", "reason")
 	descRate      = pdesc("throughput_bits_per_second", "What one TCP stream carried, by direction (download: the target sends; upload: the exporter's host sends).", "direction")
 	descRetrans   = pdesc("retransmitted_segments", "Segments the sender retransmitted during the direction's phase.", "direction")

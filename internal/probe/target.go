@@ -2,7 +2,6 @@ package probe
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,12 +16,20 @@ import (
 )
 
 // Allowed is the set of targets a probe may be pointed at: addresses in
-// a prefix, and targets named in a file. Nothing is allowed by default:
-// a query must not be able to point the exporter at an arbitrary host.
+// a prefix at a serve port, and targets named in a file. Nothing is
+// allowed by default: a query must not be able to point the exporter at
+// an arbitrary host, nor at any port of an allowed one.
 type Allowed struct {
 	Prefixes []netip.Prefix
+	// Ports are the ports of the prefixes' serves (--probe-ports; none:
+	// serve's default port). A probe of any other port would make /probe
+	// an open-port scanner of the prefixes (closed, silent and speaking
+	// ports answer differently), so it is refused before any dial.
+	Ports []uint16
 	// Targets are those of the targets file (a name there is trusted as
-	// the operator wrote it, whatever it resolves to).
+	// the operator wrote it, whatever it resolves to, and so is its
+	// port). Names are probed only through it: the exporter never looks
+	// up a name a query gives, so a scraper cannot make it query DNS.
 	Targets []Target
 }
 
@@ -45,23 +52,74 @@ func (a Allowed) inPrefix(ip netip.Addr) bool {
 	return false
 }
 
+// ports are the serve ports of the prefixes.
+func (a Allowed) ports() []uint16 {
+	if len(a.Ports) == 0 {
+		return []uint16{twohost.DefaultPort}
+	}
+	return a.Ports
+}
+
+// Widest prefixes --probe-allow takes: anything wider is most of an
+// address family (0.0.0.0/0, ::/0, 0.0.0.0/1, ...), which no fleet of
+// serves needs and which makes /probe a prober of the whole internet.
+const (
+	MinPrefixBits4 = 8
+	MinPrefixBits6 = 32
+)
+
+// checkPrefix refuses a --probe-allow prefix that covers most of a
+// family, or is written in IPv4-mapped form (which no IPv4 address
+// would match: addresses are compared unmapped).
+func checkPrefix(p netip.Prefix) error {
+	bits, least := p.Bits(), MinPrefixBits6
+	mapped := p.Addr().Is4In6() && bits >= 96
+	if p.Addr().Is4() || mapped {
+		bits, least = bits-96*b2i(mapped), MinPrefixBits4
+	}
+	switch {
+	case !p.IsValid():
+		return errors.New("--probe-allow: an invalid prefix: write one like 198.51.100.0/24 or 2001:db8::/32")
+	case bits < least:
+		return fmt.Errorf("--probe-allow %s is too wide: give your serves' networks, /%d or longer for IPv4 and /%d or longer for IPv6, or list the hosts in --probe-targets",
+			p, MinPrefixBits4, MinPrefixBits6)
+	case mapped:
+		return fmt.Errorf("--probe-allow %s is IPv4-mapped: write the IPv4 prefix %s", p, netip.PrefixFrom(p.Addr().Unmap(), bits).Masked())
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // ErrNotAllowed marks a target outside the allowed ones.
 var ErrNotAllowed = errors.New("target not allowed")
 
 // maxTargetLen bounds a target as a query gives it.
 const maxTargetLen = 255
 
-// ParseTarget checks HOST[:PORT] (port 9978 unless given) and returns it
-// as HOST:PORT.
-func ParseTarget(s string) (string, error) {
+// ParseTarget checks HOST[:PORT] (port 9978 unless given) and returns
+// the probe's identity, HOST:PORT as it is dialled: an IP address in its
+// one canonical form (IPv4-mapped IPv6 unmapped, IPv6 compressed and
+// lowercase), the port without leading zeros, a name lowercase without
+// its final dot. Two spellings of one target are one target: one probe
+// at a time, one result, one busy answer.
+func ParseTarget(s string) (string, error) { return parseTarget(s, twohost.DefaultPort) }
+
+func parseTarget(s string, defPort uint16) (string, error) {
 	if s == "" || len(s) > maxTargetLen {
 		return "", fmt.Errorf("target must be HOST[:PORT], 1..%d bytes", maxTargetLen)
 	}
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
-		host, port = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), strconv.Itoa(twohost.DefaultPort)
+		host, port = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"), strconv.Itoa(int(defPort))
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 || strings.ContainsAny(port, "+-") {
 		return "", fmt.Errorf("target %q: port must be 1..65535", s)
 	}
 	if host == "" {
@@ -72,55 +130,71 @@ func ParseTarget(s string) (string, error) {
 	if strings.ContainsAny(host, "[]%") {
 		return "", fmt.Errorf("target %q: a host is an IP address without a zone, or a DNS name", s)
 	}
-	if _, err := netip.ParseAddr(host); err != nil {
-		for _, r := range host {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
-				return "", fmt.Errorf("target %q: a host is an IP address or a DNS name (letters, digits, - and .)", s)
+	if ip, err := netip.ParseAddr(host); err == nil {
+		host = ip.Unmap().String()
+	} else if host, err = dnsName(host); err != nil {
+		return "", fmt.Errorf("target %q: %w", s, err)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n)), nil
+}
+
+// dnsName returns a host name in its one form (lowercase, no final dot),
+// or why it is not one. A name whose last label starts with a digit is
+// refused: it is no DNS name but another spelling of an address that
+// some resolvers read as one (127.1, 0x7f000001, 127.000.000.001).
+func dnsName(h string) (string, error) {
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	labels := strings.Split(h, ".")
+	for _, l := range labels {
+		if l == "" || len(l) > 63 {
+			return "", errors.New("a host is an IP address or a DNS name (labels of 1..63 letters, digits and -)")
+		}
+		for _, r := range l {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				return "", errors.New("a host is an IP address or a DNS name (letters, digits, - and .)")
 			}
 		}
 	}
-	return net.JoinHostPort(host, port), nil
+	if last := labels[len(labels)-1]; last[0] < 'a' || last[0] > 'z' {
+		return "", errors.New("a host is an IP address in its usual form (198.51.100.5, 2001:db8::1) or a DNS name ending in a letter")
+	}
+	return h, nil
 }
 
-// Resolver looks up a host's addresses (net.DefaultResolver's
-// LookupNetIP in production).
-type Resolver func(ctx context.Context, host string) ([]netip.Addr, error)
-
-// resolve returns the address to dial for target (HOST:PORT from
-// ParseTarget) and its TLS pin: the target itself when the targets file
-// names it, otherwise the first of its addresses inside an allowed
-// prefix (plain TCP); the address dialled is the one checked, so a name
-// that resolves again differently (DNS rebinding) cannot move the probe
-// elsewhere.
-func (a Allowed) resolve(ctx context.Context, target string, lookup Resolver) (Target, error) {
+// resolve returns what a probe of target (from parseTarget) dials and
+// its TLS pin: the targets file's line when it names the target,
+// otherwise the address itself if it is in an allowed prefix and the
+// port is a serve port (plain TCP). A name the file lacks is refused,
+// never looked up. The refusal of a port does not depend on what
+// listens there: nothing is dialled.
+func (a Allowed) resolve(target string) (Target, error) {
 	if i := slices.IndexFunc(a.Targets, func(t Target) bool { return t.Addr == target }); i >= 0 {
 		return a.Targets[i], nil
 	}
-	dial, err := a.resolveAddr(ctx, target, lookup)
-	return Target{Addr: dial}, err
+	host, port, _ := net.SplitHostPort(target)
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		if len(a.Prefixes) == 0 {
+			return Target{}, fmt.Errorf("%w: %s is not in the targets file", ErrNotAllowed, target)
+		}
+		return Target{}, fmt.Errorf("%w: %s is not in the targets file (a name is probed only when --probe-targets names it; --probe-allow takes addresses)", ErrNotAllowed, target)
+	}
+	if !a.inPrefix(ip) {
+		return Target{}, fmt.Errorf("%w: %s is in no --probe-allow prefix", ErrNotAllowed, ip)
+	}
+	n, _ := strconv.Atoi(port)
+	if !slices.Contains(a.ports(), uint16(n)) {
+		return Target{}, fmt.Errorf("%w: port %d is not a serve port of --probe-ports (%s)", ErrNotAllowed, n, portList(a.ports()))
+	}
+	return Target{Addr: target}, nil
 }
 
-func (a Allowed) resolveAddr(ctx context.Context, target string, lookup Resolver) (string, error) {
-	host, port, _ := net.SplitHostPort(target)
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if a.inPrefix(ip) {
-			return target, nil
-		}
-		return "", fmt.Errorf("%w: %s is in no --probe-allow prefix", ErrNotAllowed, ip)
+func portList(ps []uint16) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = strconv.Itoa(int(p))
 	}
-	if len(a.Prefixes) == 0 {
-		return "", fmt.Errorf("%w: %s is not in the targets file", ErrNotAllowed, target)
-	}
-	ips, err := lookup(ctx, host)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrNotAllowed, host, err)
-	}
-	for _, ip := range ips {
-		if a.inPrefix(ip) {
-			return net.JoinHostPort(ip.Unmap().String(), port), nil
-		}
-	}
-	return "", fmt.Errorf("%w: no address of %s is in a --probe-allow prefix", ErrNotAllowed, host)
+	return strings.Join(s, ",")
 }
 
 // maxTargetsFile bounds the targets file's size.
@@ -129,8 +203,13 @@ const maxTargetsFile = 1 << 20
 // ReadTargets reads a targets file: one HOST[:PORT] per line, followed
 // by the pin of its serve's TLS key when it serves TLS (sha256:HEX, as
 // serve prints it); blank lines and lines starting with # are skipped.
+// Two lines of one target (as dialled: 198.51.100.5 and
+// [::ffff:198.51.100.5]:9978 are one) are refused: with one pinned and
+// one not, which one the probe used would decide whether it ran over
+// TLS.
 func ReadTargets(r io.Reader) ([]Target, error) {
 	var out []Target
+	lineOf := map[string]int{}
 	sc := bufio.NewScanner(io.LimitReader(r, maxTargetsFile+1))
 	n, size := 0, 0
 	for sc.Scan() {
@@ -151,6 +230,10 @@ func ReadTargets(r io.Reader) ([]Target, error) {
 		if err != nil {
 			return nil, fmt.Errorf("targets file line %d: %w", n, err)
 		}
+		if first, ok := lineOf[t]; ok {
+			return nil, fmt.Errorf("targets file lines %d and %d both name %s: keep one line (with the pin if its serve has TLS)", first, n, t)
+		}
+		lineOf[t] = n
 		tg := Target{Addr: t}
 		if len(f) == 2 {
 			if _, err := secret.ClientTLS(f[1]); err != nil {

@@ -3,9 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -61,4 +67,77 @@ func TestFarSnapshotCannotWriteToTheTerminal(t *testing.T) {
 			t.Errorf("%v: the far host's name is not shown, escaped:\n%s", args, shown)
 		}
 	}
+}
+
+// A SIGKILLed emulate takes its --server command's children with it: a
+// daemon the server line forked is gone within seconds, not left running
+// until a later run reaps the namespace.
+func TestIntegrationEmulateKilledServerGrandchild(t *testing.T) {
+	bin, prefix := emulateEnv(t, "iperf3")
+	mark := fmt.Sprintf("%d", 30000+time.Now().UnixNano()%10000) // sleep's argument: finds it in /proc
+	line := "sleep " + mark + " & exec iperf3 -s -p 5299"
+	cmd := exec.Command(bin, "emulate", "--prefix", prefix, "--rtt", "10ms", "--server", line, "--", "sleep", "60")
+	// A file, not a pipe: a surviving grandchild would hold a pipe open
+	// and Wait with it.
+	errOut, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errOut.Close()
+	cmd.Stderr = errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	grandchild := func() int {
+		for _, pid := range pidsRunning("sleep\x00" + mark + "\x00") {
+			return pid
+		}
+		return 0
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for grandchild() == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	gc := grandchild()
+	if gc == 0 {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		b, _ := os.ReadFile(errOut.Name())
+		t.Fatalf("the server's child never started: %s", b)
+	}
+	t.Cleanup(func() {
+		if alive(gc) {
+			_ = syscall.Kill(gc, syscall.SIGKILL) // the process this test made, by PID
+		}
+	})
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	deadline = time.Now().Add(3 * time.Second)
+	for alive(gc) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(gc) {
+		t.Errorf("the --server command's child (pid %d) still runs 3 s after emulate was SIGKILLed", gc)
+	}
+	// The next start reaps the namespaces the killed run left.
+	if _, errOut, code := exe(t, bin, "emulate", "--prefix", prefix, "--rtt", "1ms", "--", "true"); code != 0 {
+		t.Errorf("next run: exit %d: %s", code, errOut)
+	}
+}
+
+// pidsRunning lists the processes whose command line is cmdline
+// (arguments ended by NUL each).
+func pidsRunning(cmdline string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && string(b) == cmdline && alive(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

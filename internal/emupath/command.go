@@ -32,9 +32,16 @@ func (p *Path) Env() []string {
 
 // StartServer runs shell command line in the server's namespace and
 // waits (up to 10 s) until it listens on a port; stop ends it.
+//
+// The line runs as the first process of a PID namespace of its own: when
+// it dies, the kernel kills everything it started. Its parent death
+// signal kills it when this process is SIGKILLed, so a daemon the line
+// forked (sh -c 'server & wait') does not outlive the run waiting for the
+// next one to reap its network namespace.
 func (p *Path) StartServer(ctx context.Context, line string, env []string, log io.Writer) (stop func(), err error) {
 	sv := p.Topo.Server()
 	srv := sv.Command(ctx, "sh", "-c", line)
+	srv.SysProcAttr.Cloneflags |= syscall.CLONE_NEWPID
 	srv.Env, srv.Stdout, srv.Stderr = env, log, log
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("emulate: start --server: %w", err)

@@ -176,6 +176,9 @@ func TestIntegrationExporterProbe(t *testing.T) {
 	exp := freePort(t)
 	startExporter(t, bin, exp, "--netns", ns, "--probe-allow", "127.0.0.0/8", "--probe-allow", "198.18.98.0/24",
 		"--probe-targets", targets, "--probe-auth", token,
+		// The test's serves and its reset, stalled and blackholed
+		// targets listen on these ports: only serve ports are probed.
+		"--probe-ports", "9978,7001-7011,7999",
 		"--probe-min-interval", "0s", "--probe-max-rate", "20Mbit/s", "--probe-concurrency", "16", "--probe-timeout", "15s")
 
 	// A real probe, over TLS with the pinned key: both directions

@@ -78,9 +78,6 @@ func OpenDir(name string) (*Dir, error) {
 	return &Dir{f: os.NewFile(uintptr(fd), name), name: name}, nil
 }
 
-// Name is the directory's name as given to OpenDir.
-func (d *Dir) Name() string { return d.name }
-
 // Close closes the directory's descriptor.
 func (d *Dir) Close() error { return d.f.Close() }
 

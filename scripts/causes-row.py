@@ -15,7 +15,7 @@ import json
 import sys
 
 # What each case must be named; the weaker verdicts a tool may give
-# where it cannot see the cause, and why (documented in README).
+# where it cannot see the cause, and why (documented in docs/causes.md).
 EXPECT = {
     "clean": None,
     "random-loss": "random-loss",
@@ -37,7 +37,7 @@ WEAKER = {
     ("analyze", "cpu-bound"): "*",
     ("flows", "cpu-bound"): "*",
     # Without paced runs, bursts lost with no queue are a shallow buffer's
-    # or a policer's; the cause's text says so (README: "A capture cannot
+    # or a policer's; the cause's text says so (docs/analyze.md: "A capture cannot
     # tell a policer from a shallow buffer with no queue").
     ("analyze", "policer"): "shallow-buffer",
     ("flows", "policer"): "shallow-buffer",

@@ -15,7 +15,7 @@ import (
 	"unicode/utf8"
 )
 
-// The README's pipe `ssh far longhaul audit --json | longhaul plan
+// The documented pipe (docs/exit-status.md) `ssh far longhaul audit --json | longhaul plan
 // --snapshot -`, with a far host whose name, kernel release and
 // congestion control carry an OSC 52 clipboard write, an OSC title, CSI
 // colours and a C1 CSI: nothing of it reaches the admin's terminal as a

@@ -7,7 +7,7 @@ import (
 
 // rateCase runs a ground-truth case whose verdict is right at a rate,
 // not always: the causes matrix asks for 9 of 10 runs by test and 8 of
-// 10 by analyze and flows (README), so one wrong run is one sample of
+// 10 by analyze and flows (bench/causes.md), so one wrong run is one sample of
 // that rate, not a failure. run makes one run and returns why its
 // verdict is wrong ("" right). A wrong first run is followed by two more,
 // and both must be right. A case right in 9 runs of 10 then fails 1.9%

@@ -127,7 +127,7 @@ func TestAnalyzeGolden(t *testing.T) {
 	}
 }
 
-// TestAnalyzeJSONContract checks the documented fields (DESIGN.md).
+// TestAnalyzeJSONContract checks the documented fields (docs/json.md).
 func TestAnalyzeJSONContract(t *testing.T) {
 	out, _, err := run(t, "analyze", analyzeCapture(t), "--json", "--rate", "100Mbit/s")
 	if err != nil {

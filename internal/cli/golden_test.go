@@ -78,7 +78,7 @@ func TestGolden(t *testing.T) {
 }
 
 // TestJSONContracts checks the documented fields other tools rely on
-// (DESIGN.md, README "JSON output").
+// (docs/json.md).
 func TestJSONContracts(t *testing.T) {
 	out, _, err := run(t, "calc", "--rtt", "200ms", "--rate", "1Gbit/s", "--rmem", "6MiB", "--wmem", "4MiB", "--json")
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // Verdicts: the vocabulary every producer's document carries (analyze's
-// directions[].verdict, flows, test's flow.verdict; README "JSON output").
+// directions[].verdict, flows, test's flow.verdict; docs/json.md).
 const (
 	RwndLimited    = "rwnd-limited"
 	ZeroWindow     = "zero-window"

@@ -78,7 +78,7 @@ func TestUnansweredSYNs(t *testing.T) {
 // BenchmarkAnalyzeSYNFlood analyzes a million unanswered SYNs and one
 // data flow and reports how much memory the Go runtime took from the
 // system for it beyond the capture held in memory (the binary on the
-// same capture from a file: 226 MB RSS, see the README).
+// same capture from a file: 226 MB RSS, see docs/analyze.md).
 func BenchmarkAnalyzeSYNFlood(b *testing.B) {
 	data := synFlood(1_000_000)
 	b.SetBytes(int64(len(data)))

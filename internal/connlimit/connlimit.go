@@ -317,25 +317,7 @@ func within(t *Ticket, in netip.Prefix) bool { return !in.IsValid() || t.net == 
 // a client whose handshake is done before room/2 newer connections
 // arrive gets through whatever the rate.
 func (l *Limiter) oldestSilent(now time.Time, in netip.Prefix) *Ticket {
-	var v *Ticket
-	n := 0
-	for t := range l.silent {
-		if !within(t, in) {
-			continue
-		}
-		n++
-		if v == nil || t.opened.Before(v.opened) {
-			v = t
-		}
-	}
-	room := l.cfg.Full
-	if in.IsValid() {
-		room = l.cfg.PerNetwork
-	}
-	if v == nil || (now.Sub(v.opened) < l.cfg.SilentGrace && n*2 <= room) {
-		return nil
-	}
-	return v
+	return l.oldest(l.silent, func(t *Ticket) time.Time { return t.opened }, now, in, l.cfg.SilentGrace, 2)
 }
 
 // longestIdle is the ticket (in network in) Idle the longest, nil if
@@ -344,14 +326,21 @@ func (l *Limiter) oldestSilent(now time.Time, in netip.Prefix) *Ticket {
 // (a flood of proven connections that go no further: the newest, a
 // client about to go on among them, are kept longest).
 func (l *Limiter) longestIdle(now time.Time, in netip.Prefix) *Ticket {
+	return l.oldest(l.idle, func(t *Ticket) time.Time { return t.idleSince }, now, in, l.cfg.IdleGrace, 4)
+}
+
+// oldest is the ticket of set (in network in) with the earliest since,
+// if that was grace ago or more, or at once when more than 1/part of
+// the room (Full, or PerNetwork in a network) is in set; nil if none.
+func (l *Limiter) oldest(set map[*Ticket]struct{}, since func(*Ticket) time.Time, now time.Time, in netip.Prefix, grace time.Duration, part int) *Ticket {
 	var v *Ticket
 	n := 0
-	for t := range l.idle {
+	for t := range set {
 		if !within(t, in) {
 			continue
 		}
 		n++
-		if v == nil || t.idleSince.Before(v.idleSince) {
+		if v == nil || since(t).Before(since(v)) {
 			v = t
 		}
 	}
@@ -359,7 +348,7 @@ func (l *Limiter) longestIdle(now time.Time, in netip.Prefix) *Ticket {
 	if in.IsValid() {
 		room = l.cfg.PerNetwork
 	}
-	if v == nil || (now.Sub(v.idleSince) < l.cfg.IdleGrace && n*4 <= room) {
+	if v == nil || (now.Sub(since(v)) < grace && n*part <= room) {
 		return nil
 	}
 	return v

@@ -23,14 +23,7 @@ import (
 // reads the snapshot.
 func TestFarSnapshotCannotWriteToTheTerminal(t *testing.T) {
 	bin := binary(t)
-	out, errOut, code := exe(t, bin, "audit", "--json", "--root", "../../testdata/hosts/ubuntu-2004", "--rtt", "200ms", "--rate", "1Gbit/s")
-	if code > 3 || out == "" {
-		t.Fatalf("audit: exit %d: %s", code, errOut)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := farSnapshot(t, bin)
 	const evil = "far\x1b]52;c;cm0gLXJmIH4K\x07\x1b]2;owned\x07\x1b[41m\u009b2J"
 	host := doc["host"].(map[string]any)
 	host["hostname"] = evil

@@ -15,14 +15,7 @@ import (
 // and a play into the playbook).
 func TestHostileSnapshotThroughThePipeline(t *testing.T) {
 	bin := binary(t)
-	out, errOut, code := exe(t, bin, "audit", "--json", "--root", "../../testdata/hosts/ubuntu-2004", "--rtt", "200ms", "--rate", "1Gbit/s")
-	if code > 3 || out == "" {
-		t.Fatalf("audit: exit %d: %s", code, errOut)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(out), &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := farSnapshot(t, bin)
 	doc["host"].(map[string]any)["hostname"] = "far\nkernel.core_pattern=|/bin/sh -c reboot\n- hosts: all"
 	snap, _ := json.Marshal(doc)
 	for _, format := range []string{"sysctl.d", "ansible", "tuned", "k8s", "k8s-pod", "networkd", "nm", "nmstate"} {
@@ -35,4 +28,19 @@ func TestHostileSnapshotThroughThePipeline(t *testing.T) {
 			t.Errorf("--emit %s: exit %d, %d bytes written, stderr %q", format, cmd.ProcessState.ExitCode(), o.Len(), e.String())
 		}
 	}
+}
+
+// farSnapshot is the snapshot `longhaul audit --json` gives of a fixture
+// host, decoded for a test to make it lie before piping it on.
+func farSnapshot(t *testing.T, bin string) map[string]any {
+	t.Helper()
+	out, errOut, code := exe(t, bin, "audit", "--json", "--root", "../../testdata/hosts/ubuntu-2004", "--rtt", "200ms", "--rate", "1Gbit/s")
+	if code > 3 || out == "" {
+		t.Fatalf("audit: exit %d: %s", code, errOut)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }

@@ -97,6 +97,24 @@ HTML.
 	return c
 }
 
+// openReport opens what report reads: - is standard input (a pipe, read
+// so that Ctrl-C stops it); a name must be a regular file, read as it
+// always was (a FIFO is refused at once rather than waited on: a report
+// is made of files a run wrote).
+func openReport(ctx context.Context, in, want string) (io.ReadCloser, error) {
+	if in == "-" {
+		return openInput(ctx, "report:", in, want)
+	}
+	f, err := openRegular("report:", in, want)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{ctxReader{ctx, f}, f}, nil
+}
+
 // countStdin counts the arguments that name standard input.
 func countStdin(args []string) int {
 	n := 0
@@ -112,7 +130,7 @@ func countStdin(args []string) int {
 func loadLabResults(ctx context.Context, paths []string, warn io.Writer) (*results.File, error) {
 	var files []*results.File
 	for _, in := range paths {
-		f, err := openInput(ctx, "report:", in, "a results.jsonl written by longhaul lab")
+		f, err := openReport(ctx, in, "a results.jsonl written by longhaul lab")
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +170,7 @@ func writeLabReport(f *results.File, out string, stdout io.Writer) error {
 // writeReport renders a results file as HTML; the file is replaced only
 // once the page is complete.
 func writeReport(ctx context.Context, in, out string, warn io.Writer) error {
-	f, err := openInput(ctx, "report:", in, "a results.jsonl written by longhaul lab or a longhaul analyze --json document")
+	f, err := openReport(ctx, in, "a results.jsonl written by longhaul lab or a longhaul analyze --json document")
 	if err != nil {
 		return err
 	}

@@ -107,6 +107,9 @@ func newTestCmd() *cobra.Command {
 			if len(args) == 1 && twohost.IsURL(args[0]) {
 				return runTestURL(c, a, args[0])
 			}
+			if len(args) == 1 && strings.HasPrefix(strings.ToLower(args[0]), "iperf3://") {
+				return runTestIperf3(c, a, args[0])
+			}
 			return runTest(c.Context(), a, args, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}

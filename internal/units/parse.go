@@ -122,15 +122,19 @@ var rateBases = []struct {
 	{"bit/s", 1, true},
 	{"bits", 1, true},
 	{"bit", 1, true},
-	{"bps", 1, false},
-	{"b/s", 1, false},
+	// A lowercase b is a bit whatever the prefix's case: "1gbps" and
+	// "100mb/s" are how people write link speeds. (tc reads "mbps" as
+	// bytes, but nothing here is handed to tc as text; a rate is printed
+	// back in bit/s.) Bps and B/s, capital B, are bytes.
+	{"bps", 1, true},
+	{"b/s", 1, true},
 	{"Bps", 8, false},
 	{"B/s", 8, false},
 }
 
 // ParseRate parses a non-negative rate and returns bits per second.
-// Bits: "1Gbit/s", "1 Gbit/s", "100Mbps", "1Gb/s", "10kbit/s", "1000bps",
-// tc-style "100mbit", "1gbit". Bytes: "10MB/s", "10MBps", "10MiB/s",
+// Bits: "1Gbit/s", "1 Gbit/s", "100Mbps", "1gbps", "1Gb/s", "10kbit/s",
+// "1000bps", tc-style "100mbit", "1gbit". Bytes: "10MB/s", "10MBps", "10MiB/s",
 // "1kB/s". A bare 0 is accepted.
 func ParseRate(s string) (float64, error) {
 	v, unit, err := splitNumber(s, rateHint)
@@ -167,7 +171,7 @@ func ParseRate(s string) (float64, error) {
 }
 
 // isAmbiguous reports whether unit, stripped of a (case-insensitive)
-// prefix, is one of bases: things like "Gb", "mbps" or "G" that could mean
+// prefix, is one of bases: things like "Gb", "MBPS" or "G" that could mean
 // bits or bytes.
 func isAmbiguous(unit string, bases ...string) bool {
 	u := strings.TrimLeft(strings.ToLower(unit), "kmgt")

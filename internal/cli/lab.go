@@ -217,8 +217,8 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 		return fmt.Errorf("lab: %w", err)
 	}
 	defer f.Close()
-	fmt.Fprintf(stderr, "longhaul: lab %s: %d cases x %d repeats on %s, about %s; results in %s\n",
-		s.Name, len(s.Cases), s.Repeat, s.PathsLabel(), units.FormatDuration(s.Estimate().Round(time.Second)), dir)
+	fmt.Fprintf(stderr, "longhaul: lab %s: %s x %s on %s, about %s; results in %s\n",
+		s.Name, count(len(s.Cases), "case"), count(s.Repeat, "repeat"), s.PathsLabel(), units.FormatDuration(s.Estimate().Round(time.Second)), dir)
 	opt := lab.Options{OutDir: dir, Interval: a.interval.D, Log: stderr, Prefix: a.prefix, RetryInvalid: a.retry}
 	opt.Progress = progressLines(stderr)
 	if f, ok := rawWriter(stderr).(*os.File); ok && f == os.Stderr && isTerminal(f) {
@@ -230,7 +230,7 @@ func runScenario(ctx context.Context, a labArgs, s *scenario.Scenario, stdout, s
 	}
 	if err != nil {
 		if len(runs) > 0 {
-			fmt.Fprintf(stderr, "longhaul: lab stopped after %d runs; partial results in %s\n", len(runs), resPath)
+			fmt.Fprintf(stderr, "longhaul: lab stopped after %s; partial results in %s\n", count(len(runs), "run"), resPath)
 		} else {
 			cleanup()
 		}
@@ -271,12 +271,20 @@ func progressLine(w io.Writer) func(lab.Progress) {
 func progressLines(w io.Writer) func(lab.Progress) {
 	return func(p lab.Progress) {
 		if p.Done >= p.Total {
-			fmt.Fprintf(w, "longhaul: lab: %d runs done in %s\n", p.Total, clock(p.Elapsed))
+			fmt.Fprintf(w, "longhaul: lab: %s done in %s\n", count(p.Total, "run"), clock(p.Elapsed))
 			return
 		}
 		fmt.Fprintf(w, "longhaul: lab: run %d/%d: %s (repeat %d), elapsed %s, ETA %s\n", p.Done+1, p.Total, p.Case, p.Repeat,
 			clock(p.Elapsed), clock(p.ETA))
 	}
+}
+
+// count writes n and the word, plural unless n is 1: "1 run", "3 runs".
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func clock(d time.Duration) string {

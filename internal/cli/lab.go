@@ -85,7 +85,7 @@ Scenarios (and the reported problem or the targets each one checks):
 	}
 	f := c.Flags()
 	a.register(f, "the scenario's, e.g. 200ms / 1Gbit/s for buffers", "SCENARIO")
-	f.StringSliceVar(&a.cases, "case", nil, "run only the cases whose ID matches this glob, e.g. 'both-*' (repeatable)")
+	f.StringSliceVar(&a.cases, "case", nil, "run only the cases whose id or name (as the table prints it, any case) matches this glob, e.g. 'both-*' or 'old ubuntu defaults' (repeatable)")
 	f.StringArrayVar(&a.clientSysctls, "client-sysctl", nil, "extra sysctl key=value in the client namespace of every run (the case's own settings win)")
 	f.StringArrayVar(&a.serverSysctls, "server-sysctl", nil, "extra sysctl key=value in the server namespace of every run")
 	f.BoolVar(&a.ipv6, "ipv6", false, "causes: the ends get IPv6 addresses (2001:2::/48) and the tools talk over IPv6")

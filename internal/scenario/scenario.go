@@ -414,8 +414,10 @@ func (c Case) estimate(rtt time.Duration) time.Duration {
 	}
 }
 
-// Filter keeps the cases whose ID matches one of the glob patterns
-// (path.Match syntax, e.g. "both-*" or "plan"); no patterns keeps all.
+// Filter keeps the cases whose ID or label matches one of the glob
+// patterns (path.Match syntax, e.g. "both-*", "plan" or "old ubuntu
+// defaults"), ignoring case: tables print a case's label, so a user
+// copies that as often as the id. No patterns keeps all.
 func Filter(s *Scenario, patterns []string) error {
 	if len(patterns) == 0 {
 		return nil
@@ -427,22 +429,34 @@ func Filter(s *Scenario, patterns []string) error {
 	}
 	kept := s.Cases[:0:0]
 	for _, c := range s.Cases {
-		for _, p := range patterns {
-			if ok, _ := path.Match(p, c.ID); ok {
-				kept = append(kept, c)
-				break
-			}
+		if slices.ContainsFunc(patterns, c.matches) {
+			kept = append(kept, c)
 		}
 	}
 	if len(kept) == 0 {
-		ids := make([]string, len(s.Cases))
+		valid := make([]string, len(s.Cases))
 		for i, c := range s.Cases {
-			ids[i] = c.ID
+			valid[i] = c.ID
+			if c.Label != "" && !strings.EqualFold(c.Label, c.ID) {
+				valid[i] += " (" + c.Label + ")"
+			}
 		}
-		return inputf("case pattern %s matches none of scenario %s's cases (%s)", strings.Join(patterns, ","), s.Name, strings.Join(ids, " "))
+		return inputf("case pattern %s matches none of scenario %s's cases; give an id or the name a table prints, one of: %s", strings.Join(patterns, ","), s.Name, strings.Join(valid, ", "))
 	}
 	s.Cases = kept
 	return nil
+}
+
+// matches reports whether the glob p names c by its id or its label.
+func (c Case) matches(p string) bool {
+	p = strings.ToLower(p)
+	for _, name := range []string{c.ID, c.Label} {
+		name = strings.ToLower(name)
+		if ok, _ := path.Match(p, name); ok || p == name {
+			return true
+		}
+	}
+	return false
 }
 
 // overlay returns base with over applied: a key in both takes over's

@@ -271,6 +271,27 @@ func TestFilter(t *testing.T) {
 	}
 }
 
+// A case is named by its id or by the label the tables print, in any
+// case; a miss lists both (issue 53).
+func TestFilterByLabel(t *testing.T) {
+	s, _ := Expand("buffers", Params{}, facts())
+	label := s.Cases[0].Label
+	if label == "" || label == s.Cases[0].ID {
+		t.Fatalf("case %q has no label of its own", s.Cases[0].ID)
+	}
+	if err := Filter(s, []string{strings.ToUpper(label), "PLAN"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{s.Cases[0].ID, "plan"}; !slices.Equal(ids(s), want) {
+		t.Errorf("filtered %v, want %v", ids(s), want)
+	}
+	s, _ = Expand("buffers", Params{}, facts())
+	err := Filter(s, []string{"nothing"})
+	if err == nil || !strings.Contains(err.Error(), "one of: ") || !strings.Contains(err.Error(), s.Cases[0].ID+" ("+label+")") {
+		t.Errorf("a miss does not list ids and names: %v", err)
+	}
+}
+
 func TestOverlay(t *testing.T) {
 	base := []sysctl.Setting{{Key: "a", Value: "1"}, {Key: "b", Value: "2"}}
 	got := overlay(base, []sysctl.Setting{{Key: "b", Value: "3"}, {Key: "c", Value: "4"}})

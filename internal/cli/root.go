@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/longhaul/longhaul/internal/badinput"
@@ -75,6 +76,13 @@ func stopped(ctx context.Context, err error) error {
 // main keeps the exit status 0 then.
 func Stopped(err error) bool { return errors.Is(err, errStopped) }
 
+// interrupted reports whether err is a run cut short by the context's
+// cancellation, wrapped (net's "operation was canceled" is too) or only
+// quoted in the text of an error that did not wrap it.
+func interrupted(err error) bool {
+	return errors.Is(err, context.Canceled) || strings.HasSuffix(err.Error(), context.Canceled.Error())
+}
+
 // ExitCode prints err as one line on stderr and maps it to an exit status.
 func ExitCode(err error, stderr io.Writer) int {
 	if err == nil || errors.Is(err, errStopped) {
@@ -83,6 +91,13 @@ func ExitCode(err error, stderr io.Writer) int {
 	var st exitStatus
 	if errors.As(err, &st) {
 		return int(st) // emulate passes its command's status on silently
+	}
+	if interrupted(err) {
+		// Only main's signal handler cancels the context: Go's "context
+		// canceled", wrapped in whatever step was running, tells the
+		// user nothing they did not do. main sets the status (130, 143).
+		fmt.Fprintln(stderr, "longhaul: interrupted")
+		return exitError
 	}
 	// The message may quote an input (a file's name, a far host's answer).
 	fmt.Fprintf(stderr, "longhaul: %s\n", termsafe.String(err.Error()))

@@ -119,6 +119,9 @@ type flowsDoc struct {
 	Interval float64      `json:"interval_s"`
 	Sockets  int          `json:"sockets"`
 	Flows    []flows.Flow `json:"flows"`
+	// Idle is how many sockets that passed the filter moved nothing
+	// and were left out (not --all): the text says so.
+	Idle int `json:"-"`
 }
 
 func runFlows(ctx context.Context, a flowsArgs, stdout, stderr io.Writer) error {
@@ -161,8 +164,8 @@ func runFlows(ctx context.Context, a flowsArgs, stdout, stderr io.Writer) error 
 		}
 		opt := o.opt
 		opt.Tracks = tracks
-		doc := flowsDoc{Schema: "longhaul.flows/v1", Time: t1.UTC(), Netns: a.netns, Interval: t1.Sub(t0).Seconds(), Sockets: len(cur),
-			Flows: flows.Compare(prev, cur, t1.Sub(t0), o.filter, a.all, opt)}
+		doc := flowsDoc{Schema: "longhaul.flows/v1", Time: t1.UTC(), Netns: a.netns, Interval: t1.Sub(t0).Seconds(), Sockets: len(cur)}
+		doc.Flows, doc.Idle = flows.Compare(prev, cur, t1.Sub(t0), o.filter, a.all, opt)
 		if a.json {
 			if a.watch {
 				b, err := json.Marshal(doc)
@@ -196,6 +199,9 @@ func printFlows(w io.Writer, doc flowsDoc, explain int) {
 		fmt.Fprintf(w, "%s  no TCP flow moved data in the last %s (%s, %d sockets; --all lists idle ones)\n",
 			doc.Time.Local().Format("15:04:05"), span, where, doc.Sockets)
 		return
+	}
+	if doc.Idle > 0 {
+		where += fmt.Sprintf("; %d idle socket(s) left out, --all lists them", doc.Idle)
 	}
 	fmt.Fprintf(w, "%s  %d TCP flow(s) over the last %s (%s)\n", doc.Time.Local().Format("15:04:05"), len(doc.Flows), span, where)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

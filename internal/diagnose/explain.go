@@ -159,7 +159,14 @@ func appText(v Verdict, tl *Timeline, in Info, share, snd, rcv string) (summary,
 			parts = append(parts, fmt.Sprintf("%s with data unsent", dur(other)))
 		}
 	}
-	summary = fmt.Sprintf("%s the sender had nothing to send (%s)", share, strings.Join(parts, "; "))
+	if len(parts) == 0 && tl.IdleTime > 0 {
+		// tcp_info (flows) knows the idle total but not its gaps.
+		parts = append(parts, fmt.Sprintf("%s idle with nothing in flight", dur(tl.IdleTime)))
+	}
+	summary = share + " the sender had nothing to send"
+	if len(parts) > 0 {
+		summary += " (" + strings.Join(parts, "; ") + ")"
+	}
 	if in.Turns == 0 {
 		fix = fmt.Sprintf("the application on %s is the limit, not TCP: it had nothing to send %s of the time. "+
 			"Buffer and window tuning will not help; make it write more at once, pipeline requests instead of waiting for each answer, or look at what it waits for.", snd, pct(v.Share))

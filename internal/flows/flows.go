@@ -153,8 +153,15 @@ type Options struct {
 	HighRTT time.Duration
 }
 
-// Judge compares two dumps of the same socket taken dt apart.
+// Judge compares two dumps of the same socket taken dt apart. A zero
+// prev is a socket new since the first dump: its counters count from
+// the handshake, whose SYN the kernel counts as one byte acknowledged
+// (tcpi_bytes_acked is 1 on a connection that sent nothing), which is
+// no data: a new idle socket is idle, not a sender at 8 bit/s.
 func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
+	if !prev.Local.IsValid() {
+		prev.BytesAcked = min(cur.BytesAcked, 1)
+	}
 	f := Flow{
 		Local: cur.Local.String(), Remote: cur.Remote.String(), State: cur.State,
 		Interval:      dt.Seconds(),
@@ -372,19 +379,21 @@ func fmtDur(d time.Duration) string { return units.FormatDuration(d.Round(10 * t
 // state in prev, dt earlier; a socket new since prev is judged against
 // zero counters (it existed for less than dt, so its rate reads low).
 // Sockets that closed in between are gone. The flows come sorted by
-// bytes moved, largest first; idle ones only when all is set.
-func Compare(prev, cur []Sock, dt time.Duration, filter Filter, all bool, opt Options) []Flow {
+// bytes moved, largest first; idle ones only when all is set, else
+// counted in idle, so that the text can say how many it left out.
+func Compare(prev, cur []Sock, dt time.Duration, filter Filter, all bool, opt Options) (out []Flow, idle int) {
 	before := make(map[string]Sock, len(prev))
 	for _, s := range prev {
 		before[s.Key()] = s
 	}
-	out := []Flow{}
+	out = []Flow{}
 	for _, s := range cur {
 		if !filter.Match(s) {
 			continue
 		}
 		f := Judge(before[s.Key()], s, dt, opt)
 		if f.Direction == DirIdle && !all {
+			idle++
 			continue
 		}
 		out = append(out, f)
@@ -392,5 +401,5 @@ func Compare(prev, cur []Sock, dt time.Duration, filter Filter, all bool, opt Op
 	slices.SortStableFunc(out, func(a, b Flow) int {
 		return cmp.Compare(b.BytesSent+b.BytesReceived, a.BytesSent+a.BytesReceived)
 	})
-	return out
+	return out, idle
 }

@@ -146,7 +146,7 @@ func (r *run) expect(want int8, when string) error {
 func (r *run) unexpected(s int8, when string) error {
 	switch s {
 	case stateAccessDenied:
-		return r.errorf("is busy running a test; try again later")
+		return busyError{serverMsgError{fmt.Errorf("iperf3 server %s is busy running a test; try again later", r.o.Addr)}}
 	case stateServerError:
 		r.ctrl.SetReadDeadline(time.Now().Add(time.Second))
 		ierr, errno, has, err := readServerErrorTail(r.ctrl)

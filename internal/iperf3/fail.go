@@ -51,6 +51,17 @@ func (r *run) fail(err error, hint string) error {
 // did: fail passes them through unchanged.
 type serverMsgError struct{ error }
 
+// ErrBusy is what Run's error matches (errors.Is) when the server was
+// running another client's test (ACCESS_DENIED): a caller running several
+// tests in a row may wait and try again, as the server frees itself a
+// moment after each test.
+var ErrBusy = errors.New("iperf3 server busy")
+
+// busyError is the busy server's one line, which errors.Is matches to ErrBusy.
+type busyError struct{ serverMsgError }
+
+func (busyError) Is(target error) bool { return target == ErrBusy }
+
 func isServerMessage(err error) bool {
 	var m serverMsgError
 	return errors.As(err, &m)

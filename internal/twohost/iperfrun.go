@@ -1,0 +1,206 @@
+//go:build linux
+
+package twohost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/iperf3"
+	"github.com/longhaul/longhaul/internal/snapshot"
+)
+
+// IperfOptions set up a test against an unmodified iperf3 server.
+type IperfOptions struct {
+	Addr             string // host:port
+	Netns            string
+	Duration         time.Duration // each phase (0: DefaultIperfPhase)
+	Download, Upload bool
+	// Streams > 1 adds a download on that many streams: the path's rate.
+	Streams  int
+	Progress io.Writer
+}
+
+// DefaultIperfPhase is a phase's length unless told: long enough on
+// most paths to leave slow start, short enough that three phases stay
+// well under iperf3's own 10 s default each.
+const DefaultIperfPhase = 5 * time.Second
+
+// iperfBusyTries: a server frees itself a moment after each test, so the
+// next phase may find it still "busy" with ours.
+const (
+	iperfBusyTries = 6
+	iperfBusyWait  = 500 * time.Millisecond
+	// iperfRefusedTries: 3 s of refused control connections after a phase.
+	iperfRefusedTries = 12
+)
+
+// RunIperf3 runs the phases against the iperf3 server, sampling this
+// host's data sockets every 100 ms, and gathers this host's snapshot.
+func RunIperf3(ctx context.Context, o IperfOptions) (*IperfRaw, error) {
+	if o.Duration <= 0 {
+		o.Duration = DefaultIperfPhase
+	}
+	raw := &IperfRaw{Server: "iperf3://" + o.Addr, Started: time.Now().UTC(), PhaseLength: o.Duration}
+	var err error
+	if raw.Client, err = snapshot.Gather(snapshot.Options{Netns: o.Netns}); err != nil {
+		return nil, fmt.Errorf("this host's snapshot: %w", err)
+	}
+	type step struct {
+		name    string
+		streams int
+		reverse bool
+	}
+	var steps []step
+	if o.Download {
+		steps = append(steps, step{PhaseDownload, 1, true})
+	}
+	if o.Upload {
+		steps = append(steps, step{PhaseUpload, 1, false})
+	}
+	if o.Download && o.Streams > 1 {
+		steps = append(steps, step{PhaseCapacity, o.Streams, true})
+	}
+	for i, s := range steps {
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "longhaul: iperf3 %s: %d stream(s), %s\n", s.name, s.streams, o.Duration)
+		}
+		var p IperfPhase
+		for try := 1; ; try++ {
+			p, err = runIperfPhase(ctx, o, s.name, s.streams, s.reverse, i > 0)
+			if err == nil || i == 0 || try == iperfBusyTries || !errors.Is(err, iperf3.ErrBusy) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(iperfBusyWait):
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		raw.Phases = append(raw.Phases, p)
+	}
+	return raw, nil
+}
+
+// runIperfPhase runs one iperf3 test and samples its data connections.
+// again: an earlier phase ran, so a refused control connection is the
+// server reopening its listener after our own test (iperf3 -s closes it
+// between tests) and is tried again for a while.
+func runIperfPhase(ctx context.Context, o IperfOptions, name string, streams int, reverse, again bool) (IperfPhase, error) {
+	p := IperfPhase{Name: name}
+	var (
+		mu    sync.Mutex
+		first = true
+		smp   *iperfSampler
+	)
+	opt := iperf3.Options{Addr: o.Addr, Streams: streams, Reverse: reverse, Duration: o.Duration,
+		Dial: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			mu.Lock()
+			ctrl := first
+			mu.Unlock()
+			start := time.Now()
+			c, err := dialIn(ctx, o.Netns, addr, 10*time.Second, 0)
+			for tries := 0; err != nil && ctrl && again && (errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)) && tries < iperfRefusedTries; tries++ {
+				select {
+				case <-ctx.Done():
+					return nil, err
+				case <-time.After(iperfBusyWait / 2):
+				}
+				start = time.Now()
+				c, err = dialIn(ctx, o.Netns, addr, 10*time.Second, 0)
+			}
+			mu.Lock()
+			if err == nil && first {
+				// The control connection's handshake: the path's RTT when
+				// the receiver measures none.
+				p.Connect, first = time.Since(start), false
+			}
+			mu.Unlock()
+			return c, err
+		},
+		OnStreams: func(conns []net.Conn) func() {
+			s := startIperfSampler(conns, reverse)
+			mu.Lock()
+			smp = s
+			mu.Unlock()
+			return s.stop
+		},
+	}
+	res, err := iperf3.Run(ctx, opt)
+	mu.Lock()
+	s := smp
+	mu.Unlock()
+	if s != nil {
+		s.stop()
+		p.Samples, p.Recv = s.samples, s.recv
+	}
+	if err != nil {
+		return p, err
+	}
+	p.Result = res
+	return p, nil
+}
+
+// iperfSampler reads the data connections' tcp_info every 100 ms: every
+// stream's for the sender's judge and the report, and the first stream's
+// receive side (the window this host advertised) for a download.
+type iperfSampler struct {
+	conns   []net.Conn
+	reverse bool
+	t0      time.Time
+	done    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+	samples []flows.Sample
+	recv    []URLSample
+}
+
+func startIperfSampler(conns []net.Conn, reverse bool) *iperfSampler {
+	s := &iperfSampler{conns: conns, reverse: reverse, t0: time.Now(), done: make(chan struct{})}
+	s.wg.Go(func() {
+		tick := time.NewTicker(urlSampleEvery)
+		defer tick.Stop()
+		for {
+			s.sample()
+			select {
+			case <-s.done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return s
+}
+
+// stop ends the sampling with a last sample, once.
+func (s *iperfSampler) stop() {
+	s.once.Do(func() {
+		close(s.done)
+		s.wg.Wait()
+		s.sample()
+	})
+}
+
+func (s *iperfSampler) sample() {
+	t := time.Since(s.t0)
+	socks := &sockets{conns: s.conns}
+	ks, _ := socks.read()
+	for _, k := range ks {
+		s.samples = append(s.samples, flows.Sample{T: t.Seconds(), Sock: k})
+	}
+	if s.reverse && len(s.conns) > 0 {
+		if u, err := urlSample(s.conns[0], t); err == nil {
+			s.recv = append(s.recv, u)
+		}
+	}
+}

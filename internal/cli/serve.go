@@ -169,11 +169,20 @@ func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error 
 	if pc != nil {
 		go func() { _ = srv.ServeUDP(ctx, pc) }()
 	}
-	attrs := []any{"listen", ln.Addr().String(), "max_duration_s", cfg.Caps.MaxDurationS, "max_bytes", cfg.Caps.MaxBytes,
-		"max_rate_bps", cfg.Caps.MaxRateBps, "max_clients", cfg.MaxClients}
+	attrs := servingAttrs(ln.Addr().String(), cfg, a.logJSON)
 	if pin != "" {
 		attrs = append(attrs, "tls_pin", pin)
 	}
 	cfg.Log.Info("serving", attrs...)
 	return stopped(ctx, srv.Serve(ctx, ln))
+}
+
+// servingAttrs are the start line's: in --log-json plain SI numbers for
+// a machine, in the key=value log the caps as a person reads them.
+func servingAttrs(addr string, cfg twohost.ServerConfig, json bool) []any {
+	if json {
+		return []any{"listen", addr, "max_duration_s", cfg.Caps.MaxDurationS, "max_bytes", cfg.Caps.MaxBytes,
+			"max_rate_bps", cfg.Caps.MaxRateBps, "max_clients", cfg.MaxClients}
+	}
+	return []any{"listen", addr, "caps", cfg.Caps.Text(), "max_clients", cfg.MaxClients}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/units"
 )
 
 // Client defaults.
@@ -128,7 +129,7 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 	defer context.AfterFunc(ctx, cc.close)() // the pings and waits between phases end with ctx too
 	cc.wchunk = writeChunk(mine)
 	raw := &Raw{Server: o.Addr, Started: time.Now().UTC(), Client: mine, ServerSnap: cc.acc.Snapshot, Caps: cc.acc.Caps, BlackHoleMSS: blackHole}
-	o.progress("connected to %s: session %s, the server allows %gs and %d bytes per test", o.Addr, cc.acc.Session[:8], cc.acc.Caps.MaxDurationS, cc.acc.Caps.MaxBytes)
+	o.progress("connected to %s: session %s, the server allows %s", o.Addr, cc.acc.Session[:8], cc.acc.Caps.Text())
 	if raw.IdleRTTs, err = cc.pings(ctx, rttProbes, 50*time.Millisecond); err != nil {
 		return nil, err
 	}
@@ -236,8 +237,9 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 		if time.Duration(fit)*rtt < MinPhase {
 			hint = "run fewer phases (--download, --upload, --streams 0), or ask its operator to raise --max-duration"
 		}
-		return nil, 0, badinput.Errorf("test: the path is too long for the server's caps: %d phase(s) of %s (%s) need %.0fs, the server allows %.0fs per test (its --max-duration); %s",
-			len(out), d.Round(100*time.Millisecond), how, need, caps.MaxDurationS, hint)
+		return nil, 0, badinput.Errorf("test: the path is too long for the server's caps: %d phase(s) of %s (%s) need %s, the server allows %s per test (its --max-duration); %s",
+			len(out), units.FormatDuration(d.Round(100*time.Millisecond)), how, units.FormatDuration(time.Duration(need*float64(time.Second)).Round(time.Second)),
+			units.FormatDuration(time.Duration(caps.MaxDurationS*float64(time.Second))), hint)
 	}
 	if o.Streams > caps.MaxStreams {
 		o.progress("the server allows %d streams, not %d", caps.MaxStreams, o.Streams)

@@ -18,8 +18,12 @@ all: build
 deps:
 	@scripts/deps.sh
 
+# NO_GO is the advice without Go, as scripts/deps.sh (make demo, make
+# test) gives it.
+NO_GO = Go is not installed; run as root to bootstrap Go into /usr/local/go (make deps), or install Go >= 1.26 from https://go.dev/dl
+
 build:
-	@command -v $(GO) >/dev/null || { echo "make: go not found; install Go >= 1.26 (https://go.dev/dl)" >&2; exit 1; }
+	@command -v $(GO) >/dev/null || { echo "make: $(NO_GO)" >&2; exit 1; }
 	$(GO) build -trimpath -ldflags "-s -w -X github.com/longhaul/longhaul/internal/cli.version=$(VERSION) -X github.com/longhaul/longhaul/internal/cli.commit=$(COMMIT)" -o $(BIN) ./cmd/longhaul
 
 # vet also proves the portability promise (the commands that need no Linux

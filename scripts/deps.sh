@@ -75,7 +75,7 @@ for go in go /usr/local/go/bin/go /usr/lib/go/bin/go; do
 done
 # No Go: fetch the pinned toolchain from the module proxy, checksum-verified.
 if [ "$(id -u)" != 0 ] && [ -z "${GO_INSTALL_DIR:-}" ]; then
-	echo "deps: Go is not installed; run as root to bootstrap Go into /usr/local/go, or install Go >= 1.26 from https://go.dev/dl" >&2
+	echo "deps: Go is not installed; run as root to bootstrap Go into /usr/local/go (make deps), or install Go >= 1.26 from https://go.dev/dl" >&2
 	exit 1
 fi
 exec "$(dirname "$0")/go-bootstrap.sh"

@@ -73,8 +73,9 @@ for unit in "$DEPLOY"/*.service "$DEPLOY"/*.socket "$DEPLOY"/*.timer "$DEPLOY"/s
 	install -D -m 0644 "$unit" "$stage/lib/systemd/system/$(basename "$unit")"
 	units+=("$(basename "$unit")")
 done
-# The exporter's alert rules (not their promtool unit tests) and dashboards.
-for f in "$DEPLOY"/prometheus/*.yml "$DEPLOY"/grafana/*.json; do
+# The exporter's alert rules (not their promtool unit tests), scrape jobs
+# and file_sd examples, dashboards and their Grafana provisioning file.
+for f in "$DEPLOY"/prometheus/*.yml "$DEPLOY"/grafana/*.json "$DEPLOY"/grafana/*.yml; do
 	[ -f "$f" ] || continue
 	case "$f" in *.test.yml) continue ;; esac
 	install -D -m 0644 "$f" "$stage/usr/share/longhaul/$(basename "$(dirname "$f")")/$(basename "$f")"

@@ -107,6 +107,8 @@ func TestDebAsInstalled(t *testing.T) {
 			"usr/share/longhaul/grafana/longhaul-mesh.json":                    "../../deploy/grafana/longhaul-mesh.json",
 			"usr/share/longhaul/prometheus/longhaul-probes.yml":                "../../deploy/prometheus/longhaul-probes.yml",
 			"usr/share/longhaul/prometheus/longhaul-probe-targets.example.yml": "../../deploy/prometheus/longhaul-probe-targets.example.yml",
+			"usr/share/longhaul/prometheus/longhaul-exporters.example.yml":     "../../deploy/prometheus/longhaul-exporters.example.yml",
+			"usr/share/longhaul/grafana/longhaul-provisioning.yml":             "../../deploy/grafana/longhaul-provisioning.yml",
 			"usr/share/longhaul/prometheus/longhaul-rules.test.yml":            "",
 			"usr/share/longhaul/prometheus/longhaul-rules-paths.test.yml":      "",
 		} {

@@ -241,18 +241,18 @@ func TestIntegrationProbeMesh(t *testing.T) {
 		t.Fatal("the host-setting alert's hour is not in the rules any more: update the lab's rewrite")
 	}
 	rules = []byte(strings.ReplaceAll(string(rules), "for: 1h", "for: 2s"))
-	for name, b := range map[string][]byte{"rules.yml": rules, "token": []byte("unused-but-present"),
-		"targets/mesh.yml": fmt.Appendf(nil, "- targets: ['%s']\n  labels: {source: lab, prober: '%s'}\n", strings.Join(targets(hosts), "', '"), exp),
-		"exporters/x.yml":  []byte("[]\n")} {
+	for name, b := range map[string][]byte{"rules.yml": rules,
+		"longhaul-probe-targets/mesh.yml": fmt.Appendf(nil, "- targets: ['%s']\n  labels: {source: lab, prober: '%s'}\n", strings.Join(targets(hosts), "', '"), exp),
+		"longhaul-exporters/x.yml":        []byte("[]\n")} {
 		_ = os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfgText := strings.NewReplacer("/usr/share/longhaul/prometheus/longhaul-rules.yml", filepath.Join(dir, "rules.yml"),
-		"/etc/prometheus/longhaul-exporter-token", filepath.Join(dir, "token"),
-		"/etc/prometheus/longhaul-probe-targets/", dir+"/targets/", "/etc/prometheus/longhaul-exporters/", dir+"/exporters/",
-		"evaluation_interval: 1m", "evaluation_interval: 2s", "scrape_interval: 5m", "scrape_interval: "+interval.String(),
+	// The shipped jobs merged as a team merges them: under a
+	// prometheus.yml of its own, the file_sd directories beside it.
+	cfgText := "global:\n  evaluation_interval: 2s\nrule_files:\n  - rules.yml\n" + strings.NewReplacer(
+		"scrape_interval: 5m", "scrape_interval: "+interval.String(),
 		"scrape_timeout: 30s", "scrape_timeout: "+(interval-time.Second).String()).Replace(string(cfg))
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfgText), 0o644); err != nil {
 		t.Fatal(err)

@@ -35,33 +35,47 @@ func TestDeployAlertRules(t *testing.T) {
 	for i := range tests {
 		tests[i] = filepath.Base(tests[i])
 	}
-	// The probe scrape config, its files pointed at this tree and a
-	// targets file like the example.
+	// The scrape jobs as shipped: a fragment that passes as it is. Then
+	// merged as a team would: under a prometheus.yml of its own (global:,
+	// rule_files:), the file_sd examples where the jobs look for them
+	// (promtool reads them), the authorization blocks uncommented with a
+	// token file in place.
 	tmp := t.TempDir()
 	abs, _ := filepath.Abs(dir)
-	for _, f := range []string{"token", "targets/example.yml", "exporters/x.yml"} {
-		src := filepath.Join(dir, "longhaul-probe-targets.example.yml")
-		if f == "token" {
-			src = filepath.Join(dir, "longhaul-rules.yml") // any file: promtool only checks it exists
+	for dst, src := range map[string]string{"longhaul-probe-targets/example.yml": "longhaul-probe-targets.example.yml",
+		"longhaul-exporters/example.yml": "longhaul-exporters.example.yml", "longhaul-exporter-token": ""} {
+		b := []byte("token\n")
+		if src != "" {
+			var err error
+			if b, err = os.ReadFile(filepath.Join(dir, src)); err != nil {
+				t.Fatal(err)
+			}
 		}
-		b, _ := os.ReadFile(src)
-		_ = os.MkdirAll(filepath.Dir(filepath.Join(tmp, f)), 0o755)
-		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o600); err != nil {
+		_ = os.MkdirAll(filepath.Dir(filepath.Join(tmp, dst)), 0o755)
+		if err := os.WriteFile(filepath.Join(tmp, dst), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := os.ReadFile(filepath.Join(dir, "longhaul-probes.yml"))
+	frag, err := os.ReadFile(filepath.Join(dir, "longhaul-probes.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg = []byte(strings.NewReplacer("/usr/share/longhaul/prometheus/", abs+"/", "/etc/prometheus/longhaul-exporter-token", tmp+"/token",
-		"/etc/prometheus/longhaul-probe-targets/", tmp+"/targets/", "/etc/prometheus/longhaul-exporters/", tmp+"/exporters/").Replace(string(cfg)))
-	if err := os.WriteFile(filepath.Join(tmp, "prometheus.yml"), cfg, 0o644); err != nil {
+	if strings.Contains(string(frag), "\nglobal:") || strings.Contains(string(frag), "\nrule_files:") {
+		t.Error("longhaul-probes.yml carries its own global: or rule_files: (it is merged into a team's prometheus.yml)")
+	}
+	const commented, auth = "    # authorization:\n    #   credentials_file:", "    authorization:\n      credentials_file:"
+	if n := strings.Count(string(frag), commented); n != 2 {
+		t.Fatalf("longhaul-probes.yml: %d commented authorization blocks, want one per job: update the test", n)
+	}
+	merged := "global:\n  evaluation_interval: 1m\nrule_files:\n  - " + filepath.Join(abs, "longhaul-rules.yml") + "\n" +
+		strings.ReplaceAll(string(frag), commented, auth)
+	if err := os.WriteFile(filepath.Join(tmp, "prometheus.yml"), []byte(merged), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
 		{"check", "rules", "longhaul-rules.yml"},
 		append([]string{"test", "rules"}, tests...),
+		{"check", "config", "longhaul-probes.yml"},
 		{"check", "config", filepath.Join(tmp, "prometheus.yml")},
 	} {
 		cmd := exec.Command("promtool", args...)

@@ -38,6 +38,8 @@ const DefaultIperfPhase = 5 * time.Second
 const (
 	iperfBusyTries = 6
 	iperfBusyWait  = 500 * time.Millisecond
+	// iperfOtherTries bounds the tries after any other error.
+	iperfOtherTries = 3
 	// iperfRefusedTries: 3 s of refused control connections after a phase.
 	iperfRefusedTries = 12
 )
@@ -75,7 +77,11 @@ func RunIperf3(ctx context.Context, o IperfOptions) (*IperfRaw, error) {
 		var p IperfPhase
 		for try := 1; ; try++ {
 			p, err = runIperfPhase(ctx, o, s.name, s.streams, s.reverse, i > 0)
-			if err == nil || i == 0 || try == iperfBusyTries || !errors.Is(err, iperf3.ErrBusy) {
+			// After our own test the server may still be busy with it, or
+			// close a connection its old listener took (plain iperf3 -s on
+			// a lossy path did): try again for a while.
+			busy := errors.Is(err, iperf3.ErrBusy)
+			if err == nil || i == 0 || ctx.Err() != nil || try == iperfBusyTries || (!busy && try == iperfOtherTries) {
 				break
 			}
 			select {

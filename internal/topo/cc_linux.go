@@ -28,9 +28,14 @@ const keyAllowedCC = "net.ipv4.tcp_allowed_congestion_control"
 const ccFile = "allowed-cc.json"
 
 type ccRecord struct {
-	Version  int        `json:"version"`
-	Original string     `json:"original"`
-	Holders  []ccHolder `json:"holders"`
+	Version  int    `json:"version"`
+	Original string `json:"original"`
+	// Added is what runs put in the list that the host did not have:
+	// narrowing takes out only those, so that what someone else changed
+	// meanwhile (an operator, a run under another /run) stays. Records
+	// written before it are read with their holders' ccs (load).
+	Added   []string   `json:"added,omitempty"`
+	Holders []ccHolder `json:"holders"`
 }
 
 type ccHolder struct {
@@ -99,6 +104,9 @@ func (c ccStore) allow(cc string, log io.Writer) (func(), error) {
 		rec = &ccRecord{Version: 1, Original: cur}
 	}
 	rec.Holders = append(rec.Holders, self)
+	if !slices.Contains(rec.Added, cc) {
+		rec.Added = append(rec.Added, cc)
+	}
 	if err := c.save(rec); err != nil {
 		return noop, err
 	}
@@ -149,7 +157,7 @@ func (c ccStore) reap(log io.Writer) (*ccRecord, error) {
 		return rec, nil
 	}
 	if len(rec.Holders) == 0 {
-		fmt.Fprintf(log, "longhaul: restored the host's %s to %q (widened by a run that was killed)\n", keyAllowedCC, rec.Original)
+		fmt.Fprintf(log, "longhaul: took %s back out of the host's %s (added by a run that was killed)\n", strings.Join(rec.Added, " "), keyAllowedCC)
 	}
 	if err := c.settle(rec); err != nil {
 		return nil, fmt.Errorf("restore %s left by a killed run: %w", keyAllowedCC, err)
@@ -160,8 +168,8 @@ func (c ccStore) reap(log io.Writer) (*ccRecord, error) {
 	return rec, nil
 }
 
-// settle writes the list the holders need and the record, or restores
-// the original and removes the record when no holder is left.
+// settle writes the list the holders need and the record, or narrows
+// the list back and removes the record when no holder is left.
 func (c ccStore) settle(rec *ccRecord) error {
 	if len(rec.Holders) > 0 {
 		if err := c.save(rec); err != nil {
@@ -169,18 +177,30 @@ func (c ccStore) settle(rec *ccRecord) error {
 		}
 		return c.write(rec)
 	}
-	if err := c.set(strings.Join(strings.Fields(rec.Original), " ")); err != nil {
+	if err := c.write(rec); err != nil {
 		return err
 	}
 	return os.Remove(filepath.Join(c.dir, ccFile))
 }
 
-// write sets the allowed list to the original plus every holder's cc.
+// write sets the allowed list to the host's as it is now, less what runs
+// added that no holder needs any more, plus every holder's cc: with
+// nothing else changed and no holder left, that is the original.
 func (c ccStore) write(rec *ccRecord) error {
-	list := strings.Fields(rec.Original)
+	cur, err := sysctl.Read(c.sysRoot, keyAllowedCC)
+	if err != nil {
+		cur = rec.Original
+	}
+	var need []string
 	for _, h := range rec.Holders {
-		if !slices.Contains(list, h.CC) {
-			list = append(list, h.CC)
+		need = append(need, h.CC)
+	}
+	list := slices.DeleteFunc(strings.Fields(cur), func(cc string) bool {
+		return slices.Contains(rec.Added, cc) && !slices.Contains(need, cc) && !slices.Contains(strings.Fields(rec.Original), cc)
+	})
+	for _, cc := range need {
+		if !slices.Contains(list, cc) {
+			list = append(list, cc)
 		}
 	}
 	return c.set(strings.Join(list, " "))
@@ -207,6 +227,11 @@ func (c ccStore) load() (*ccRecord, error) {
 	var rec ccRecord
 	if err := json.Unmarshal(b, &rec); err != nil || rec.Original == "" {
 		return nil, fmt.Errorf("%s: damaged record of the host's %s (%v): restore the list by hand and remove the file", filepath.Join(c.dir, ccFile), keyAllowedCC, err)
+	}
+	for _, h := range rec.Holders {
+		if !slices.Contains(rec.Added, h.CC) && !slices.Contains(strings.Fields(rec.Original), h.CC) {
+			rec.Added = append(rec.Added, h.CC)
+		}
 	}
 	return &rec, nil
 }

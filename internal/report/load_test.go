@@ -15,7 +15,7 @@ import (
 // is bad input.
 func TestLoadTellsDocumentsApart(t *testing.T) {
 	for file, title := range map[string]string{ // drawn as its kind: the kind's title
-		"test-walkthrough.json": "what limits it, at which host", "test-url.json": "Download of",
+		"test-walkthrough.json": "what limits it, at which host", "test-url.json": "Download of", "test-url-upload.json": "Upload (POST) to",
 		"analysis-loss.json": "What limited each TCP flow", "buffers-quick.jsonl": "Throughput vs TCP buffer size",
 	} {
 		f, err := os.Open(filepath.Join("testdata", file))

@@ -19,7 +19,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick", "analysis-loss", "analysis-upload", "test-walkthrough", "test-walkthrough-after", "test-url"}
+var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick", "analysis-loss", "analysis-upload", "test-walkthrough", "test-walkthrough-after", "test-url", "test-url-upload"}
 
 // build makes the page of a fixture: lab results (.jsonl) or an
 // analyze --timeline document (.json).

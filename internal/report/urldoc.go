@@ -17,7 +17,11 @@ const TestURLSchema = "longhaul.test-url/v1"
 
 // urlDoc is the part of a URL test's document the report draws.
 type urlDoc struct {
-	Schema        string   `json:"schema"`
+	Schema string `json:"schema"`
+	// Direction: "upload" (test URL --upload) or a download ("" in
+	// documents written before uploads).
+	Direction     string   `json:"direction"`
+	Method        string   `json:"method"`
 	Started       string   `json:"started"`
 	URL           string   `json:"url"`
 	Remote        string   `json:"remote"`
@@ -41,6 +45,8 @@ type urlDoc struct {
 		RcvSpace      int64   `json:"rcv_space_bytes"`
 		RcvRTT        float64 `json:"rcv_rtt_s"`
 	} `json:"samples"`
+	// An upload's: this host's sending socket.
+	SendSamples []results.Sample `json:"send_samples"`
 }
 
 // IsTestURL reports whether a document's start names the URL test's
@@ -61,8 +67,12 @@ func BuildTestURL(r io.Reader) (*Page, error) {
 	if d.Schema != TestURLSchema {
 		return nil, fmt.Errorf("report: schema %q is not %s", d.Schema, TestURLSchema)
 	}
+	title := "Download of " + d.URL + ": what limits it"
+	if d.Direction == "upload" {
+		title = "Upload (" + d.Method + ") to " + d.URL + ": what limits it"
+	}
 	p := &Page{
-		Title: "Download of " + d.URL + ": what limits it", Scenario: "test URL",
+		Title: title, Scenario: "test URL",
 		Path: fmt.Sprintf("%s (%s), RTT under load %s; only this host's side is seen", d.Remote, d.Status,
 			units.FormatDuration(secs(d.LoadedRTT))),
 		Started:   d.Started,
@@ -77,6 +87,10 @@ func BuildTestURL(r io.Reader) (*Page, error) {
 	}
 	for _, n := range d.Notes {
 		p.Headlines = append(p.Headlines, "Note: "+n)
+	}
+	if d.Direction == "upload" {
+		p.Charts = uploadCharts(d.SendSamples)
+		return p, nil
 	}
 	// The receiver's samples as one socket's, for the rate arithmetic.
 	var ss []results.Sample
@@ -116,4 +130,34 @@ func urlWindowChart(d urlDoc) ChartData {
 		cd.Note += " Dashed: the largest window this host's net.ipv4.tcp_rmem allows."
 	}
 	return cd
+}
+
+// uploadCharts draw an upload from this host's sending socket: its rate
+// (bytes acknowledged, averaged over a round trip) and the server's
+// advertised window against the congestion window and the flight.
+func uploadCharts(ss []results.Sample) []ChartData {
+	var out []ChartData
+	if xs, ys, w := rateSeries(ss, "client"); len(xs) > 0 {
+		out = append(out, ChartData{ID: "url-rate", Kind: "line", X: xs, Title: "Upload: throughput over time",
+			XLabel: "time", XUnit: "s", YLabel: "throughput", YUnit: "bps",
+			Note:   fmt.Sprintf("Bytes the server acknowledged, averaged over the %s before each point (a round trip).", units.FormatDuration(secs(w).Round(time.Millisecond))),
+			Series: []SeriesData{{Label: "acknowledged (tcp_info)", Role: "sample", Y: ys}}})
+	}
+	cd := ChartData{ID: "url-window", Kind: "line", Title: "Upload: the server's window and this host's flight",
+		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
+		Note: "Every 100 ms from this host's socket: the window the server advertised (tcpi_snd_wnd), the congestion window and the bytes in flight."}
+	wnd := SeriesData{Label: "server's advertised window", Role: "sample"}
+	cwnd := SeriesData{Label: "congestion window", Role: "sample"}
+	flight := SeriesData{Label: "in flight", Role: "sample"}
+	for _, s := range ss {
+		cd.X = append(cd.X, s.T)
+		wnd.Y = append(wnd.Y, num(float64(s.SndWnd), true))
+		cwnd.Y = append(cwnd.Y, num(float64(s.CwndB), true))
+		flight.Y = append(flight.Y, num(float64(s.InFlight), true))
+	}
+	if len(cd.X) > 0 {
+		cd.Series = []SeriesData{wnd, cwnd, flight}
+		out = append(out, cd)
+	}
+	return out
 }

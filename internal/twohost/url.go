@@ -8,8 +8,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -55,18 +57,36 @@ type URLRaw struct {
 	Client     *snapshot.Snapshot
 	MSS        int
 	DurationIn time.Duration // the limit asked for
+
+	// An upload (Direction URLUpload; "" is a download): the method, the
+	// body's size, the sending socket's tcp_info every 100 ms, and what
+	// the run noticed (the server answered before the body's end).
+	Direction string
+	Method    string
+	BodySize  int64
+	Sent      []flows.Sample
+	Notes     []string
 }
 
-// URLDoc is the result of a download from a URL: schema
+// Directions of a URL test.
+const (
+	URLDownload = PhaseDownload // this host receives: GET
+	URLUpload   = PhaseUpload   // this host sends: PUT or POST
+)
+
+// URLDoc is the result of a download from or an upload to a URL: schema
 // longhaul.test-url/v1.
 type URLDoc struct {
-	Schema   string    `json:"schema"`
-	Started  time.Time `json:"started"`
-	URL      string    `json:"url"`
-	Remote   string    `json:"remote"`
-	Status   string    `json:"http_status"`
-	Bytes    int64     `json:"bytes"`
-	Complete bool      `json:"complete"`
+	Schema  string    `json:"schema"`
+	Started time.Time `json:"started"`
+	// Direction is URLDownload or URLUpload (documents before uploads
+	// lack it: a download).
+	Direction string `json:"direction"`
+	URL       string `json:"url"`
+	Remote    string `json:"remote"`
+	Status    string `json:"http_status"`
+	Bytes     int64  `json:"bytes"`
+	Complete  bool   `json:"complete"`
 	// DurationS runs from the request to the end of the body (or of
 	// --duration); ThroughputBps is over it, SteadyBps over its second
 	// half, the steady state the verdict judges.
@@ -98,6 +118,19 @@ type URLDoc struct {
 	// Fix is what to change, line by line as test prints it and the
 	// report shows it: this host's plan, or how to get one.
 	Fix []string `json:"fix,omitempty"`
+
+	// An upload's (urlput.go): the method and the body's size, the
+	// sending socket's verdict (flows.Judge over the steady half, as
+	// test judges a direction), the server's advertised window at most
+	// in the steady half, what this host's tcp_wmem allows in flight,
+	// the segments retransmitted, and the socket's samples.
+	Method           string           `json:"method,omitempty"`
+	BodyBytes        int64            `json:"body_bytes,omitempty"`
+	Flow             *flows.Flow      `json:"flow,omitempty"`
+	PeerWindowBytes  int64            `json:"peer_window_bytes,omitempty"`
+	SendCeilingBytes int64            `json:"send_ceiling_bytes,omitempty"`
+	Retrans          int64            `json:"retrans_segments,omitempty"`
+	SendSamples      []results.Sample `json:"send_samples,omitempty"`
 }
 
 // Thresholds of the URL judge.
@@ -119,7 +152,10 @@ const (
 // limit is at the far end or on the path, which only a test against
 // longhaul serve (or a capture there) can tell apart.
 func JudgeURL(raw *URLRaw, rateBps float64) (*URLDoc, error) {
-	d := &URLDoc{Schema: URLSchema, Started: raw.Started, URL: raw.URL, Remote: raw.Remote, Status: raw.Status,
+	if raw.Direction == URLUpload {
+		return judgeUpload(raw, rateBps), nil
+	}
+	d := &URLDoc{Schema: URLSchema, Started: raw.Started, Direction: URLDownload, URL: raw.URL, Remote: raw.Remote, Status: raw.Status,
 		Bytes: raw.Bytes, Complete: raw.Complete, DurationS: raw.Duration.Seconds(), ConnectS: raw.Connect.Seconds(),
 		Client: raw.Client, Samples: raw.Samples}
 	if d.Samples == nil {
@@ -235,8 +271,8 @@ func (d *URLDoc) atRate(rateBps float64) (Limit, bool) {
 	if d.SteadyBps < 0.9*goodput {
 		return Limit{}, false
 	}
-	return Limit{Host: HostPath, Text: fmt.Sprintf("the path's rate, reached: the download ran at %s, what --rate %s carries as TCP (%s); nothing to fix on this host or the server",
-		units.FormatRate(d.SteadyBps), units.FormatRate(rateBps), units.FormatRate(goodput))}, true
+	return Limit{Host: HostPath, Text: fmt.Sprintf("the path's rate, reached: the %s ran at %s, what --rate %s carries as TCP (%s); nothing to fix on this host or the server",
+		d.Direction, units.FormatRate(d.SteadyBps), units.FormatRate(rateBps), units.FormatRate(goodput))}, true
 }
 
 // outOfOrderRate is the share of the segments that arrived out of order
@@ -263,17 +299,25 @@ func (d *URLDoc) lossBinds(rtt time.Duration) bool {
 	return bound < 2*d.SteadyBps
 }
 
-// planFor makes this host's plan when its receive buffer is the limit.
+// planFor makes this host's plan when its buffer is the limit: its
+// receive buffer on a download, its send buffer on an upload (the plan's
+// role is the one of the host that sends, "server").
 func (d *URLDoc) planFor(rtt time.Duration, rateBps float64) {
-	if d.Limit.Setting != "net.ipv4.tcp_rmem" || d.Client == nil {
+	role := plan.Client
+	switch {
+	case d.Client == nil || d.Limit.Host != HostClient:
+		return
+	case d.Limit.Setting == "net.ipv4.tcp_wmem":
+		role = plan.Server
+	case d.Limit.Setting != "net.ipv4.tcp_rmem":
 		return
 	}
 	if rateBps <= 0 {
-		d.PlanHint = fmt.Sprintf("longhaul plan --rtt %s --rate RATE --role client (RATE: the path's rate; or test again with --rate)",
-			rtt.Round(time.Millisecond))
+		d.PlanHint = fmt.Sprintf("longhaul plan --rtt %s --rate RATE --role %s (RATE: the path's rate; or test again with --rate)",
+			rtt.Round(time.Millisecond), role)
 		return
 	}
-	p, err := plan.Make(d.Client, plan.Request{RTT: rtt, RateBps: rateBps, Role: plan.Client})
+	p, err := plan.Make(d.Client, plan.Request{RTT: rtt, RateBps: rateBps, Role: role})
 	if err != nil {
 		d.Notes = append(d.Notes, "no plan: "+err.Error())
 		return
@@ -283,6 +327,10 @@ func (d *URLDoc) planFor(rtt time.Duration, rateBps float64) {
 
 // WriteURLText prints a URL test for people.
 func WriteURLText(w io.Writer, d *URLDoc) {
+	if d.Direction == URLUpload {
+		writeUploadText(w, d)
+		return
+	}
 	ended := "the body ended"
 	if !d.Complete {
 		ended = "stopped at the time limit"

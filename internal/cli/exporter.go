@@ -30,6 +30,7 @@ type exporterArgs struct {
 	ports            portsFlag
 	token, cert, key string
 	groups           []string
+	paths            []string
 	maxSeries        int
 	perFlow          bool
 	perSource        int
@@ -122,6 +123,7 @@ func newExporterCmd() *cobra.Command {
 	a.interval = units.Duration{D: time.Second, Min: 100 * time.Millisecond, Max: time.Minute}
 	f.Var(&a.interval, "interval", "time between two reads of the sockets (100ms..1m)")
 	f.StringArrayVar(&a.groups, "peer-group", nil, "NAME=CIDR: peers in CIDR get the peer label NAME (repeatable)")
+	f.StringArrayVar(&a.paths, "peer-path", nil, "NAME=RTT/RATE: the path to --peer-group NAME, e.g. sin=170ms/1Gbit/s: the audit also judges this host's buffers against its bandwidth-delay product (longhaul_audit_finding{peer=NAME}) (repeatable)")
 	f.Var(&a.ports, "ports", "only sockets with one of these ports at either end, e.g. 443,5201")
 	f.IntVar(&a.maxSeries, "max-series", 2000, "most longhaul_ series one scrape returns")
 	f.BoolVar(&a.perFlow, "per-flow", false, "also export per-socket series (local and remote address labels)")
@@ -255,6 +257,9 @@ func (a exporterArgs) parse() (exporter.Options, error) {
 	if o.Groups, err = parseGroups(a.groups); err != nil {
 		return o, err
 	}
+	if o.Paths, err = parsePaths(a.paths, o.Groups); err != nil {
+		return o, err
+	}
 	need := len(o.Groups) + 1 // the named groups and "other"
 	if a.maxSeries > 10_000_000 || exporter.MaxGroups(a.maxSeries) < need {
 		return o, usagef("--max-series: %d does not fit %d peer groups (%d series each, 100 for the host): give %d..10000000",
@@ -292,4 +297,32 @@ func parseGroups(specs []string) ([]exporter.Group, error) {
 		gs = append(gs, exporter.Group{Name: name, Prefix: p.Masked()})
 	}
 	return gs, nil
+}
+
+// parsePaths reads --peer-path NAME=RTT/RATE, NAME a --peer-group's.
+func parsePaths(specs []string, groups []exporter.Group) ([]exporter.PeerPath, error) {
+	var ps []exporter.PeerPath
+	for _, s := range specs {
+		name, path, _ := strings.Cut(s, "=")
+		rtt, rate, ok := strings.Cut(path, "/")
+		if !ok || name == "" {
+			return nil, usagef("--peer-path: %q: write NAME=RTT/RATE, e.g. sin=170ms/1Gbit/s", s)
+		}
+		if !slices.ContainsFunc(groups, func(g exporter.Group) bool { return g.Name == name }) {
+			return nil, usagef("--peer-path: %q is not a --peer-group: name the group's network first (--peer-group %s=CIDR)", name, name)
+		}
+		if slices.ContainsFunc(ps, func(p exporter.PeerPath) bool { return p.Group == name }) {
+			return nil, usagef("--peer-path: %q given twice", name)
+		}
+		d, err := units.ParseDuration(rtt)
+		if err != nil || d <= 0 || d > 10*time.Second {
+			return nil, usagef("--peer-path: %q: the RTT must be a duration over 0 and at most 10s, e.g. 170ms", s)
+		}
+		r, err := units.ParseRate(rate)
+		if err != nil || r < 1e5 || r > 1e12 {
+			return nil, usagef("--peer-path: %q: the rate must be 100kbit/s..1Tbit/s, e.g. 1Gbit/s", s)
+		}
+		ps = append(ps, exporter.PeerPath{Group: name, RTT: d, RateBps: r})
+	}
+	return ps, nil
 }

@@ -35,6 +35,11 @@ func TestExporterBadInput(t *testing.T) {
 		{"group bad cidr", []string{"exporter", "--peer-group", "eu=10.0.0.0/33"}, 2, "neither an address nor a prefix"},
 		{"group twice", []string{"exporter", "--peer-group", "eu=10.0.0.0/8", "--peer-group", "eu=10.1.0.0/16"}, 2, "given twice"},
 		{"bad port", []string{"exporter", "--ports", "443,http"}, 2, "--ports"},
+		{"path without rate", []string{"exporter", "--peer-group", "sin=10.0.0.0/8", "--peer-path", "sin=170ms"}, 2, "NAME=RTT/RATE"},
+		{"path of no group", []string{"exporter", "--peer-path", "sin=170ms/1Gbit/s"}, 2, "not a --peer-group"},
+		{"path rtt zero", []string{"exporter", "--peer-group", "sin=10.0.0.0/8", "--peer-path", "sin=0s/1Gbit/s"}, 2, "RTT must be"},
+		{"path rate too low", []string{"exporter", "--peer-group", "sin=10.0.0.0/8", "--peer-path", "sin=170ms/1kbit/s"}, 2, "rate must be"},
+		{"path twice", []string{"exporter", "--peer-group", "sin=10.0.0.0/8", "--peer-path", "sin=170ms/1Gbit/s", "--peer-path", "sin=150ms/1Gbit/s"}, 2, "given twice"},
 		{"max series too small", []string{"exporter", "--max-series", "50"}, 2, "give 113..10000000"},
 		{"stray argument", []string{"exporter", "now"}, 2, "takes no arguments"},
 		{"cert without key", []string{"exporter", "--tls-cert-file", "cert.pem"}, 2, "go together"},
@@ -59,7 +64,7 @@ func TestExporterBadInput(t *testing.T) {
 
 func TestExporterArgs(t *testing.T) {
 	a := exporterArgs{listen: ":9979", maxSeries: 500, perFlow: true,
-		groups: []string{"eu=203.0.113.0/24", "host=2001:db8::7", "wide=198.18.3.4/15"}}
+		groups: []string{"eu=203.0.113.0/24", "host=2001:db8::7", "wide=198.18.3.4/15"}, paths: []string{"eu=170ms/1Gbit/s"}}
 	if err := errors.Join(a.interval.Set("2s"), a.ports.Set("443, 5201")); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +78,8 @@ func TestExporterArgs(t *testing.T) {
 			{Name: "host", Prefix: netip.MustParsePrefix("2001:db8::7/128")},
 			{Name: "wide", Prefix: netip.MustParsePrefix("198.18.0.0/15")},
 		},
-		Ports: []uint16{443, 5201}, MaxSeries: 500, PerFlow: true}}
+		Ports: []uint16{443, 5201}, MaxSeries: 500, PerFlow: true},
+		Paths: []exporter.PeerPath{{Group: "eu", RTT: 170 * time.Millisecond, RateBps: 1e9}}}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("(-want +got)\n%s", diff)
 	}

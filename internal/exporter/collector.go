@@ -6,16 +6,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/longhaul/longhaul/internal/audit"
 )
 
 // Host is what the exporter exports about the host's settings: the
 // largest window each end can use (package pathmodel) and the audit
-// findings (package audit, no path given).
+// findings (package audit: with no path, and against each peer path).
 type Host struct {
 	MaxWindowBytes map[string]float64 // by end: "receive", "send"
-	Findings       []audit.Finding
+	Findings       []Finding
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -58,7 +56,7 @@ var (
 	descWindow = desc("longhaul_host_max_window_bytes",
 		"Largest TCP window one flow can use with this host's buffer settings (tcp_rmem/tcp_wmem max, window/buffer ratio); window*8/rtt is its rate ceiling.", "end")
 	descFinding = desc("longhaul_audit_finding",
-		"Findings of longhaul audit on this host (no path given): 1 per finding.", "id", "severity")
+		"Findings of longhaul audit on this host: 1 per finding; peer is empty for the audit with no path, else the peer group whose path (--peer-path) the finding was judged against (only findings that path adds or changes).", "id", "severity", "peer")
 	descBuild = desc("longhaul_build_info",
 		"Build of the running longhaul: always 1.", "version", "revision", "goversion")
 	descScrape = desc("longhaul_exporter_scrape_duration_seconds",
@@ -165,7 +163,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for _, f := range host.Findings {
-		e.emit(descFinding, prometheus.GaugeValue, 1, f.ID, string(f.Severity))
+		e.emit(descFinding, prometheus.GaugeValue, 1, f.ID, string(f.Severity), f.Peer)
 	}
 	for verdict, n := range v.Verdicts {
 		e.emit(descFlows, prometheus.GaugeValue, float64(n), verdict)

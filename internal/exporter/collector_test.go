@@ -34,7 +34,8 @@ func fixed(t *testing.T, perFlow bool) *Collector {
 	c := NewCollector(tr)
 	c.build = [3]string{"v1.2.3", "abc123", "go1.26"}
 	c.SetHost(Host{MaxWindowBytes: map[string]float64{"receive": 4194304, "send": 3052666},
-		Findings: []audit.Finding{{ID: "tcp-rmem-max", Severity: audit.Warn}}})
+		Findings: []Finding{{Finding: audit.Finding{ID: "tcp-rmem-max", Severity: audit.Warn}},
+			{Finding: audit.Finding{ID: "tcp-wmem-max", Severity: audit.Crit}, Peer: "sin"}}})
 	return c
 }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,10 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/longhaul/longhaul/internal/audit"
 	"github.com/longhaul/longhaul/internal/connlimit"
 	"github.com/longhaul/longhaul/internal/flows"
-	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/probe"
 	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/snapshot"
@@ -33,6 +32,8 @@ type Options struct {
 	Interval time.Duration // between sock_diag dumps
 	Netns    string        // namespace whose sockets to read ("": own)
 	Web      Web
+	// Paths are the peer groups' paths the audit judges buffers against.
+	Paths []PeerPath
 	// Probe, if set, serves /probe?target=HOST[:PORT]: a test against
 	// that host's longhaul serve (package probe).
 	Probe *probe.Prober
@@ -63,6 +64,9 @@ const (
 func Run(ctx context.Context, opt Options) error {
 	if opt.Probe != nil {
 		opt.Probe.SetLog(opt.Log)
+	}
+	if opt.Probe != nil {
+		opt.Config.TestPorts = append(slices.Clone(opt.Config.TestPorts), opt.Probe.Ports()...)
 	}
 	t := NewTracker(opt.Config)
 	c := NewCollector(t)
@@ -111,7 +115,7 @@ func Run(ctx context.Context, opt Options) error {
 	} else {
 		wg.Go(func() { listenDestroy(ctx, dl, t, opt.Log) })
 	}
-	wg.Go(func() { gatherHost(ctx, opt.Netns, c, opt.Log) })
+	wg.Go(func() { gatherHost(ctx, opt.Netns, opt.Paths, c, opt.Log) })
 	wg.Go(func() { sample(ctx, d, t, opt.Interval, opt.Log) })
 	opt.Log.Info("serving metrics", "url", scheme+ln.Addr().String()+"/metrics", "interval", opt.Interval,
 		"token", opt.Web.TokenFile != "")
@@ -201,9 +205,9 @@ func listenDestroy(ctx context.Context, l *flows.DestroyListener, t *Tracker, lo
 }
 
 // gatherHost reads the host's settings now and every hostEvery.
-func gatherHost(ctx context.Context, ns string, c *Collector, log *slog.Logger) {
+func gatherHost(ctx context.Context, ns string, paths []PeerPath, c *Collector, log *slog.Logger) {
 	for {
-		if h, err := HostOf(ns); err != nil {
+		if h, err := HostOf(ns, paths); err != nil {
 			log.Warn("host settings not gathered", "err", err)
 		} else {
 			c.SetHost(h)
@@ -216,28 +220,12 @@ func gatherHost(ctx context.Context, ns string, c *Collector, log *slog.Logger) 
 	}
 }
 
-// HostOf gathers the host's (or namespace's) settings and judges them.
-func HostOf(ns string) (Host, error) {
+// HostOf gathers the host's (or namespace's) settings and judges them,
+// against each peer path too.
+func HostOf(ns string, paths []PeerPath) (Host, error) {
 	snap, err := snapshot.Gather(snapshot.Options{Netns: ns})
 	if err != nil {
 		return Host{}, err
 	}
-	return HostFrom(snap), nil
-}
-
-// HostFrom is the pure part of HostOf.
-func HostFrom(snap *snapshot.Snapshot) Host {
-	h := Host{MaxWindowBytes: map[string]float64{}, Findings: audit.Run(snap, audit.Path{})}
-	in := snap.ModelInput()
-	// The largest window does not depend on the path: any valid one will do.
-	in.RTT, in.RateBps = 100*time.Millisecond, 1e9
-	if r, err := pathmodel.Compute(in); err == nil {
-		if r.Receiver.WindowBytes > 0 {
-			h.MaxWindowBytes["receive"] = r.Receiver.WindowBytes
-		}
-		if r.Sender.WindowBytes > 0 {
-			h.MaxWindowBytes["send"] = r.Sender.WindowBytes
-		}
-	}
-	return h
+	return HostFrom(snap, paths), nil
 }

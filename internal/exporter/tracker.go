@@ -86,8 +86,13 @@ const Other = "other"
 
 // Config is what the exporter tracks and how much it may export.
 type Config struct {
-	Groups    []Group
-	Ports     []uint16 // a socket matches if either end has one; none: all
+	Groups []Group
+	Ports  []uint16 // a socket matches if either end has one; none: all
+	// TestPorts are longhaul serve's ports (with probes: the ports they
+	// dial): a socket with one at either end is test traffic, the
+	// exporter's own probes or another prober's test of a serve here,
+	// not counted as the host's flows.
+	TestPorts []uint16
 	MaxSeries int
 	PerFlow   bool
 }
@@ -224,6 +229,9 @@ func MaxGroups(maxSeries int) int { return max(maxSeries-reservedSeries, 0) / Se
 
 func (t *Tracker) match(s flows.Sock) bool {
 	if !s.Remote.Addr().IsValid() || s.Remote.Addr().IsUnspecified() || s.Remote.Port() == 0 {
+		return false
+	}
+	if slices.Contains(t.cfg.TestPorts, s.Local.Port()) || slices.Contains(t.cfg.TestPorts, s.Remote.Port()) {
 		return false
 	}
 	if len(t.cfg.Ports) == 0 {

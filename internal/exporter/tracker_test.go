@@ -371,3 +371,21 @@ func TestTrackerCause(t *testing.T) {
 		t.Errorf("causes %v for a clean socket", got)
 	}
 }
+
+// TestTrackerSkipsTestTraffic: with probes on, the sockets on serve's
+// ports (the exporter's own probes, which dial them, and other probers'
+// tests of a serve on this host, which arrive on them) are not the
+// host's flows: only the socket to 443 is counted.
+func TestTrackerSkipsTestTraffic(t *testing.T) {
+	far := Group{Name: "far", Prefix: netip.MustParsePrefix("198.18.0.0/24")}
+	c := cfg(far)
+	c.TestPorts = []uint16{9978}
+	tr := NewTracker(c)
+	incoming := func(s flows.Sock) flows.Sock { s.Local = netip.MustParseAddrPort("198.18.0.1:9978"); return s }
+	tr.Sample(at(0), []flows.Sock{sk(1, "198.18.0.2:443", 0, 0, 0, 0), sk(2, "198.18.0.3:9978", 0, 0, 0, 0), incoming(sk(3, "198.18.0.4:50000", 0, 0, 0, 0))})
+	tr.Sample(at(1), []flows.Sock{sk(1, "198.18.0.2:443", 1_000_000, 1, 0, 0), sk(2, "198.18.0.3:9978", 50_000_000, 1, 0, 0), incoming(sk(3, "198.18.0.4:50000", 70_000_000, 1, 0, 0))})
+	g := group(t, tr, "far")
+	if g.Sent != 1_000_000 || g.Open != 1 {
+		t.Errorf("far: %.0f bytes sent by %d open sockets, want the 443 socket's 1000000 by 1 (test traffic on 9978 counted)", g.Sent, g.Open)
+	}
+}

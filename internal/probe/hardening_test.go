@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -307,5 +308,18 @@ func TestProbeQueryNamesNotResolved(t *testing.T) {
 	}
 	if n := f.n.Load(); n != 0 {
 		t.Errorf("names not in the targets file: %d probes", n)
+	}
+}
+
+// TestProberPorts: the ports the exporter leaves out of the host's flows
+// are those probes dial, --probe-ports' and the targets file's.
+func TestProberPorts(t *testing.T) {
+	p := New(Config{Allowed: Allowed{Ports: []uint16{9978, 7001},
+		Targets: []Target{{Addr: "sin.example.net:7002"}, {Addr: "198.51.100.9:9978"}}}, Token: []byte("t")})
+	if got, want := p.Ports(), []uint16{9978, 7001, 7002}; !slices.Equal(got, want) {
+		t.Errorf("Ports() = %v, want %v", got, want)
+	}
+	if got := New(Config{Allowed: Allowed{Targets: []Target{{Addr: "a.example:9978"}}}, Token: []byte("t")}).Ports(); !slices.Equal(got, []uint16{9978}) {
+		t.Errorf("default: Ports() = %v, want [9978]", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,22 @@ func (p *Prober) SetLog(l *slog.Logger) {
 	if l != nil {
 		p.cfg.Log = l
 	}
+}
+
+// Ports are the ports probes dial (--probe-ports and the targets file's):
+// the serves' ports, so the sockets that have one at either end are test
+// traffic (this exporter's probes, or probers testing a serve here), not
+// the host's own flows.
+func (p *Prober) Ports() []uint16 {
+	ports := slices.Clone(p.cfg.Allowed.ports())
+	for _, t := range p.cfg.Allowed.Targets {
+		if _, port, err := net.SplitHostPort(t.Addr); err == nil {
+			if n, err := strconv.ParseUint(port, 10, 16); err == nil && !slices.Contains(ports, uint16(n)) {
+				ports = append(ports, uint16(n))
+			}
+		}
+	}
+	return ports
 }
 
 // Timeout is the most one probe takes.

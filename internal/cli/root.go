@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"syscall"
 
 	"github.com/longhaul/longhaul/internal/badinput"
@@ -77,11 +76,8 @@ func stopped(ctx context.Context, err error) error {
 func Stopped(err error) bool { return errors.Is(err, errStopped) }
 
 // interrupted reports whether err is a run cut short by the context's
-// cancellation, wrapped (net's "operation was canceled" is too) or only
-// quoted in the text of an error that did not wrap it.
-func interrupted(err error) bool {
-	return errors.Is(err, context.Canceled) || strings.HasSuffix(err.Error(), context.Canceled.Error())
-}
+// cancellation (net's "operation was canceled" wraps it too).
+func interrupted(err error) bool { return errors.Is(err, context.Canceled) }
 
 // ExitCode prints err as one line on stderr and maps it to an exit status.
 func ExitCode(err error, stderr io.Writer) int {

@@ -184,6 +184,16 @@ func (d *Doc) iperfUpload(p IperfPhase, f flows.Flow, rtt time.Duration) Directi
 			dir.Flow.Verdict.Verdict = diagnose.LossLimited
 		}
 	}
+	if ss := sockSamples(p.Samples, f.Local+"-"+f.Remote); dir.Cause == nil && dir.Flow.Verdict.Verdict == diagnose.Bottleneck && len(ss) > 0 {
+		// Without test's pings no cause may be named, yet losses enough
+		// to hold a Reno or CUBIC flow at this rate held it, not a full
+		// link (a 1% loss path read "bottleneck" at 1.8 of 100 Mbit/s).
+		last := ss[len(ss)-1].Sock
+		if share := lossShare(last.Retrans, last.BytesAcked, last.MSS); mathisBinds(share, secsDur(f.RTT), f.ThroughputBps) {
+			dir.Flow.Verdict.Verdict = diagnose.LossLimited
+			dir.Flow.Verdict.Summary = fmt.Sprintf("this host retransmitted %d segments (%.2g%% of its data), enough to hold its congestion window near this rate", last.Retrans, 100*share)
+		}
+	}
 	dir.Model = senderModel(d.Hosts.Client, rtt, d.PathRateBps)
 	if sndbufHidden(dir) {
 		asSndbuf(&dir)

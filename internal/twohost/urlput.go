@@ -132,8 +132,10 @@ func (d *URLDoc) uploadLimit(rtt time.Duration) Limit {
 			wmem = d.Client.Sysctls["net.ipv4.tcp_wmem"]
 		}
 		return Limit{Host: HostClient, Setting: "net.ipv4.tcp_wmem", Value: wmem,
-			Text: fmt.Sprintf("this host's send buffer: net.ipv4.tcp_wmem max %s holds %s in flight: %s at %s",
-				maxIEC(wmem), units.FormatBytes(float64(d.SendCeilingBytes)), units.FormatRate(pathmodel.WindowCeiling(float64(d.SendCeilingBytes), rtt)), at)}
+			// The flight measured, not the model's: on the emulated path
+			// the model put twice the flight a 64 KiB tcp_wmem held.
+			Text: fmt.Sprintf("this host's send buffer: net.ipv4.tcp_wmem max %s held the flight at %s: %s at %s",
+				maxIEC(wmem), units.FormatBytes(d.InFlightBytes), units.FormatRate(d.SteadyBps), at)}
 	case diagnose.Bottleneck:
 		return Limit{Host: HostPath, Text: "the path: the congestion window filled the bottleneck (" + strings.TrimSuffix(f.Verdict.Summary, ".") + ")"}
 	case diagnose.LossLimited:
@@ -226,8 +228,8 @@ func writeUploadText(w io.Writer, d *URLDoc) {
 	fmt.Fprintf(w, "  %s of a %s body in %s: %s; steady half %s\n", units.FormatBytes(float64(d.Bytes)), units.FormatBytes(float64(d.BodyBytes)),
 		secs(d.DurationS), units.FormatRate(d.ThroughputBps), units.FormatRate(d.SteadyBps))
 	fmt.Fprintf(w, "  rtt: handshake %s, under load %s (%.0f round trips)\n", secs(d.ConnectS), secs(d.LoadedRTT), d.Rounds)
-	fmt.Fprintf(w, "  window: the server advertised up to %s; this host's tcp_wmem allows %s in flight; in flight %s; %d segments retransmitted\n",
-		units.FormatBytes(float64(d.PeerWindowBytes)), units.FormatBytes(float64(d.SendCeilingBytes)), units.FormatBytes(d.InFlightBytes), d.Retrans)
+	fmt.Fprintf(w, "  window: the server advertised up to %s; in flight %s (this host's tcp_wmem allows %s by the path model); %d segments retransmitted\n",
+		units.FormatBytes(float64(d.PeerWindowBytes)), units.FormatBytes(d.InFlightBytes), units.FormatBytes(float64(d.SendCeilingBytes)), d.Retrans)
 	if f := d.Flow; f != nil {
 		fmt.Fprintf(w, "  verdict of this host's socket: %s (%.0f%% of the steady half): %s\n", f.Verdict.Verdict, 100*f.Verdict.Share, strings.TrimSuffix(f.Verdict.Summary, "."))
 	}

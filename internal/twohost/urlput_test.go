@@ -91,7 +91,7 @@ func TestJudgeURLUpload(t *testing.T) {
 		{"no window scaling", sendSock{rate: 65535 * 8 / 0.035, rtt: rtt, flight: 65535, wnd: 65535, ssthresh: 1 << 30, rwndShare: 1, unscaled: true}.raw(8),
 			0, HostServer, "net.ipv4.tcp_window_scaling", []string{"no window scaling"}, diagnose.RwndLimited, false, "tcp_window_scaling=1"},
 		{"client tcp_wmem", sendSock{rate: 15e6, rtt: rtt, flight: 60000, wnd: 3e6, ssthresh: 1 << 20, sndShare: 0.95, wmem: "4096 16384 65536"}.raw(8),
-			100e6, HostClient, "net.ipv4.tcp_wmem", []string{"this host's send buffer: net.ipv4.tcp_wmem max 64 KiB holds"}, diagnose.SndbufLimited, true, "this host's plan"},
+			100e6, HostClient, "net.ipv4.tcp_wmem", []string{"this host's send buffer: net.ipv4.tcp_wmem max 64 KiB held the flight at 65.62 kB: 15 Mbit/s"}, diagnose.SndbufLimited, true, "this host's plan"},
 		{"client tcp_wmem, no rate", sendSock{rate: 15e6, rtt: rtt, flight: 60000, wnd: 3e6, ssthresh: 1 << 20, sndShare: 0.95, wmem: "4096 16384 65536"}.raw(8),
 			0, HostClient, "net.ipv4.tcp_wmem", []string{"tcp_wmem"}, diagnose.SndbufLimited, false, "--role server"},
 		{"the path", sendSock{rate: 94e6, rtt: rtt, flight: 420000, wnd: 5e6, ssthresh: 300000}.raw(8),

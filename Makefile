@@ -9,7 +9,7 @@ FUZZTIME ?= 1s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test unit unit-bins unit-run unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
+.PHONY: all deps build test quick unit unit-bins unit-run unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
 .PHONY: man deb compat
 
 all: build
@@ -39,6 +39,15 @@ vet:
 	@scripts/deadcode.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt: not formatted: $$out" >&2; exit 1; fi
+
+# quick: the contributor's loop, under 3 minutes with a warm build cache
+# on a 2-core machine, as any user: go test -short without the
+# TestIntegration* tests (emulated paths, root; they skip without it
+# anyway), and the slow tests that need neither skip under -short
+# (testing.Short(): a stamped build, headless Chromium, 50 MB inputs).
+# make test runs them all.
+quick:
+	$(GO) test -short -count=1 -skip '^TestIntegration' ./...
 
 # unit and integration tests; privileged tests skip without CAP_SYS_ADMIN.
 # -p 1: the emulator tests measure time and must not share the CPUs with

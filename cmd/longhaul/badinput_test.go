@@ -19,6 +19,9 @@ import (
 // the same way: exit 2, one line on stderr, nothing on stdout, no
 // goroutine dump, within 2 s, under a 512 MB data limit.
 func TestBadInputEveryCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs the binary on every bad input (12 s)")
+	}
 	bin := binary(t)
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")

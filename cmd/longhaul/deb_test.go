@@ -34,6 +34,9 @@ func goVersion(t *testing.T) string {
 }
 
 func TestVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: links a stamped binary (20 s on 2 cores)")
+	}
 	bin := stamped(t, "1.2.3", "0123456789abcdef")
 	gov := goVersion(t)
 	out, _, code := exe(t, bin, "version")

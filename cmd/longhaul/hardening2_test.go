@@ -306,6 +306,9 @@ func TestReportMemoryChild(t *testing.T) {
 // of it, must stay under the baseline measured on a small one plus 5x
 // its size.
 func TestReportMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: writes and reports 50 MB documents (9 s)")
+	}
 	bin := underTest(t)
 	const size = 50 << 20
 	for name, gen := range map[string]func(*testing.T, int) string{"lab results": bigLab, "test document": bigTest} {

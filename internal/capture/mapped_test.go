@@ -103,6 +103,9 @@ func bigFile(f ct.Format, n int) []byte {
 // A mapped file reads as the same file read as a stream, to the byte and
 // to the error: pcap, pcapng, gzip, cut short, not a capture.
 func TestMappedReadsAsStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: reads two 40,000-packet files every way (20 s)")
+	}
 	pcap := bigFile(ct.Format{}, 40000)
 	ng := bigFile(ct.Format{NG: true, Nanos: true}, 40000)
 	w := ct.NewWriter(ct.Format{}, capture.LinkEthernet)

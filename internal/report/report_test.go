@@ -216,6 +216,9 @@ func chromium(t *testing.T) string {
 // marks data-charts="N/N" after drawing, and an error box otherwise) and
 // the screenshot has the charts' ink.
 func TestRenderInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts Chromium twice per fixture (30 s)")
+	}
 	bin := chromium(t)
 	dir := t.TempDir()
 	for _, name := range fixtures {

@@ -87,6 +87,17 @@ tcp_wmem (with --rate a plan, -o writes it), or the path (its loss).
 The URL must accept the body and answer 2xx: an endpoint that reads
 uploads, or a WebDAV or object store's PUT.
 
+test iperf3://HOST[:PORT] tests against an unmodified iperf3 server (port
+5201 unless given; iperf3 >= 3.1, run as iperf3 -s, or -s -J for its
+congestion window and RTT): an upload, a download (iperf3's reverse
+mode) and with --streams given a download on that many streams, each
+for --duration (default 5 s). This host's sockets are sampled every
+100 ms and judged as test judges them: this host's settings by name,
+the iperf3 server's receive window with its size on the upload, and on
+the download the server's own intervals (cwnd, RTT, retransmissions)
+where it sends them; what cannot be seen from here is said. --json
+writes the test document's shape (the server's snapshot null).
+
 --compare BEFORE.json AFTER.json sets two results side by side: the gain
 measured after applying the plans against the gain the model predicted.
 
@@ -99,7 +110,7 @@ someone sent).`
 func newTestCmd() *cobra.Command {
 	var a testArgs
 	c := &cobra.Command{
-		Use:   "test HOST[:PORT] --auth TOKEN-FILE [flags] | test URL [flags] | test --compare BEFORE.json AFTER.json | test --judge RAW.json",
+		Use:   "test HOST[:PORT] --auth TOKEN-FILE [flags] | test URL [flags] | test iperf3://HOST[:PORT] [flags] | test --compare BEFORE.json AFTER.json | test --judge RAW.json",
 		Short: "Measure and explain the path to a host running longhaul serve: which host and setting limit it",
 		Long:  testLong,
 		Example: `  longhaul test server.example.net --auth token -o run1
@@ -110,7 +121,8 @@ func newTestCmd() *cobra.Command {
   longhaul test --compare run1/test.json run2/test.json
   longhaul test --judge run1/raw.json
   longhaul test https://mirror.example.net/big.iso --duration 20s --rate 1Gbit/s -o url1
-  longhaul test https://upload.example.net/upload --upload --size 605kB`,
+  longhaul test https://upload.example.net/upload --upload --size 605kB
+  longhaul test iperf3://iperf.example.net --duration 10s -o run2`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if a.compare {
 				return runCompare(args, a.json, c.OutOrStdout())

@@ -248,7 +248,7 @@ func peerWindow(p IperfPhase, f flows.Flow) int64 {
 func serverWindowLimit(wnd int64, rtt time.Duration) Limit {
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
 	return Limit{Host: HostServer, Setting: "net.ipv4.tcp_rmem", Value: units.FormatBytes(float64(wnd)),
-		Text: fmt.Sprintf("the iperf3 server's receive window (%s) holds the upload: %s at %s; its receive buffer sets it: net.ipv4.tcp_rmem's maximum there, or the SO_RCVBUF iperf3 was given (-w)",
+		Text: fmt.Sprintf("the iperf3 server's receive window (%s), which allows %s at %s: its receive buffer sets it, net.ipv4.tcp_rmem's maximum there or the SO_RCVBUF iperf3 was given (-w)",
 			units.FormatBytes(float64(wnd)), units.FormatRate(pathmodel.WindowCeiling(float64(wnd), rtt)), at)}
 }
 

@@ -103,6 +103,11 @@ func TestJudgeIperf3(t *testing.T) {
 			if c.host == HostClient && c.rate > 0 && (d.Plans == nil || !strings.Contains(strings.Join(d.Fix, "\n"), "this host's plan")) {
 				t.Errorf("no plan for this host: fix %q, notes %q", d.Fix, d.Notes)
 			}
+			var text strings.Builder
+			WriteText(&text, d)
+			if strings.Contains(text.String(), "(0% of the steady half)") {
+				t.Errorf("the text gives a share the judge did not measure:\n%s", text.String())
+			}
 			plain := strings.Contains(strings.Join(d.Notes, "\n"), "plain iperf3 -s")
 			if want := c.dir == PhaseDownload && !c.phase.Result.ServerOutputJSON; plain != want {
 				t.Errorf("notes %q: plain server said %v, want %v", d.Notes, plain, want)

@@ -53,7 +53,13 @@ func WriteText(w io.Writer, d *Doc) {
 	for _, dir := range d.Directions {
 		fmt.Fprintf(w, "\n%s (%s sends, %s receives): %s\n", dir.Name, dir.Sender, dir.Receiver, units.FormatRate(dir.ThroughputBps))
 		fmt.Fprintf(w, "  limited by %s\n", dir.Limit.Text)
-		fmt.Fprintf(w, "  verdict %s (%.0f%% of the steady half): %s\n", dir.Flow.Verdict.Verdict, 100*dir.Flow.Share, strings.TrimSpace(dir.Flow.Summary))
+		// A share is the sender's time in the state: a direction judged
+		// from the receiving end alone (an iperf3 download) has none.
+		share := ""
+		if dir.Flow.Share > 0 {
+			share = fmt.Sprintf(" (%.0f%% of the steady half)", 100*dir.Flow.Share)
+		}
+		fmt.Fprintf(w, "  verdict %s%s: %s\n", dir.Flow.Verdict.Verdict, share, strings.TrimSpace(dir.Flow.Summary))
 		for _, c := range dir.Seen {
 			fmt.Fprintf(w, "  also seen: %s\n", c.Text)
 		}

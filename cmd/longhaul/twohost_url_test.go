@@ -55,6 +55,13 @@ http {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	h.runNginx(dir, conf)
+}
+
+// runNginx starts nginx with conf (its prefix dir) in the server's
+// namespace, stopped at the test's end, and waits for its port 80.
+func (h *twoHosts) runNginx(dir, conf string) {
+	t := h.t
 	sv := h.path.Topo.Server()
 	cmd := sv.Command(context.Background(), "nginx", "-p", dir, "-c", conf, "-e", filepath.Join(dir, "logs", "error.log"))
 	if err := cmd.Start(); err != nil {

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -18,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -84,19 +82,7 @@ http {
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sv := h.path.Topo.Server()
-	cmd := sv.Command(context.Background(), "nginx", "-p", dir, "-c", conf, "-e", filepath.Join(dir, "logs", "error.log"))
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	if err := emupath.WaitListening(context.Background(), cmd, sv.Netns, 80, "nginx", 10*time.Second); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "logs", "error.log"))
-		t.Fatalf("%v\n%s", err, log)
-	}
+	h.runNginx(dir, conf)
 }
 
 // testUpload runs longhaul test URL --upload in the client's namespace

@@ -9,6 +9,9 @@ import (
 	"github.com/longhaul/longhaul/internal/results"
 )
 
+// maxGridPoints bounds the points of a rate series.
+const maxGridPoints = 20000
+
 // rateSeries is what a sender delivered over time, summed over its
 // sockets. Each socket is sampled at its own instant, so its delivered
 // bytes are interpolated onto one time grid (the sample interval) before
@@ -42,9 +45,14 @@ func rateSeries(samples []results.Sample, sender string) ([]float64, []*float64,
 		}
 	}
 	step := median(gaps)
-	if step <= 0 || hi <= lo {
+	if step <= 0 || hi <= lo || math.IsInf(hi-lo, 0) {
 		return nil, nil, 0
 	}
+	// A document is data from elsewhere: one sample stamped a billion
+	// seconds late made a grid of 10^10 points at the sample interval
+	// (found by FuzzLoad). The grid is the sample interval up to
+	// maxGridPoints points, coarser beyond: a chart shows no more.
+	step = max(step, (hi-lo)/maxGridPoints)
 	w := max(step, median(rtts))
 	keys := slices.Sorted(maps.Keys(bySock)) // one order: sums are reproducible
 	var xs []float64

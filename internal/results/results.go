@@ -245,7 +245,7 @@ var ErrSchema = errors.New("not a longhaul lab results file")
 // naming its line number.
 func Read(r io.Reader) (*File, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
+	sc.Buffer(make([]byte, 0, 64<<10), 256<<20) // grows to a line's length
 	var f File
 	line := 0
 	var pendingErr error

@@ -9,10 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/longhaul/longhaul/internal/capture"
 	ct "github.com/longhaul/longhaul/internal/capture/capturetest"
+	"github.com/longhaul/longhaul/internal/golden"
 )
 
 // analyzeCapture writes a pcapng with three flows built packet by packet:
@@ -92,19 +91,7 @@ func analyzeCapture(t *testing.T) string {
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", name, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name+".golden"), name, []byte(got))
 }
 
 func TestAnalyzeGolden(t *testing.T) {

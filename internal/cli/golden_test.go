@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/longhaul/longhaul/internal/golden"
+)
 
 const hosts = "../../testdata/hosts/"
 
@@ -57,22 +56,7 @@ func TestGolden(t *testing.T) {
 			if strings.HasSuffix(tc.name, ".json") && !json.Valid([]byte(got)) {
 				t.Fatalf("output is not valid JSON:\n%s", got)
 			}
-			path := filepath.Join("testdata", "golden", tc.name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("longhaul %s (-want +got):\n%s", strings.Join(tc.args, " "), diff)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", tc.name+".golden"), "longhaul "+strings.Join(tc.args, " "), []byte(got))
 		})
 	}
 }

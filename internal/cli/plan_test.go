@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/longhaul/longhaul/internal/apply"
+	"github.com/longhaul/longhaul/internal/golden"
 	"github.com/longhaul/longhaul/internal/plan"
 )
 
@@ -22,19 +23,7 @@ import (
 // go test -update).
 func planGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", name, diff)
-	}
+	golden.Check(t, filepath.Join("testdata", "golden", name+".golden"), name, []byte(got))
 }
 
 func planMustRun(t *testing.T, args ...string) string {

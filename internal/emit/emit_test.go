@@ -3,7 +3,6 @@ package emit
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,12 +10,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul/longhaul/internal/badinput"
+	"github.com/longhaul/longhaul/internal/golden"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/sysconf"
 	"go.yaml.in/yaml/v3"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // Fixture plans, made with longhaul plan -o from testdata/hosts/ubuntu-2004:
 // fleet.json (4 flows, --app-buffers, --dst default on a snapshot with
@@ -50,22 +48,7 @@ func TestGolden(t *testing.T) {
 					}
 					got = []byte("refused: " + err.Error() + "\n")
 				}
-				path := filepath.Join("testdata", "golden", name+".golden")
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test -update to create it)", err)
-				}
-				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("%s (-want +got):\n%s", name, diff)
-				}
+				golden.Check(t, filepath.Join("testdata", "golden", name+".golden"), name, got)
 			})
 		}
 	}

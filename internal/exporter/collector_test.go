@@ -2,25 +2,21 @@ package exporter
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"net/netip"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/longhaul/longhaul/internal/audit"
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // fixed is a collector over a tracker with two samples and a close.
 func fixed(t *testing.T, perFlow bool) *Collector {
@@ -64,19 +60,8 @@ func TestCollectorGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if diff := cmp.Diff(string(want), string(got)); diff != "" {
-				t.Errorf("%s (-want +got)\n%s", golden, diff)
-			}
+			path := filepath.Join("testdata", name+".golden")
+			golden.Check(t, path, path, got)
 		})
 	}
 }

@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"image"
 	"image/png"
 	"os"
@@ -14,10 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/golden"
 	"github.com/longhaul/longhaul/internal/results"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 var fixtures = []string{"buffers-quick", "initcwnd-quick", "upload-quick", "analysis-loss", "analysis-upload", "test-walkthrough", "test-walkthrough-after", "test-url", "test-url-upload"}
 
@@ -106,18 +104,9 @@ func TestBuildGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", name+".page.golden")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("page data differs from %s (run go test -update and review the diff)", golden)
+			path := filepath.Join("testdata", name+".page.golden")
+			if want := golden.Read(t, path, got); !bytes.Equal(got, want) {
+				t.Errorf("page data differs from %s (run go test -update and review the diff)", path)
 			}
 		})
 	}

@@ -2,9 +2,7 @@ package twohost
 
 import (
 	"bytes"
-	"flag"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,28 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/golden"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/snapshot"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden returns the golden file's contents, first writing got into it
-// with -update.
-func golden(t *testing.T, file string, got []byte) []byte {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return want
-}
 
 // host is a snapshot with the given buffers on a 6.x kernel.
 func host(rmem, wmem string) *snapshot.Snapshot {
@@ -255,7 +236,7 @@ func TestWriteTextGolden(t *testing.T) {
 	var b bytes.Buffer
 	WriteText(&b, d)
 	file := filepath.Join("testdata", "text.golden")
-	if diff := cmp.Diff(string(golden(t, file, b.Bytes())), b.String()); diff != "" {
+	if diff := cmp.Diff(string(golden.Read(t, file, b.Bytes())), b.String()); diff != "" {
 		t.Errorf("text differs from %s (-want +got; go test -update after review):\n%s", file, diff)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/golden"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/sysconf"
 )
@@ -71,7 +72,7 @@ func TestWireV1Golden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := golden(t, filepath.Join("testdata", "wire", "v1.frames"), buf.Bytes())
+	want := golden.Read(t, filepath.Join("testdata", "wire", "v1.frames"), buf.Bytes())
 	if !bytes.Equal(buf.Bytes(), want) {
 		t.Fatalf("v1 frames changed:\n got %s\nwant %s", buf.Bytes(), want)
 	}

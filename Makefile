@@ -9,7 +9,7 @@ FUZZTIME ?= 1s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test quick unit unit-bins unit-run unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
+.PHONY: all deps build test quick golden unit unit-bins unit-run unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
 .PHONY: man deb compat
 
 all: build
@@ -48,6 +48,12 @@ vet:
 # make test runs them all.
 quick:
 	$(GO) test -short -count=1 -skip '^TestIntegration' ./...
+
+# golden rewrites every golden file (the packages whose tests use
+# internal/golden) with what the tests render now: review git diff after.
+golden:
+	@pkgs=$$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}}' ./... | awk '{for (i = 2; i <= NF; i++) if ($$i ~ /internal\/golden$$/) {print $$1; break}}') && \
+	  $(GO) test -count=1 -short $$pkgs -update
 
 # unit and integration tests; privileged tests skip without CAP_SYS_ADMIN.
 # -p 1: the emulator tests measure time and must not share the CPUs with

@@ -265,15 +265,22 @@ func judgeTest(a testArgs, raw *twohost.Raw, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	return printTest(stdout, a, doc, "test.json, client-plan.json (longhaul apply on this host), server-plan.json (on the server), raw.json (test --judge)",
+		"test.json (no plans), raw.json (test --judge)")
+}
+
+// printTest prints a test document as --json or text, then with -o the
+// files written: wrotePlans when the document has plans, else wrote.
+func printTest(w io.Writer, a testArgs, doc *twohost.Doc, wrotePlans, wrote string) error {
 	if a.json {
-		return writeJSON(stdout, doc)
+		return writeJSON(w, doc)
 	}
-	twohost.WriteText(stdout, doc)
+	twohost.WriteText(w, doc)
 	switch {
 	case a.out != "" && doc.Plans != nil:
-		fmt.Fprintf(stdout, "\nwrote %s: test.json, client-plan.json (longhaul apply on this host), server-plan.json (on the server), raw.json (test --judge)\n", a.out)
+		fmt.Fprintf(w, "\nwrote %s: %s\n", a.out, wrotePlans)
 	case a.out != "":
-		fmt.Fprintf(stdout, "\nwrote %s: test.json (no plans), raw.json (test --judge)\n", a.out)
+		fmt.Fprintf(w, "\nwrote %s: %s\n", a.out, wrote)
 	}
 	return nil
 }

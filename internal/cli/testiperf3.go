@@ -55,17 +55,8 @@ func runTestIperf3(c *cobra.Command, a testArgs, target string) error {
 			return err
 		}
 	}
-	if a.json {
-		return writeJSON(stdout, doc)
-	}
-	twohost.WriteText(stdout, doc)
-	switch {
-	case a.out != "" && doc.Plans != nil:
-		fmt.Fprintf(stdout, "\nwrote %s: test.json, client-plan.json (longhaul apply on this host)\n", a.out)
-	case a.out != "":
-		fmt.Fprintf(stdout, "\nwrote %s: test.json (no plan: this host is not the limit, or the path's rate is unknown)\n", a.out)
-	}
-	return nil
+	return printTest(stdout, a, doc, "test.json, client-plan.json (longhaul apply on this host)",
+		"test.json (no plan: this host is not the limit, or the path's rate is unknown)")
 }
 
 // iperf3Addr reads iperf3://HOST[:PORT] into host:port.

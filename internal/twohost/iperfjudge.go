@@ -2,7 +2,6 @@ package twohost
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -328,10 +327,8 @@ func lossShare(retrans, bytes int64, mss int64) float64 {
 }
 
 // mathisBinds: losses at share p would hold a Reno or CUBIC flow within
-// twice the rate seen at this RTT (MSS x 1.22 / (RTT x sqrt(p))).
+// twice the rate seen at this RTT (the path model's Mathis bound).
 func mathisBinds(p float64, rtt time.Duration, bps float64) bool {
-	if p <= 0 || rtt <= 0 {
-		return false
-	}
-	return typicalMSS*8*1.22/(rtt.Seconds()*math.Sqrt(p)) < 2*bps
+	bound := pathmodel.MathisBps(typicalMSS, rtt, p)
+	return bound > 0 && bound < 2*bps
 }

@@ -157,56 +157,34 @@ func runIperfPhase(ctx context.Context, o IperfOptions, name string, streams int
 	return p, nil
 }
 
-// iperfSampler reads the data connections' tcp_info every 100 ms: every
-// stream's for the sender's judge and the report, and the first stream's
-// receive side (the window this host advertised) for a download.
+// iperfSampler reads the data connections' tcp_info every 100 ms with
+// flows.Sampler: every stream's for the sender's judge and the report,
+// and the first stream's receive side (the window this host advertised)
+// for a download, read in the same tick.
 type iperfSampler struct {
-	conns   []net.Conn
-	reverse bool
-	t0      time.Time
-	done    chan struct{}
-	wg      sync.WaitGroup
+	smp     *flows.Sampler
 	once    sync.Once
 	samples []flows.Sample
-	recv    []URLSample
+	recv    []URLSample // appended only by the sampler's reads, which never overlap
 }
 
 func startIperfSampler(conns []net.Conn, reverse bool) *iperfSampler {
-	s := &iperfSampler{conns: conns, reverse: reverse, t0: time.Now(), done: make(chan struct{})}
-	s.wg.Go(func() {
-		tick := time.NewTicker(urlSampleEvery)
-		defer tick.Stop()
-		for {
-			s.sample()
-			select {
-			case <-s.done:
-				return
-			case <-tick.C:
+	s := &iperfSampler{}
+	socks := &sockets{conns: conns}
+	t0 := time.Now()
+	s.smp = flows.NewSampler(func() ([]flows.Sock, error) {
+		if reverse && len(conns) > 0 {
+			if u, err := urlSample(conns[0], time.Since(t0)); err == nil {
+				s.recv = append(s.recv, u)
 			}
 		}
-	})
+		return socks.read()
+	}, urlSampleEvery)
+	s.smp.Start(t0)
 	return s
 }
 
 // stop ends the sampling with a last sample, once.
 func (s *iperfSampler) stop() {
-	s.once.Do(func() {
-		close(s.done)
-		s.wg.Wait()
-		s.sample()
-	})
-}
-
-func (s *iperfSampler) sample() {
-	t := time.Since(s.t0)
-	socks := &sockets{conns: s.conns}
-	ks, _ := socks.read()
-	for _, k := range ks {
-		s.samples = append(s.samples, flows.Sample{T: t.Seconds(), Sock: k})
-	}
-	if s.reverse && len(s.conns) > 0 {
-		if u, err := urlSample(s.conns[0], t); err == nil {
-			s.recv = append(s.recv, u)
-		}
-	}
+	s.once.Do(func() { s.samples = s.smp.Stop() })
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"time"
 
@@ -277,26 +276,16 @@ func (d *URLDoc) atRate(rateBps float64) (Limit, bool) {
 
 // outOfOrderRate is the share of the segments that arrived out of order
 // (full-sized segments assumed).
-func (d *URLDoc) outOfOrderRate() float64 {
-	if d.Bytes <= 0 {
-		return 0
-	}
-	return float64(d.OutOfOrder) * typicalMSS / float64(d.Bytes)
-}
+func (d *URLDoc) outOfOrderRate() float64 { return lossShare(d.OutOfOrder, d.Bytes, 0) }
 
 const typicalMSS = 1448
 
 // lossBinds: were the out-of-order arrivals all losses, the Mathis bound
-// (MSS x 1.22 / (RTT x sqrt(p))) would be within twice the steady rate:
+// (pathmodel.MathisBps) would be within twice the steady rate:
 // loss may be what held the flow; a handful among millions of segments
 // is not.
 func (d *URLDoc) lossBinds(rtt time.Duration) bool {
-	p := d.outOfOrderRate()
-	if p <= 0 || rtt <= 0 {
-		return false
-	}
-	bound := typicalMSS * 8 * 1.22 / (rtt.Seconds() * math.Sqrt(p))
-	return bound < 2*d.SteadyBps
+	return mathisBinds(d.outOfOrderRate(), rtt, d.SteadyBps)
 }
 
 // planFor makes this host's plan when its buffer is the limit: its

@@ -115,7 +115,16 @@ type ErrorMsg struct {
 // Start begins a test.
 type Start struct {
 	Software string `json:"software"`
+	// PlannedS is how long the client expects its test to take, in
+	// seconds, handshakes to bye (TestLength): the server tells clients
+	// it turns away as busy to come back when it ends, not at the
+	// session's --max-duration cap. Added after v1: older clients omit
+	// it (0), and the cap stands. At most MaxPlannedS.
+	PlannedS float64 `json:"planned_s,omitempty"`
 }
+
+// MaxPlannedS bounds Start.PlannedS: a day, as --max-duration.
+const MaxPlannedS = 86400
 
 // Caps are the server's limits per test.
 type Caps struct {
@@ -261,6 +270,9 @@ func (e ErrorMsg) Validate() error {
 func (s Start) Validate() error {
 	if len(s.Software) > 100 {
 		return fmt.Errorf("%w: start: software name too long", ErrFrame)
+	}
+	if !(s.PlannedS >= 0 && s.PlannedS <= MaxPlannedS) {
+		return fmt.Errorf("%w: start: planned length must be 0..%d s", ErrFrame, MaxPlannedS)
 	}
 	return nil
 }

@@ -23,15 +23,22 @@ import (
 
 // Server defaults.
 const (
-	DefaultMaxDuration      = 2 * time.Minute
-	DefaultMaxBytes         = 16 << 30
-	DefaultMaxClients       = 4
+	DefaultMaxDuration = 2 * time.Minute
+	DefaultMaxBytes    = 16 << 30
+	// DefaultMaxClients is one test at a time: tests sharing this
+	// host's link measure each other (each reads a share of the path as
+	// its rate), so more only suits a server whose link is far faster
+	// than the paths it tests.
+	DefaultMaxClients       = 1
 	DefaultHandshakeTimeout = 5 * time.Second
 	DefaultIdleTimeout      = 30 * time.Second
 	// attachWindow is how long a granted phase waits for its streams.
 	attachWindow = 10 * time.Second
 	// endSlack is kept from a session's time for ending phases cleanly.
 	endSlack = 2 * time.Second
+	// overrunWait is the retry-after of a busy answer while a test runs
+	// past the length its client planned: about one more phase.
+	overrunWait = 5 * time.Second
 	// minPhase is the shortest phase the server grants.
 	minPhase = 200 * time.Millisecond
 )
@@ -371,15 +378,16 @@ func (s *Server) refuse(c net.Conn, code, msg string, retry int) {
 	_ = WriteMsg(c, TypeError, ErrorMsg{Code: code, Message: msg, RetryAfterS: retry})
 }
 
-// admit starts a session for addr, or says how long to wait.
-func (s *Server) admit(from netip.AddrPort, c net.Conn) (*session, int) {
+// admit starts a session for addr, or says how long to wait: until the
+// first running test is expected to end (session.endsBy).
+func (s *Server) admit(from netip.AddrPort, c net.Conn, st Start) (*session, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
 	wait := func(ss ...*session) int {
 		w := math.Inf(1)
 		for _, x := range ss {
-			w = min(w, x.deadline.Sub(now).Seconds())
+			w = min(w, x.endsBy(now).Sub(now).Seconds())
 		}
 		return int(math.Ceil(max(w, 1)))
 	}
@@ -395,10 +403,30 @@ func (s *Server) admit(from netip.AddrPort, c net.Conn) (*session, int) {
 	}
 	d := time.Duration(s.cfg.Caps.MaxDurationS * float64(time.Second))
 	ss := &session{id: newSessionID(), from: from, ctrl: c, deadline: now.Add(d), srv: s}
+	if st.PlannedS > 0 {
+		ss.planned = now.Add(min(time.Duration(st.PlannedS*float64(time.Second)), d))
+	}
 	ss.budget.Store(s.cfg.Caps.MaxBytes)
 	s.sessions[ss.id] = ss
 	s.byAddr[from.Addr()] = ss
 	return ss, 0
+}
+
+// endsBy is when the session's test is expected to end: when its
+// client planned (Start.PlannedS); overrunWait from now when it has run
+// past its plan (a plan is an estimate; a lossy download adds phases);
+// its deadline (the --max-duration cap) when the client planned nothing
+// (an older client). Never past the deadline.
+func (ss *session) endsBy(now time.Time) time.Time {
+	switch {
+	case ss.planned.IsZero():
+		return ss.deadline
+	case ss.planned.After(now):
+		return ss.planned
+	case now.Add(overrunWait).Before(ss.deadline):
+		return now.Add(overrunWait)
+	}
+	return ss.deadline
 }
 
 func (s *Server) release(ss *session) {

@@ -28,6 +28,7 @@ type session struct {
 	from     netip.AddrPort
 	ctrl     net.Conn
 	deadline time.Time
+	planned  time.Time    // when its client expects it to end (Start.PlannedS); zero: not said
 	budget   atomic.Int64 // bytes left
 	srv      *Server
 
@@ -71,7 +72,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, t
 		s.lim.Refused(s.cfg.Log, from.Addr(), "session: expected start: "+err.Error())
 		return
 	}
-	ss, wait := s.admit(from, c)
+	ss, wait := s.admit(from, c, st)
 	if ss == nil {
 		s.refuse(c, CodeBusy, "a test is running", wait)
 		ticket.Done(false)

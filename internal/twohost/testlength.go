@@ -1,0 +1,40 @@
+package twohost
+
+import (
+	"math"
+	"time"
+)
+
+// The parts of a test's length beyond its phases' transfers, as the
+// client spends them (client.go): its set-up (both ends' snapshots, the
+// control connection's handshake: connect, hello, auth, start) and
+// RTTProbes pings one at a time, pingGap apart; each phase's request,
+// its streams' handshakes and its end. They are the client's own budget
+// (phaseOverheadS) plus the round trips a long path adds to it.
+const (
+	RTTProbes         = 10
+	pingGap           = 50 * time.Millisecond
+	setupFixed        = time.Second
+	setupRoundTrips   = 4
+	PhaseOverhead     = 1500 * time.Millisecond
+	phaseRoundTrips   = 3
+	maxTestLengthDays = 1
+)
+
+// TestLength is about how long a test of phases phases of length phase
+// takes on a path of round trip rtt, handshakes to bye: what a client
+// announces in Start.PlannedS and what `longhaul mesh-cost` counts per
+// probe.
+func TestLength(phases int, phase, rtt time.Duration) time.Duration {
+	rtt = max(rtt, 0)
+	setup := setupFixed + setupRoundTrips*rtt + RTTProbes*(rtt+pingGap)
+	per := phase + PhaseOverhead + phaseRoundTrips*rtt
+	d := setup + time.Duration(max(phases, 0))*per
+	return min(d, maxTestLengthDays*24*time.Hour)
+}
+
+// PlannedSeconds is TestLength as Start.PlannedS carries it: seconds,
+// rounded up to a tenth, within 0..MaxPlannedS.
+func PlannedSeconds(d time.Duration) float64 {
+	return min(math.Ceil(max(d.Seconds(), 0)*10)/10, MaxPlannedS)
+}

@@ -340,7 +340,7 @@ func (p *Prober) probe(ctx context.Context, dial Target, st *stage) *result {
 	o := twohost.ClientOptions{Addr: dial.Addr, TLS: cfg, Token: p.cfg.Token, Netns: p.cfg.Netns, Download: true, Upload: true,
 		Streams: p.cfg.Streams, Duration: p.cfg.Phase, RateBps: p.rateCap(),
 		DialTimeout: DialTimeout, HelloTimeout: HelloTimeout, Admit: st.admit}
-	raw, err := p.cfg.Run(ctx, o)
+	raw, waited, err := p.runQueued(ctx, o, st)
 	admitted := st.testing
 	st.release()
 	var doc *twohost.Doc
@@ -349,6 +349,7 @@ func (p *Prober) probe(ctx context.Context, dial Target, st *stage) *result {
 	}
 	end := p.now()
 	res := &result{at: end, until: end.Add(p.cfg.MinInterval), took: end.Sub(start), doc: doc, err: err}
+	res.waited = waited
 	var re *twohost.RemoteError
 	switch {
 	case errors.As(err, &re) && re.Code == twohost.CodeBusy:

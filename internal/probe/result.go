@@ -17,8 +17,9 @@ type result struct {
 	at     time.Time     // when it ended
 	until  time.Time     // served again instead of a new probe until then
 	age    time.Duration // how old it is when served (0: fresh)
-	took   time.Duration
-	doc    *twohost.Doc // nil when the probe failed
+	took   time.Duration // waits for a busy target included
+	waited time.Duration // of took, waiting for a busy target (queue.go)
+	doc    *twohost.Doc  // nil when the probe failed
 	err    error
 	reason string // failure reason: a bounded label value
 }
@@ -37,7 +38,8 @@ func pdesc(name, help string, labels ...string) *prometheus.Desc {
 // prober), "server" the target.
 var (
 	descSuccess   = pdesc("success", "1 if the test against the target ran and was judged, else 0.")
-	descDuration  = pdesc("duration_seconds", "How long the probe's test took.")
+	descDuration  = pdesc("duration_seconds", "How long the probe's test took (its waits for a busy target not included).")
+	descQueued    = pdesc("queued_seconds", "How long the probe waited for the target's serve to end other tests (busy answers) before its own ran.")
 	descAge       = pdesc("result_age_seconds", "Age of the result served: 0 when this scrape ran the probe, more when a recent result was reused (--probe-min-interval).")
 	descBusy      = pdesc("target_busy", "1 if the target's longhaul serve was busy with another test (the answer is served again for about a probe's length).")
 	descFailure   = pdesc("failure_info", "Why the probe failed: busy, exporter-busy, timeout, unreachable (refused or no route), reset, refused (by the target's serve: auth, caps), error.", "reason")
@@ -69,7 +71,8 @@ func (r *result) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	gauge(descSuccess, b2f(r.doc != nil))
-	gauge(descDuration, r.took.Seconds())
+	gauge(descDuration, (r.took - r.waited).Seconds())
+	gauge(descQueued, r.waited.Seconds())
 	gauge(descAge, r.age.Seconds())
 	gauge(descBusy, b2f(r.reason == reasonBusy))
 	if r.doc == nil {

@@ -39,13 +39,13 @@ type exporterArgs struct {
 
 // probeArgs are the exporter's --probe-* flags: what /probe may do.
 type probeArgs struct {
-	allow                       []string
-	ports                       probePorts
-	targets, auth               string
-	phase, timeout, minInterval units.Duration
-	concurrency, streams        int
-	maxRate                     units.Rate
-	maxBytes                    units.Size
+	allow                        []string
+	ports                        probePorts
+	targets, auth                string
+	phase, timeout, minInterval  units.Duration
+	concurrency, streams, rounds int
+	maxRate                      units.Rate
+	maxBytes                     units.Size
 }
 
 const exporterLong = `exporter serves Prometheus metrics at http://LISTEN/metrics: for each peer
@@ -143,8 +143,9 @@ func (p *probeArgs) register(f *pflag.FlagSet) {
 	f.Var(&p.ports, "probe-ports", fmt.Sprintf("the ports of the serves in --probe-allow's prefixes, e.g. 9978,7000-7003 (at most %d; others are refused without a dial)", probe.MaxPorts))
 	f.StringVar(&p.targets, "probe-targets", "", "serve /probe for the targets in this file, as written (any port; the only names probed): one HOST[:PORT] per line, then sha256:PIN for a serve with TLS (the pin serve prints)")
 	f.StringVar(&p.auth, "probe-auth", "", "file holding the token of the targets' longhaul serve")
-	p.phase = units.Duration{D: probe.DefaultPhase, Min: twohost.MinPhase, Max: time.Minute}
-	f.Var(&p.phase, "probe-phase", "length of each phase of a probe (a download and an upload on one stream each)")
+	p.phase = units.Duration{Max: time.Minute}
+	f.Var(&p.phase, "probe-phase", fmt.Sprintf("fixed length of each phase of a probe, %s..1m (default: --probe-rounds round trips of the path, fitted into the scrape's timeout)", twohost.MinPhase))
+	f.IntVar(&p.rounds, "probe-rounds", probe.DefaultRounds, fmt.Sprintf("length of each phase in round trips of the path (at least %s; shortened to fit the scrape's timeout, and the result says so)", twohost.MinPhase))
 	p.timeout = units.Duration{D: probe.DefaultTimeout, Min: time.Second, Max: probe.MaxTimeout}
 	f.Var(&p.timeout, "probe-timeout", "most one probe may take (a scrape's timeout shortens it)")
 	p.minInterval = units.Duration{D: probe.DefaultMinInterval, Max: 24 * time.Hour}
@@ -165,7 +166,7 @@ func (p probeArgs) config(netns string) (*probe.Prober, error) {
 		}
 		return nil, nil
 	}
-	cfg := probe.Config{Allowed: probe.Allowed{Ports: p.ports.ports}, Phase: p.phase.D, Timeout: p.timeout.D, MinInterval: p.minInterval.D, Concurrent: p.concurrency, Streams: p.streams,
+	cfg := probe.Config{Allowed: probe.Allowed{Ports: p.ports.ports}, Phase: p.phase.D, Rounds: p.rounds, Timeout: p.timeout.D, MinInterval: p.minInterval.D, Concurrent: p.concurrency, Streams: p.streams,
 		MaxRateBps: p.maxRate.Bps, MaxBytes: p.maxBytes.N, Netns: netns}
 	for _, s := range p.allow {
 		pfx, err := netip.ParsePrefix(s)

@@ -153,6 +153,9 @@ type Info struct {
 	// CC is the sender's congestion control when the producer knows it
 	// (tcp_info: "cubic", "bbr"); "" when it cannot tell (a capture).
 	CC string
+	// Ramp is how the rate moved over the judged part, when the producer
+	// measured it (a test's phase): one still ramping is slow start.
+	Ramp *Ramp
 }
 
 // Verdict is the diagnosis of one flow direction.
@@ -213,6 +216,11 @@ func Diagnose(tl *Timeline, in Info) Verdict {
 	}
 	st := dominant(tl)
 	v.Share = round4(tl.Share(st))
+	if in.Ramp != nil && in.Ramp.Ramping() && st != StateZeroWindow && st != StateApp {
+		v.Verdict = SlowStart
+		v.Summary, v.Fix = rampText(*in.Ramp)
+		return v
+	}
 	switch st {
 	case StateZeroWindow:
 		v.Verdict = ZeroWindow

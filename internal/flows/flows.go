@@ -134,6 +134,10 @@ type Flow struct {
 
 // Options tune Judge.
 type Options struct {
+	// Ramp is how the rate moved over the interval, when the caller
+	// measured it (test: the two halves of a phase's judged part): a
+	// flow still ramping is judged slow start (diagnose.Ramp).
+	Ramp *diagnose.Ramp
 	// RateBps is the path's bottleneck rate if the user knows it: it
 	// sizes the fixes (the buffers for the whole path, not only for the
 	// rate reached).
@@ -198,7 +202,7 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	tl := senderTimeline(prev, cur, dt, f.InflightBytes)
 	in := senderInfo(prev, cur, dt, f, opt)
 	f.Verdict = diagnose.Diagnose(&tl, in)
-	if f.Verdict.Verdict == diagnose.SlowStart {
+	if f.Verdict.Verdict == diagnose.SlowStart && (opt.Ramp == nil || !opt.Ramp.Ramping()) {
 		f.Summary, f.Fix = slowStartText(cur, dt, f.Share, in.Sender)
 	}
 	pathCauses(&f, prev, cur, opt)
@@ -332,6 +336,7 @@ func senderInfo(prev, cur Sock, dt time.Duration, f Flow, opt Options) diagnose.
 	if opt.HighRTT > 0 {
 		in.HighRTT = opt.HighRTT
 	}
+	in.Ramp = opt.Ramp
 	if !cur.WindowScale {
 		in.Scale, in.NoScaleSide = diagnose.ScaleNotNegotiated, "one of the hosts"
 	}

@@ -338,7 +338,7 @@ func (p *Prober) probe(ctx context.Context, dial Target, st *stage) *result {
 		cfg, _ = secret.ClientTLS(dial.Pin) // checked when the targets file was read
 	}
 	o := twohost.ClientOptions{Addr: dial.Addr, TLS: cfg, Token: p.cfg.Token, Netns: p.cfg.Netns, Download: true, Upload: true,
-		Streams: p.cfg.Streams, Duration: p.cfg.Phase, RateBps: p.rateCap(),
+		Streams: p.cfg.Streams, Duration: p.cfg.Phase, Rounds: p.cfg.Rounds, RateBps: p.cfg.MaxRateBps, MaxPhaseBytes: p.cfg.MaxBytes,
 		DialTimeout: DialTimeout, HelloTimeout: HelloTimeout, Admit: st.admit}
 	raw, waited, err := p.runQueued(ctx, o, st)
 	admitted := st.testing
@@ -369,18 +369,6 @@ func (p *Prober) probe(ctx context.Context, dial Target, st *stage) *result {
 		res.reason = reasonOf(ctx, err)
 	}
 	return res
-}
-
-// rateCap is the pace asked of the server (0: none of the exporter's).
-func (p *Prober) rateCap() float64 {
-	r := p.cfg.MaxRateBps
-	if p.cfg.MaxBytes > 0 {
-		b := float64(p.cfg.MaxBytes) * 8 / p.cfg.Phase.Seconds()
-		if r == 0 || b < r {
-			r = b
-		}
-	}
-	return r
 }
 
 // Failure reasons: bounded label values.
@@ -418,9 +406,16 @@ func reasonOf(ctx context.Context, err error) string {
 // Caps says in one line what a probe may do, for the log.
 func (p *Prober) Caps() string {
 	c := p.cfg
-	s := fmt.Sprintf("%d phases of %s, timeout %s, %d at once, results reused for %s, serve ports %s", c.phases(), c.Phase, c.Timeout, c.Concurrent, c.MinInterval, portList(c.Allowed.ports()))
-	if r := p.rateCap(); r > 0 {
+	length := fmt.Sprintf("%d round trips (at least %s)", c.Rounds, twohost.MinPhase)
+	if c.Phase > 0 {
+		length = c.Phase.String()
+	}
+	s := fmt.Sprintf("%d phases of %s, timeout %s, %d at once, results reused for %s, serve ports %s", c.phases(), length, c.Timeout, c.Concurrent, c.MinInterval, portList(c.Allowed.ports()))
+	if r := c.MaxRateBps; r > 0 {
 		s += ", paced at most " + units.FormatRate(r)
+	}
+	if c.MaxBytes > 0 {
+		s += ", at most " + units.FormatBytes(float64(c.MaxBytes)) + " a phase"
 	}
 	return s
 }

@@ -157,9 +157,11 @@ func TestProbeCaps(t *testing.T) {
 		if o.Duration != 3*time.Second || o.Streams != 4 || !o.Download || !o.Upload || len(o.CCs) != 0 {
 			t.Errorf("probe %d asked %+v", i, o)
 		}
-		// 1 MiB in 3 s is 2.8 Mbit/s: below the 50 Mbit/s rate cap.
-		if want := float64(1<<20) * 8 / 3; o.RateBps != want {
-			t.Errorf("probe %d paced at %g, want %g", i, o.RateBps, want)
+		// The rate cap as the pace; the byte cap per phase, which the
+		// client turns into a pace once it knows the phase's length
+		// (ClientOptions.phaseRate: 1 MiB in 3 s is 2.8 Mbit/s).
+		if o.RateBps != 50e6 || o.MaxPhaseBytes != 1<<20 || o.Rounds != DefaultRounds {
+			t.Errorf("probe %d paced at %g, %d bytes a phase, %d rounds", i, o.RateBps, o.MaxPhaseBytes, o.Rounds)
 		}
 	}
 	if d := f.dls[0].Sub(start); d > 12*time.Second-scrapeMargin+time.Second/10 || d < 11*time.Second {
@@ -295,6 +297,8 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Allowed = Allowed{} }, "--probe-allow"},
 		{func(c *Config) { c.Token = nil }, "--probe-auth"},
 		{func(c *Config) { c.Phase = time.Second }, "--probe-phase"},
+		{func(c *Config) { c.Rounds = -1 }, "--probe-rounds"},
+		{func(c *Config) { c.Rounds = MaxRounds + 1 }, "--probe-rounds"},
 		{func(c *Config) { c.Timeout = 5 * time.Second }, "--probe-timeout"},
 		{func(c *Config) { c.Concurrent = 100 }, "--probe-concurrency"},
 		{func(c *Config) { c.Allowed.Ports = make([]uint16, 65) }, "--probe-ports"},

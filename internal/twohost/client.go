@@ -13,10 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
-	"github.com/longhaul/longhaul/internal/units"
 )
 
 // Client defaults.
@@ -52,6 +50,10 @@ type ClientOptions struct {
 	Rounds   int
 	Duration time.Duration
 	RateBps  float64 // ask the server to pace at this rate; 0 none
+	// MaxPhaseBytes, if set, caps what one phase may move: the server is
+	// asked to pace at most MaxPhaseBytes*8 over the phase's length
+	// (known once the RTT is: Rounds).
+	MaxPhaseBytes int64
 	// CCs adds a download phase per congestion control, the server
 	// sending with it (the same path under cubic and bbr, say).
 	CCs []string
@@ -134,8 +136,20 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 		return nil, err
 	}
 	plan, d, err := o.phases(minDur(raw.IdleRTTs), cc.acc.Caps, time.Since(cc.began))
+	if err == nil {
+		plan, d, raw.PhaseCut, err = o.fitDeadline(ctx, plan, d, minDur(raw.IdleRTTs))
+	}
 	if err != nil {
 		return nil, err
+	}
+	if raw.PhaseCut != "" {
+		o.progress("%s", raw.PhaseCut)
+	}
+	if r := o.phaseRate(d); r != o.RateBps {
+		o.RateBps = r // the byte cap as a pace: every phase asks it
+		for i := range plan {
+			plan[i].RateBps = r
+		}
 	}
 	raw.PhaseLength = d
 	ofBest := map[int]float64{} // probes paced at a share of probeBest
@@ -177,74 +191,6 @@ func (o ClientOptions) progress(format string, a ...any) {
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, "longhaul: "+format+"\n", a...)
 	}
-}
-
-// lossProbes are the phases that follow a download that lost segments
-// (ClientOptions.LossProbes, lossProbePlan), as many as the server's
-// time cap leaves room for.
-func (o ClientOptions) lossProbes(down PhaseRaw, raw *Raw, d, used time.Duration) []lossProbe {
-	var lost int64
-	for _, s := range down.Server {
-		lost = max(lost, s.Sock.Retrans)
-	}
-	carried := aggregateRate(down.Server)
-	if lost == 0 || carried <= 0 {
-		return nil
-	}
-	out := lossProbePlan(carried, serverHasBBR(raw), raw.Caps.UDP, o.CCs, d)
-	left := raw.Caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
-	fit := int(left / (d.Seconds() + phaseOverheadS))
-	if fit < len(out) {
-		o.progress("the server's time cap leaves room for %d of the %d phases that tell the path's loss causes apart", max(fit, 0), len(out))
-		out = out[:max(fit, 0)]
-	}
-	return out
-}
-
-// phases are the phases to run and their length: rounds x RTT (at least
-// MinPhase), or the fixed duration; all must fit the server's caps.
-func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) ([]PhaseReq, time.Duration, error) {
-	d := o.Duration
-	how := fmt.Sprintf("--duration %s", d)
-	if d == 0 {
-		d = max(time.Duration(o.Rounds)*rtt, MinPhase)
-		how = fmt.Sprintf("%d round trips of %s", o.Rounds, rtt.Round(100*time.Microsecond))
-	}
-	var out []PhaseReq
-	add := func(name string, streams int) {
-		out = append(out, PhaseReq{Name: name, Streams: streams, DurationS: d.Seconds(), RateBps: o.RateBps})
-	}
-	if o.Download {
-		add(PhaseDownload, 1)
-	}
-	if o.Upload {
-		add(PhaseUpload, 1)
-	}
-	if o.Streams > 1 {
-		add(PhaseCapacity, o.Streams)
-	}
-	for _, cc := range o.CCs {
-		out = append(out, PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), RateBps: o.RateBps, CC: cc})
-	}
-	if len(out) == 0 {
-		return nil, 0, badinput.Errorf("test: nothing to run: give --download, --upload or --streams N")
-	}
-	need := float64(len(out)) * (d.Seconds() + phaseOverheadS)
-	left := caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
-	if need > left {
-		fit := int((left/float64(len(out)) - phaseOverheadS) / max(rtt.Seconds(), 1e-6))
-		hint := fmt.Sprintf("use --rounds %d or fewer phases, or ask its operator to raise --max-duration", fit)
-		if time.Duration(fit)*rtt < MinPhase {
-			hint = "run fewer phases (--download, --upload, --streams 0), or ask its operator to raise --max-duration"
-		}
-		return nil, 0, badinput.Errorf("test: the path is too long for the server's caps: %d phase(s) of %s (%s) need %s, the server allows %s per test (its --max-duration); %s",
-			len(out), units.FormatDuration(d.Round(100*time.Millisecond)), how, units.FormatDuration(time.Duration(need*float64(time.Second)).Round(time.Second)),
-			units.FormatDuration(time.Duration(caps.MaxDurationS*float64(time.Second))), hint)
-	}
-	if o.Streams > caps.MaxStreams {
-		o.progress("the server allows %d streams, not %d", caps.MaxStreams, o.Streams)
-	}
-	return out, d, nil
 }
 
 // errNoLargeMessage: the server's Accepted did not arrive in time, while

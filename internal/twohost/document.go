@@ -55,6 +55,8 @@ type Doc struct {
 	// report shows it: each direction's fix, then each host's plan.
 	Fix   []string `json:"fix,omitempty"`
 	Notes []string `json:"notes,omitempty"`
+
+	rateFromRamp bool // PathRateBps is what flows still in slow start carried
 }
 
 // CCPhase is a download the server sent with a congestion control the
@@ -127,6 +129,10 @@ type Capacity struct {
 	// threads waited for a CPU half of it, or it ran a whole core), so
 	// the path may carry more (AtLeast is set too).
 	CPUBound string `json:"cpu_bound,omitempty"` // "client", "server" or ""
+	// Ramping: the streams were still speeding up when the phase ended,
+	// nothing lost (slow start): the path carries at least Bps (AtLeast
+	// is set too), and no plan is sized from it.
+	Ramping bool `json:"ramping,omitempty"`
 }
 
 // Direction is the result for one direction of data.

@@ -63,7 +63,7 @@ func JudgeIperf3(raw *IperfRaw, rateBps float64) (*Doc, error) {
 		case PhaseCapacity:
 			d.Capacity = &Capacity{Bps: d.Phases[i].ThroughputBps, Streams: len(p.Result.Streams), Verdicts: []string{}}
 		case PhaseUpload:
-			if fl := judgePhase(PhaseRaw{Grant: Grant{Name: PhaseUpload}, Client: p.Samples}); len(fl) > 0 {
+			if fl := judgePhase(PhaseRaw{Grant: Grant{Name: PhaseUpload}, Client: p.Samples}, ""); len(fl) > 0 {
 				upFlow, up = &fl[0], &raw.Phases[i]
 			}
 		}

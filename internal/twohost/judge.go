@@ -1,7 +1,6 @@
 package twohost
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -35,13 +34,13 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 	var plain []PhaseRaw // without a congestion control asked
 	for _, p := range raw.Phases {
 		if !d.addProbe(p) {
-			judged[p.Grant.Name] = judgePhase(p)
+			judged[p.Grant.Name] = judgePhase(p, raw.PhaseCut)
 			plain = append(plain, p)
 		}
 	}
 	for _, p := range plain {
 		if fl := judged[PhaseCapacity]; p.Grant.Name == PhaseCapacity && len(fl) > 0 {
-			d.Capacity = capacityOf(fl, senderSamples(p))
+			d.Capacity = capacityOf(fl, senderSamples(p), raw.PhaseCut)
 			d.Capacity.PeakBps = capacityPeak(senderSamples(p))
 			if end := cpuBoundEnd(p); end != "" {
 				d.Capacity.CPUBound, d.Capacity.AtLeast = end, true
@@ -79,7 +78,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 			}
 		}
 	}
-	d.PathRateBps, d.PathRateBasis = pathRate(opt, d.Capacity, judged, causes, d.CCPhases)
+	d.PathRateBps, d.PathRateBasis, d.rateFromRamp = pathRate(opt, d.Capacity, judged, causes, d.CCPhases)
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
 		fl := judged[name]
 		if len(fl) == 0 {
@@ -155,7 +154,11 @@ func phaseRecord(p PhaseRaw) Phase {
 // of its active time (slow start is over by then): flows.Judge between
 // the sample at the middle and the last one that moved data, with the
 // median smoothed RTT of the half as the RTT under load.
-func judgePhase(p PhaseRaw) []flows.Flow {
+//
+// How the rate moved over that half goes with it (rampOf): a flow still
+// speeding up at the phase's end is judged slow start, whatever its
+// windows said (cut: why the phase was that short, if this host cut it).
+func judgePhase(p PhaseRaw, cut string) []flows.Flow {
 	var out []flows.Flow
 	for _, ss := range bySocket(senderSamples(p)) {
 		half := sendingHalf(ss)
@@ -168,13 +171,54 @@ func judgePhase(p PhaseRaw) []flows.Flow {
 		for _, s := range half {
 			rtts = append(rtts, s.Sock.RTT)
 		}
-		out = append(out, flows.Judge(first.Sock, last.Sock, dt, flows.Options{HighRTT: median(rtts)}))
+		out = append(out, flows.Judge(first.Sock, last.Sock, dt, flows.Options{HighRTT: median(rtts), Ramp: rampOf(ss, half, cut)}))
 	}
 	return out
 }
 
-func capacityOf(fl []flows.Flow, samples []flows.Sample) *Capacity {
-	c := &Capacity{Streams: len(fl), Verdicts: []string{}, Bps: aggregateRate(samples)}
+// rampOf is how one socket's delivery rate moved over its judged half
+// (the two halves of its time), and how long it had been sending; nil
+// when the half has too few samples to split.
+func rampOf(ss, half []flows.Sample, cut string) *diagnose.Ramp {
+	if len(half) < 5 {
+		return nil
+	}
+	first, last := half[0], half[len(half)-1]
+	mid := half[len(half)/2]
+	for _, s := range half {
+		if s.T >= first.T+(last.T-first.T)/2 {
+			mid = s
+			break
+		}
+	}
+	delivered := func(s flows.Sample) float64 { return float64(s.Sock.BytesAcked + s.Sock.SackedBytes) }
+	if mid.T <= first.T || last.T <= mid.T {
+		return nil
+	}
+	r := &diagnose.Ramp{EarlyBps: (delivered(mid) - delivered(first)) * 8 / (mid.T - first.T), LateBps: (delivered(last) - delivered(mid)) * 8 / (last.T - mid.T),
+		Retrans: last.Sock.Retrans, RTT: last.Sock.MinRTT, Cut: cut} // lost at any time: a limit was found
+	for _, s := range ss {
+		if s.Sock.BytesAcked > 0 {
+			r.Sending = time.Duration((last.T - s.T) * float64(time.Second))
+			break
+		}
+	}
+	return r
+}
+
+// capacityOf is what the capacity phase's streams carried together: the
+// plateau they held once their ramp was over (the second half's average
+// when there is none to see), and whether they were still speeding up
+// when the phase ended (then the path carries at least that).
+func capacityOf(fl []flows.Flow, samples []flows.Sample, cut string) *Capacity {
+	s := seriesOf(samples)
+	c := &Capacity{Streams: len(fl), Verdicts: []string{}, Bps: s.plateau()}
+	if i := s.half(); c.Bps == 0 && i >= 0 {
+		c.Bps = s.rate(i, len(s.t)-1)
+	}
+	if r := s.ramp(cut); r != nil && r.Ramping() {
+		c.Ramping, c.AtLeast = true, true
+	}
 	bound := 0
 	for _, f := range fl {
 		c.Verdicts = append(c.Verdicts, f.Verdict.Verdict)
@@ -182,25 +226,27 @@ func capacityOf(fl []flows.Flow, samples []flows.Sample) *Capacity {
 			bound++
 		}
 	}
-	c.AtLeast = 2*bound > len(fl)
+	c.AtLeast = c.AtLeast || 2*bound > len(fl)
 	return c
 }
 
-// pathRate picks the path's rate for the model and the plans.
-func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, causes map[string]*diagnose.Cause, ccs []CCPhase) (float64, string) {
+// pathRate picks the path's rate for the model and the plans; ramp: it
+// is what streams still in slow start carried (no plan is sized from it).
+func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, causes map[string]*diagnose.Cause, ccs []CCPhase) (rate float64, basis string, ramp bool) {
 	if opt.RateBps > 0 {
-		return pathmodel.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)"
+		return pathmodel.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)", false
 	}
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
 		if x := causes[name]; x != nil && x.Name == diagnose.CausePolicer {
 			r := x.Numbers["policer_bps"]
-			return r, fmt.Sprintf("the policer's rate: paced above %s, the %s carried no more", units.FormatRate(r), name)
+			return r, fmt.Sprintf("the policer's rate: paced above %s, the %s carried no more", units.FormatRate(r), name), false
 		}
 	}
 	if r, basis, ok := lossBoundRate(c, causes); ok {
-		return atLeastCC(r, basis, ccs, ", while the path's losses held the default control back")
+		r, basis = atLeastCC(r, basis, ccs, ", while the path's losses held the default control back")
+		return r, basis, false
 	}
-	best, basis := 0.0, ""
+	best := 0.0
 	for _, name := range []string{PhaseDownload, PhaseUpload} {
 		for _, f := range judged[name] {
 			if f.Verdict.Verdict == diagnose.Bottleneck && f.ThroughputBps > best && !cpuBound(causes[name]) {
@@ -209,8 +255,10 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 		}
 	}
 	if c != nil && c.Bps > best {
-		best, basis = c.Bps, fmt.Sprintf("measured with %d streams", c.Streams)
+		best, basis, ramp = c.Bps, fmt.Sprintf("measured with %d streams", c.Streams), c.Ramping
 		switch {
+		case c.Ramping:
+			basis += " (at least: they were still speeding up when the phase ended)"
 		case c.CPUBound != "":
 			basis += fmt.Sprintf(" (at least: the %s's CPU held them)", c.CPUBound)
 		case c.AtLeast:
@@ -223,14 +271,18 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 			for _, f := range judged[name] {
 				if f.ThroughputBps > best {
 					best, basis = f.ThroughputBps, "the "+name+" on one stream carried more than the streams together"
+					ramp = f.Verdict.Verdict == diagnose.SlowStart
 				}
 			}
 		}
 	}
-	if best, basis = atLeastCC(best, basis, ccs, ""); best > 0 {
-		return best, basis
+	if r, b := atLeastCC(best, basis, ccs, ""); r > best {
+		return r, b, false
 	}
-	return 0, "unknown: no phase filled the path; run with --streams N or give --rate"
+	if best > 0 {
+		return best, basis, ramp
+	}
+	return 0, "unknown: no phase filled the path; run with --streams N or give --rate", false
 }
 
 // atLeastCC raises a path's rate r to what one stream carried with a
@@ -268,9 +320,9 @@ func (d *Doc) addProbe(p PhaseRaw) bool {
 	case p.UDP != nil:
 		d.UDPPhase = udpPhase(p)
 	case p.AskedCC != "":
-		d.CCPhases = append(d.CCPhases, ccPhase(p, judgePhase(p)))
+		d.CCPhases = append(d.CCPhases, ccPhase(p, judgePhase(p, "")))
 	case p.AskedPace > 0:
-		d.PacedPhases = append(d.PacedPhases, pacedPhase(p, judgePhase(p)))
+		d.PacedPhases = append(d.PacedPhases, pacedPhase(p, judgePhase(p, "")))
 	default:
 		return false
 	}
@@ -340,41 +392,14 @@ func lossBoundRate(c *Capacity, causes map[string]*diagnose.Cause) (float64, str
 }
 
 // aggregateRate is the rate all sockets together delivered (acknowledged
-// or SACKed) over the second half of their common active time. One
-// sock_diag dump gives every socket the same T, so the sum is taken per
-// dump: summing each socket's own rate over its own half would mix
-// windows and overstate the total.
+// or SACKed) over the second half of their common active time.
 func aggregateRate(samples []flows.Sample) float64 {
-	last := map[string]int64{}
-	var ts []float64
-	total := map[float64]int64{}
-	sorted := slices.Clone(samples)
-	slices.SortStableFunc(sorted, func(a, b flows.Sample) int { return cmp.Compare(a.T, b.T) })
-	for i, s := range sorted {
-		last[s.Sock.Key()] = s.Sock.BytesAcked + s.Sock.SackedBytes
-		if i+1 < len(sorted) && sorted[i+1].T == s.T {
-			continue
-		}
-		var sum int64
-		for _, v := range last {
-			sum += v
-		}
-		ts = append(ts, s.T)
-		total[s.T] = sum
-	}
-	end := len(ts) - 1
-	for end > 0 && total[ts[end]] == total[ts[end-1]] {
-		end--
-	}
-	if end < 2 {
+	s := seriesOf(samples)
+	i := s.half()
+	if i < 0 {
 		return 0
 	}
-	mid := ts[0] + (ts[end]-ts[0])/2
-	i := 0
-	for i < end-1 && ts[i] < mid {
-		i++
-	}
-	return float64(total[ts[end]]-total[ts[i]]) * 8 / (ts[end] - ts[i])
+	return s.rate(i, len(s.t)-1)
 }
 
 func minDur(ds []time.Duration) time.Duration {

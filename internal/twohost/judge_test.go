@@ -186,10 +186,10 @@ func TestPathRate(t *testing.T) {
 	// bound and the best estimate is what they were seen delivering.
 	random := map[string]*diagnose.Cause{PhaseDownload: {Name: diagnose.CauseRandomLoss}}
 	c := &Capacity{Bps: 275e6, PeakBps: 380e6, Streams: 8}
-	if got, basis := pathRate(JudgeOptions{}, c, map[string][]flows.Flow{PhaseDownload: {loss}}, random, nil); got != 380e6 || !c.AtLeast || !strings.Contains(basis, "at least 380 Mbit/s") || !strings.Contains(basis, "random-loss") {
+	if got, basis, _ := pathRate(JudgeOptions{}, c, map[string][]flows.Flow{PhaseDownload: {loss}}, random, nil); got != 380e6 || !c.AtLeast || !strings.Contains(basis, "at least 380 Mbit/s") || !strings.Contains(basis, "random-loss") {
 		t.Errorf("random loss: %g, %q, at least %v", got, basis, c.AtLeast)
 	}
-	if got, _ := pathRate(JudgeOptions{RateBps: 500e6}, c, nil, random, nil); got != pathmodel.Goodput(500e6) {
+	if got, _, _ := pathRate(JudgeOptions{RateBps: 500e6}, c, nil, random, nil); got != pathmodel.Goodput(500e6) {
 		t.Errorf("--rate is the rate whatever held the streams: %g", got)
 	}
 	// No cause named, 8 cubic streams held by a shallow queue after
@@ -198,7 +198,7 @@ func TestPathRate(t *testing.T) {
 	// shallow buffer run 6: the path reported at 152 Mbit/s).
 	held := &Capacity{Bps: 152.5e6, Streams: 8}
 	bbr := []CCPhase{{CC: "bbr", Granted: true, ThroughputBps: 458.8e6}, {CC: "reno", ThroughputBps: 600e6}}
-	if got, basis := pathRate(JudgeOptions{}, held, map[string][]flows.Flow{PhaseDownload: {bott}}, nil, bbr); got != 458.8e6 || !strings.Contains(basis, "at least 458.8 Mbit/s") || !strings.Contains(basis, "bbr") {
+	if got, basis, _ := pathRate(JudgeOptions{}, held, map[string][]flows.Flow{PhaseDownload: {bott}}, nil, bbr); got != 458.8e6 || !strings.Contains(basis, "at least 458.8 Mbit/s") || !strings.Contains(basis, "bbr") {
 		t.Errorf("bbr faster than the streams: %g, %q", got, basis)
 	}
 	pr := probes{otherBps: 458.8e6, paced: []diagnose.PacedRun{{RateBps: 688e6, Bps: 376e6}}}
@@ -210,7 +210,7 @@ func TestPathRate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, basis := pathRate(tc.opt, tc.c, tc.judged, nil, nil)
+			got, basis, _ := pathRate(tc.opt, tc.c, tc.judged, nil, nil)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("rate (-want +got):\n%s (basis %q)", diff, basis)
 			}

@@ -140,7 +140,7 @@ func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 		}
 		return Limit{Host: HostPath, Text: "the path: packet loss holds the congestion window down (" + strings.TrimSuffix(v.Summary, ".") + ")"}
 	case diagnose.SlowStart:
-		return Limit{Host: HostTest, Text: "the test: the flow was still in slow start; run longer (--rounds)"}
+		return Limit{Host: HostTest, Text: "the test: " + strings.TrimSuffix(v.Summary, ".") + "; run longer (--rounds, a longer --duration)"}
 	case diagnose.AppLimited:
 		return Limit{Host: dir.Sender, Text: fmt.Sprintf("the %s's sending application: it had nothing to send most of the time (a rate cap, or CPU)", dir.Sender)}
 	}
@@ -257,6 +257,11 @@ func (d *Doc) makePlans(rtt time.Duration, judged map[string][]flows.Flow) error
 	}
 	if d.PathRateBps <= 0 || rtt <= 0 || d.Hosts.Client == nil || d.Hosts.Server == nil {
 		d.Notes = append(d.Notes, "no plans: the path's rate is "+d.PathRateBasis)
+		return nil
+	}
+	if d.rateFromRamp {
+		d.Notes = append(d.Notes, fmt.Sprintf("no plans: the phases ended while the flows were still speeding up (slow start), so the path carries more than the %s measured; "+
+			"buffers sized from it would be too small: test longer (--rounds), or give --rate", units.FormatRate(d.PathRateBps)))
 		return nil
 	}
 	down, up := len(judged[PhaseDownload]) > 0 || len(judged[PhaseCapacity]) > 0, len(judged[PhaseUpload]) > 0

@@ -21,6 +21,9 @@ type Raw struct {
 	// server's first large message never arrived at full size; 0 when
 	// it did.
 	BlackHoleMSS int
+	// PhaseCut says why the phases are shorter than the round trips
+	// asked (a prober's deadline); "" when they are not.
+	PhaseCut string
 }
 
 // PhaseRaw is one phase's measurement from both ends.

@@ -70,6 +70,9 @@ func checkRaw(raw *Raw) error {
 	if raw.PhaseLength < 0 || raw.BlackHoleMSS < 0 {
 		return fmt.Errorf("negative phase length or black-hole MSS")
 	}
+	if len(raw.PhaseCut) > 1000 {
+		return fmt.Errorf("a phase-cut note of %d bytes, at most 1000", len(raw.PhaseCut))
+	}
 	for i, p := range raw.Phases {
 		if err := checkRTTs(fmt.Sprintf("phase %d's pings", i+1), p.LoadedRTTs); err != nil {
 			return err

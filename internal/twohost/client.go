@@ -22,7 +22,6 @@ const (
 	DefaultRounds  = 60
 	DefaultStreams = 8
 	MinPhase       = 2 * time.Second
-	rttProbes      = 10
 	helloTimeout   = 10 * time.Second
 	// acceptWait is how long the server's Accepted may take (it gathers
 	// its snapshot first), and blackHoleMSS the segment size of the
@@ -31,7 +30,6 @@ const (
 	acceptWait      = 10 * time.Second
 	blackHoleMSS    = 1200
 	clientIdle      = 30 * time.Second
-	phaseOverheadS  = 1.5 // seconds a phase takes beyond its transfer
 	loadedPingEvery = 200 * time.Millisecond
 )
 
@@ -132,7 +130,7 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 	cc.wchunk = writeChunk(mine)
 	raw := &Raw{Server: o.Addr, Started: time.Now().UTC(), Client: mine, ServerSnap: cc.acc.Snapshot, Caps: cc.acc.Caps, BlackHoleMSS: blackHole}
 	o.progress("connected to %s: session %s, the server allows %s", o.Addr, cc.acc.Session[:8], cc.acc.Caps.Text())
-	if raw.IdleRTTs, err = cc.pings(ctx, rttProbes, 50*time.Millisecond); err != nil {
+	if raw.IdleRTTs, err = cc.pings(ctx, RTTProbes, pingGap); err != nil {
 		return nil, err
 	}
 	plan, d, err := o.phases(minDur(raw.IdleRTTs), cc.acc.Caps, time.Since(cc.began))
@@ -227,7 +225,7 @@ func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
 		}
 	}
 	cc := &ctrl{c: c, began: time.Now(), frames: make(chan Frame, 16), rerr: make(chan error, 1), pingAt: map[int]time.Time{}}
-	if err := cc.send(TypeStart, Start{Software: Software}); err != nil {
+	if err := cc.send(TypeStart, Start{Software: Software, PlannedS: o.planned(ctx, c)}); err != nil {
 		c.Close()
 		return nil, err
 	}

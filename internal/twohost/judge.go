@@ -48,6 +48,9 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		}
 	}
 	rtt := time.Duration(d.RTT.MinS * float64(time.Second))
+	if raw.PhaseCut != "" {
+		d.Notes = append(d.Notes, raw.PhaseCut)
+	}
 	if raw.BlackHoleMSS > 0 {
 		d.Causes = append(d.Causes, diagnose.BlackHoleCause(raw.BlackHoleMSS, "the server"))
 	}

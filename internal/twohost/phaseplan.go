@@ -25,7 +25,7 @@ func (o ClientOptions) lossProbes(down PhaseRaw, raw *Raw, d, used time.Duration
 	}
 	out := lossProbePlan(carried, serverHasBBR(raw), raw.Caps.UDP, o.CCs, d)
 	left := raw.Caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
-	fit := int(left / (d.Seconds() + phaseOverheadS))
+	fit := int(left / (d + phaseExtra(minDur(raw.IdleRTTs))).Seconds())
 	if fit < len(out) {
 		o.progress("the server's time cap leaves room for %d of the %d phases that tell the path's loss causes apart", max(fit, 0), len(out))
 		out = out[:max(fit, 0)]
@@ -61,10 +61,10 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 	if len(out) == 0 {
 		return nil, 0, badinput.Errorf("test: nothing to run: give --download, --upload or --streams N")
 	}
-	need := float64(len(out)) * (d.Seconds() + phaseOverheadS)
+	need := float64(len(out)) * (d + phaseExtra(rtt)).Seconds()
 	left := caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
 	if need > left {
-		fit := int((left/float64(len(out)) - phaseOverheadS) / max(rtt.Seconds(), 1e-6))
+		fit := int((left/float64(len(out)) - phaseExtra(rtt).Seconds()) / max(rtt.Seconds(), 1e-6))
 		hint := fmt.Sprintf("use --rounds %d or fewer phases, or ask its operator to raise --max-duration", fit)
 		if time.Duration(fit)*rtt < MinPhase {
 			hint = "run fewer phases (--download, --upload, --streams 0), or ask its operator to raise --max-duration"
@@ -78,6 +78,10 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 	}
 	return out, d, nil
 }
+
+// phaseExtra is what a phase takes beyond its transfer on a path of rtt
+// (its request, its streams' handshakes, its end): TestLength's part.
+func phaseExtra(rtt time.Duration) time.Duration { return PhaseOverhead + phaseRoundTrips*max(rtt, 0) }
 
 // phaseRate is the pace a phase of length d asks: RateBps, lowered to
 // what moves MaxPhaseBytes in d.
@@ -105,13 +109,13 @@ func (o ClientOptions) fitDeadline(ctx context.Context, plan []PhaseReq, d, rtt 
 		return plan, d, "", nil
 	}
 	left := time.Until(end) - deadlineSlack
-	per := left/time.Duration(len(plan)) - time.Duration(phaseOverheadS*float64(time.Second))
+	per := left/time.Duration(len(plan)) - phaseExtra(rtt)
 	if per >= d {
 		return plan, d, "", nil
 	}
 	if per < MinPhase {
-		return nil, 0, "", fmt.Errorf("test: the deadline leaves %s for %d phases: each needs at least %s and about %.1f s of set-up; allow more time (a prober: --probe-timeout and the scrape timeout)",
-			units.FormatDuration(left.Round(100*time.Millisecond)), len(plan), MinPhase, phaseOverheadS)
+		return nil, 0, "", fmt.Errorf("test: the deadline leaves %s for %d phases: each needs at least %s and about %s of set-up; allow more time (a prober: --probe-timeout and the scrape timeout)",
+			units.FormatDuration(left.Round(100*time.Millisecond)), len(plan), MinPhase, units.FormatDuration(phaseExtra(rtt).Round(100*time.Millisecond)))
 	}
 	per = per.Truncate(100 * time.Millisecond)
 	for i := range plan {

@@ -10,7 +10,7 @@ import (
 // control connection's handshake: connect, hello, auth, start) and
 // RTTProbes pings one at a time, pingGap apart; each phase's request,
 // its streams' handshakes and its end. They are the client's own budget
-// (phaseOverheadS) plus the round trips a long path adds to it.
+// (phaseExtra) plus the round trips a long path adds to it.
 const (
 	RTTProbes         = 10
 	pingGap           = 50 * time.Millisecond

@@ -10,7 +10,10 @@ import (
 // control connection's handshake: connect, hello, auth, start) and
 // RTTProbes pings one at a time, pingGap apart; each phase's request,
 // its streams' handshakes and its end. They are the client's own budget
-// (phaseExtra) plus the round trips a long path adds to it.
+// (phaseExtra) plus the round trips a long path adds to it: on the safe
+// side. Measured on an emulated 170 ms, 100 Mbit/s path: 26.6 s for 3
+// phases of 40 round trips (TestLength 30.3 s), 12.6 s for 3 phases of
+// 2 s (15.9 s), 9.0 s for 2 (11.9 s).
 const (
 	RTTProbes         = 10
 	pingGap           = 50 * time.Millisecond

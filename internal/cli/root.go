@@ -161,7 +161,7 @@ Units are written the way people write them: 200ms, 1Gbit/s, 100Mbps,
 		}
 		return usagef("%v (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newCalcCmd(), newAuditCmd(), newReportCmd())
+	root.AddCommand(newCalcCmd(), newAuditCmd(), newReportCmd(), newMeshCostCmd())
 	root.AddCommand(newAnalyzeCmd())
 	root.AddCommand(newPlanCmd(), newApplyCmd(), newRollbackCmd())
 	root.AddCommand(platformCommands()...)

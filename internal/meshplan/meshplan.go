@@ -90,8 +90,9 @@ type Plan struct {
 	Link            Load    `json:"busiest_site_link"` // as prober and as target
 	Fits            bool    `json:"fits"`              // the busiest target's probes fit the interval back to back
 	ShortestS       float64 `json:"shortest_interval_s"`
-	SuggestedS      float64 `json:"suggested_interval_s"` // the busiest target busy at most half the time
-	QueueS          float64 `json:"queue_s"`              // the most a probe can wait for a busy target within its deadline
+	ProberShortestS float64 `json:"prober_shortest_interval_s"` // the busiest prober's probes one after another
+	SuggestedS      float64 `json:"suggested_interval_s"`       // the busiest target busy at most half the time
+	QueueS          float64 `json:"queue_s"`                    // the most a probe can wait for a busy target within its deadline
 	MeshBytesPerDay float64 `json:"mesh_bytes_per_day"`
 }
 
@@ -256,6 +257,7 @@ func Estimate(in Input) (Plan, error) {
 	busy := float64(target) * p.ProbeS
 	p.Fits = busy <= p.IntervalS
 	p.ShortestS = math.Ceil(busy)
+	p.ProberShortestS = math.Ceil(float64(prober) * p.ProbeS)
 	p.SuggestedS = roundUp(busy / busyTarget)
 	p.MeshBytesPerDay = float64(paths) * perDay * p.ProbeBytes
 	return p, nil

@@ -51,7 +51,7 @@ func TestEstimateByHand(t *testing.T) {
 		t.Errorf("load: %+v", p)
 	}
 	if !near(p.Target.BytesPerDay, 29*288*p.ProbeBytes) || !near(p.MeshBytesPerDay, 870*288*p.ProbeBytes) ||
-		p.Link.Probes != 58 || p.Prober.Probes != 29 {
+		p.Link.Probes != 58 || p.Prober.Probes != 29 || p.ProberShortestS != 382 {
 		t.Errorf("per day: target %g, mesh %g, link %d, prober %d", p.Target.BytesPerDay, p.MeshBytesPerDay, p.Link.Probes, p.Prober.Probes)
 	}
 	if !near(p.QueueS, 29.5-p.ProbeS) {
@@ -62,7 +62,7 @@ func TestEstimateByHand(t *testing.T) {
 // Hubs and partial meshes: who probes whom.
 func TestEstimateTopologies(t *testing.T) {
 	for _, tc := range []struct {
-		mod                          func(*Input)
+		mod                         func(*Input)
 		paths, target, prober, link int
 	}{
 		{func(in *Input) { in.Topology, in.Hubs = Hub, 2 }, 58, 2, 29, 30},

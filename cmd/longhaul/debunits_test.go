@@ -102,15 +102,17 @@ func TestDebAsInstalled(t *testing.T) {
 	})
 	t.Run("exporter rules and dashboard", func(t *testing.T) {
 		for pkg, repo := range map[string]string{
-			"usr/share/longhaul/prometheus/longhaul-rules.yml":                 "../../deploy/prometheus/longhaul-rules.yml",
-			"usr/share/longhaul/grafana/longhaul-dashboard.json":               "../../deploy/grafana/longhaul-dashboard.json",
-			"usr/share/longhaul/grafana/longhaul-mesh.json":                    "../../deploy/grafana/longhaul-mesh.json",
-			"usr/share/longhaul/prometheus/longhaul-probes.yml":                "../../deploy/prometheus/longhaul-probes.yml",
-			"usr/share/longhaul/prometheus/longhaul-probe-targets.example.yml": "../../deploy/prometheus/longhaul-probe-targets.example.yml",
-			"usr/share/longhaul/prometheus/longhaul-exporters.example.yml":     "../../deploy/prometheus/longhaul-exporters.example.yml",
-			"usr/share/longhaul/grafana/longhaul-provisioning.yml":             "../../deploy/grafana/longhaul-provisioning.yml",
-			"usr/share/longhaul/prometheus/longhaul-rules.test.yml":            "",
-			"usr/share/longhaul/prometheus/longhaul-rules-paths.test.yml":      "",
+			"usr/share/longhaul/prometheus/longhaul-rules.yml":                         "../../deploy/prometheus/longhaul-rules.yml",
+			"usr/share/longhaul/grafana/longhaul-dashboard.json":                       "../../deploy/grafana/longhaul-dashboard.json",
+			"usr/share/longhaul/grafana/longhaul-mesh.json":                            "../../deploy/grafana/longhaul-mesh.json",
+			"usr/share/longhaul/prometheus/longhaul-probes.yml":                        "../../deploy/prometheus/longhaul-probes.yml",
+			"usr/share/longhaul/prometheus/longhaul-probe-targets.example.yml":         "../../deploy/prometheus/longhaul-probe-targets.example.yml",
+			"usr/share/longhaul/prometheus/longhaul-probe-targets.partial.example.yml": "../../deploy/prometheus/longhaul-probe-targets.partial.example.yml",
+			"usr/share/longhaul/prometheus/longhaul-probe-targets.hub.example.yml":     "../../deploy/prometheus/longhaul-probe-targets.hub.example.yml",
+			"usr/share/longhaul/prometheus/longhaul-exporters.example.yml":             "../../deploy/prometheus/longhaul-exporters.example.yml",
+			"usr/share/longhaul/grafana/longhaul-provisioning.yml":                     "../../deploy/grafana/longhaul-provisioning.yml",
+			"usr/share/longhaul/prometheus/longhaul-rules.test.yml":                    "",
+			"usr/share/longhaul/prometheus/longhaul-rules-paths.test.yml":              "",
 		} {
 			got, err := os.ReadFile(filepath.Join(root, pkg))
 			if repo == "" {

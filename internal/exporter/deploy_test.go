@@ -43,7 +43,9 @@ func TestDeployAlertRules(t *testing.T) {
 	tmp := t.TempDir()
 	abs, _ := filepath.Abs(dir)
 	for dst, src := range map[string]string{"longhaul-probe-targets/example.yml": "longhaul-probe-targets.example.yml",
-		"longhaul-exporters/example.yml": "longhaul-exporters.example.yml", "longhaul-exporter-token": ""} {
+		"longhaul-probe-targets/partial.yml": "longhaul-probe-targets.partial.example.yml",
+		"longhaul-probe-targets/hub.yml":     "longhaul-probe-targets.hub.example.yml",
+		"longhaul-exporters/example.yml":     "longhaul-exporters.example.yml", "longhaul-exporter-token": ""} {
 		b := []byte("token\n")
 		if src != "" {
 			var err error

@@ -143,11 +143,20 @@ bench-cc: build
 	LONGHAUL_BENCH_CC=1 REPEAT=$(REPEAT_CC) LONGHAUL_BENCH_CC_SHAPE=$(SHAPE) LONGHAUL_BENCH_CC_OUT=$(abspath $(BENCH_CC_OUT)) \
 		$(GO) test -count=1 -timeout 4h -run '^TestIntegrationCCMatrix$$' -v ./cmd/longhaul
 
-# the lab mesh at length (root; ~6 min): five far hosts behind their own
-# emulated paths probed through a real Prometheus, three alert cycles
-# (make test runs three hosts and one cycle).
+# the lab mesh at length and at scale (root; ~35 min), through a real
+# Prometheus with the shipped probe job and its 30 s scrape timeout:
+# TestIntegrationProbeMesh with five far hosts and three alert cycles
+# (make test runs three hosts and one cycle); TestIntegrationProbeMeshLong,
+# 10 probes of each of three 170 ms x 1 Gbit/s paths (far tcp_wmem max
+# 4 MiB, far tcp_rmem max 4 MiB, clean); TestIntegrationProbeMeshScale,
+# nine far hosts probed by three probers: no two tests of one target at
+# once (the far serves' logs), bytes per test against longhaul estimate.
+# The two new tests' tables go to $(BENCH_MESH_OUT).
+BENCH_MESH_OUT ?= bench/mesh.txt
 bench-mesh: build
-	LONGHAUL_BENCH_MESH=1 $(GO) test -count=1 -timeout 30m -run '^TestIntegrationProbeMesh$$' -v ./cmd/longhaul
+	@printf '# make bench-mesh at %s on %s: %s cores, kernel %s\n' "$$(git describe --always --dirty)" "$$(date -u +%F)" "$$(nproc)" "$$(uname -r)" >$(BENCH_MESH_OUT)
+	LONGHAUL_BENCH_MESH=1 LONGHAUL_BENCH_MESH_OUT=$(abspath $(BENCH_MESH_OUT)) \
+		$(GO) test -count=1 -timeout 90m -run '^TestIntegrationProbeMesh(Long|Scale)?$$' -v ./cmd/longhaul
 
 # issue 23's ground-truth matrix, the lab scenario `longhaul lab causes`
 # (root): every failure on 50 ms x 100 Mbit/s and 100 ms x 500 Mbit/s,

@@ -37,6 +37,9 @@ type farHost struct {
 	want map[string]string
 	path *emupath.Path
 	addr string
+	log  *lockedBuf // serve's log (its sessions, for the servers' side of a bench)
+	// serveArgs are more flags of its serve.
+	serveArgs []string
 }
 
 // upMesh brings up a star: one prober namespace and a far host per
@@ -62,7 +65,9 @@ func upMesh(t *testing.T, bin, prefix, token string, hosts []*farHost) (client s
 		h.path, h.addr = p, ts.ServerAddr.String()
 		client = p.Topo.Client().Netns
 		sv := p.Topo.Server()
-		srv := exec.Command(bin, "serve", "--netns", sv.Netns, "--auth", token, "--listen", net.JoinHostPort(h.addr, "9978"))
+		srv := exec.Command(bin, append([]string{"serve", "--netns", sv.Netns, "--auth", token, "--listen", net.JoinHostPort(h.addr, "9978")}, h.serveArgs...)...)
+		h.log = &lockedBuf{}
+		srv.Stderr = h.log
 		if err := srv.Start(); err != nil {
 			t.Fatal(err)
 		}

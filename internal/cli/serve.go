@@ -47,9 +47,10 @@ first: HMAC-SHA256 with the pre-shared token over a fresh nonce (a
 replayed handshake fails); --tls-cert/--tls-key add TLS 1.3 (the client
 pins the key fingerprint printed at start). The server enforces its caps
 whatever the client asks: --max-duration and --max-bytes per test,
---max-rate (paced in the kernel), --max-clients tests at a time and one
-per client address ("busy, retry after N s"), and timeouts on every
-read. Every test is logged (slog, key=value or --log-json) on stderr.
+--max-rate (paced in the kernel), --max-clients tests at a time (1 by
+default: tests sharing this host's link would measure each other) and
+one per client address ("busy, retry after N s", N when the running test
+expects to end), and timeouts on every read. Every test is logged (slog, key=value or --log-json) on stderr.
 
 The same port number in UDP answers the datagram run of test's loss
 probes (datagrams paced above the path's ceiling, to tell a queue from a
@@ -78,7 +79,7 @@ deploy/longhaul-serve.service is a systemd unit.`,
 	f.Var(&a.maxBytes, "max-bytes", "most bytes one test may move, both directions together")
 	a.maxRate = units.Rate{Min: 1e5, Max: 1e12}
 	f.Var(&a.maxRate, "max-rate", "most bits/s a test may send or receive (default unlimited)")
-	f.IntVar(&a.maxClients, "max-clients", twohost.DefaultMaxClients, "tests at a time (each client address runs one at a time)")
+	f.IntVar(&a.maxClients, "max-clients", twohost.DefaultMaxClients, "tests at a time (each client address runs one at a time); more than 1 makes concurrent tests share this host's link and skew each other's rates")
 	f.IntVar(&a.maxStreams, "max-streams", 16, "most parallel streams of a test's capacity phase")
 	f.StringArrayVar(&a.allow, "allow", nil, "only accept clients in this prefix (repeatable), e.g. 198.51.100.0/24")
 	a.handshake = units.Duration{D: twohost.DefaultHandshakeTimeout, Min: 100 * time.Millisecond, Max: time.Minute}

@@ -171,17 +171,38 @@ func (d *Doc) scalingOff(dir Direction, rtt time.Duration) (Limit, bool) {
 // time although a larger window would only lengthen the queue (measured:
 // 941 Mbit/s at 200 ms, 73% rwnd-limited with a 28.5 MB window over a
 // 25 MB BDP).
+//
+// Nor is it when the most the setting allows carries the path's rate (a
+// rate measured, not a lower bound): raising it cannot help. A flow
+// that ran below the path's rate then was held by the path's queue and
+// losses, or by a window autotuning was still growing (measured: bbr at
+// 170 ms x 1 Gbit/s with 64 MiB of tcp_rmem, 760-810 Mbit/s, 57% of the
+// time "rwnd-limited" at a 24-44 MB window whose 64 MiB maximum allows
+// 2.1 Gbit/s).
 func (d *Doc) atPathRate(dir Direction) (Limit, bool) {
 	v := dir.Flow.Verdict.Verdict
-	if (v != diagnose.RwndLimited && v != diagnose.SndbufLimited) || d.PathRateBps <= 0 || dir.ThroughputBps < 0.95*d.PathRateBps {
+	if (v != diagnose.RwndLimited && v != diagnose.SndbufLimited) || d.PathRateBps <= 0 {
 		return Limit{}, false
 	}
-	who, win := dir.Receiver+"'s receive window", dir.Model.ReceiverWindowBytes
+	who, win, ceiling := dir.Receiver+"'s receive window", dir.Model.ReceiverWindowBytes, dir.Model.ReceiverCeilingBps
 	if v == diagnose.SndbufLimited {
-		who, win = dir.Sender+"'s send buffer", dir.Model.SenderInFlightBytes
+		who, win, ceiling = dir.Sender+"'s send buffer", dir.Model.SenderInFlightBytes, dir.Model.SenderCeilingBps
 	}
-	return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); the %s (%s) is above the BDP and only stops the bottleneck queue from growing",
-		units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps), who, units.FormatBytes(win))}, true
+	if dir.ThroughputBps >= 0.95*d.PathRateBps {
+		return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); the %s (%s) is above the BDP and only stops the bottleneck queue from growing",
+			units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps), who, units.FormatBytes(win))}, true
+	}
+	if v == diagnose.RwndLimited && dir.Flow.Verdict.CeilingBps > 0 {
+		// The window seen, not only the most the setting allows: a
+		// middlebox that strips window scaling, or an application's
+		// fixed SO_RCVBUF, holds it under that.
+		ceiling = min(ceiling, dir.Flow.Verdict.CeilingBps)
+	}
+	if dir.Cause != nil || unscaled(dir.Flow) || d.rateFromRamp || strings.Contains(d.PathRateBasis, "at least") || ceiling < d.PathRateBps {
+		return Limit{}, false
+	}
+	return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, under the path's %s, while the %s (%s at its largest, %s at this RTT as seen) carries the path's rate: the path's queue and losses held the flow; raising the setting would not help",
+		units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps), who, units.FormatBytes(win), units.FormatRate(ceiling))}, true
 }
 
 // ShortRTT is the round trip under which a path needs no tuning: its BDP

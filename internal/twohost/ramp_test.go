@@ -160,3 +160,39 @@ func TestFitDeadline(t *testing.T) {
 		t.Errorf("50 MB in 8 s under a 100 Mbit/s cap: pace %g", r)
 	}
 }
+
+// A download "rwnd-limited" part of the time at 80% of a measured path
+// rate, while its window (seen and allowed) carries more than the path:
+// the path held it, not the client's tcp_rmem; with a tcp_rmem whose
+// window carries less than the path, the client's setting.
+func TestWindowAbovePathIsNotTheLimit(t *testing.T) {
+	rtt := 170 * time.Millisecond
+	flat := func(r float64) rateAt { return func(float64) float64 { return r } }
+	judge := func(rmem string, window int64) Direction {
+		t.Helper()
+		p := PhaseRaw{Grant: Grant{Phase: 1, Name: PhaseDownload, Streams: 1, DurationS: 6}, Done: PhaseDone{Phase: 1, Reason: "duration"}}
+		p.Server = shaped(40000, rtt, 6, 0, flat(760e6))
+		for i := range p.Server {
+			p.Server[i].Sock.SndWnd = window
+			p.Server[i].Sock.RwndLimited = p.Server[i].Sock.Busy * 6 / 10
+		}
+		c := PhaseRaw{Grant: Grant{Phase: 2, Name: PhaseCapacity, Streams: 2, DurationS: 6}, Done: PhaseDone{Phase: 2, Reason: "duration"}}
+		for i := range 2 {
+			c.Server = append(c.Server, shaped(uint16(40001+i), rtt, 6, 0, flat(470e6))...)
+		}
+		big := "4096 131072 67108864"
+		raw := rawWith(host(rmem, big), host(big, big), p, c)
+		raw.IdleRTTs = []time.Duration{rtt}
+		d, err := Judge(raw, JudgeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Directions[0]
+	}
+	if dir := judge("4096 131072 67108864", 24<<20); dir.Flow.Verdict.Verdict != diagnose.RwndLimited || dir.Limit.Host != HostPath || !strings.Contains(dir.Limit.Text, "would not help") {
+		t.Errorf("64 MiB, a 24 MiB window: %s, limit %+v", dir.Flow.Verdict.Verdict, dir.Limit)
+	}
+	if dir := judge("4096 131072 16777216", 11<<20); dir.Limit.Host != HostClient || dir.Limit.Setting != "net.ipv4.tcp_rmem" {
+		t.Errorf("16 MiB, an 11 MiB window under the BDP: limit %+v", dir.Limit)
+	}
+}

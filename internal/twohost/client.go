@@ -133,21 +133,9 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 	if raw.IdleRTTs, err = cc.pings(ctx, RTTProbes, pingGap); err != nil {
 		return nil, err
 	}
-	plan, d, err := o.phases(minDur(raw.IdleRTTs), cc.acc.Caps, time.Since(cc.began))
-	if err == nil {
-		plan, d, raw.PhaseCut, err = o.fitDeadline(ctx, plan, d, minDur(raw.IdleRTTs))
-	}
+	plan, d, err := o.planPhases(ctx, raw, time.Since(cc.began))
 	if err != nil {
 		return nil, err
-	}
-	if raw.PhaseCut != "" {
-		o.progress("%s", raw.PhaseCut)
-	}
-	if r := o.phaseRate(d); r != o.RateBps {
-		o.RateBps = r // the byte cap as a pace: every phase asks it
-		for i := range plan {
-			plan[i].RateBps = r
-		}
 	}
 	raw.PhaseLength = d
 	ofBest := map[int]float64{} // probes paced at a share of probeBest

@@ -79,6 +79,30 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 	return out, d, nil
 }
 
+// planPhases is the phases Run runs and their length: sized (phases),
+// fitted to ctx's deadline (raw.PhaseCut says how), their pace lowered
+// to the byte cap (o.RateBps too: the plain phases are those at it).
+func (o *ClientOptions) planPhases(ctx context.Context, raw *Raw, used time.Duration) ([]PhaseReq, time.Duration, error) {
+	rtt := minDur(raw.IdleRTTs)
+	plan, d, err := o.phases(rtt, raw.Caps, used)
+	if err == nil {
+		plan, d, raw.PhaseCut, err = o.fitDeadline(ctx, plan, d, rtt)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if raw.PhaseCut != "" {
+		o.progress("%s", raw.PhaseCut)
+	}
+	if r := o.phaseRate(d); r != o.RateBps {
+		o.RateBps = r
+		for i := range plan {
+			plan[i].RateBps = r
+		}
+	}
+	return plan, d, nil
+}
+
 // phaseExtra is what a phase takes beyond its transfer on a path of rtt
 // (its request, its streams' handshakes, its end): TestLength's part.
 func phaseExtra(rtt time.Duration) time.Duration { return PhaseOverhead + phaseRoundTrips*max(rtt, 0) }

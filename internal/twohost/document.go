@@ -130,7 +130,8 @@ type Capacity struct {
 	// the path may carry more (AtLeast is set too).
 	CPUBound string `json:"cpu_bound,omitempty"` // "client", "server" or ""
 	// Ramping: the streams were still speeding up when the phase ended,
-	// nothing lost (slow start): the path carries at least Bps (AtLeast
+	// nothing lost (slow start), or had held their rate for under three
+	// windows of two round trips: the path carries at least Bps (AtLeast
 	// is set too), and no plan is sized from it.
 	Ramping bool `json:"ramping,omitempty"`
 }

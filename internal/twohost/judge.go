@@ -211,15 +211,17 @@ func rampOf(ss, half []flows.Sample, cut string) *diagnose.Ramp {
 
 // capacityOf is what the capacity phase's streams carried together: the
 // plateau they held once their ramp was over (the second half's average
-// when there is none to see), and whether they were still speeding up
-// when the phase ended (then the path carries at least that).
+// when there is none to see), and whether they were still speeding up,
+// or held their rate for under minSteadyWindows, when the phase ended
+// (then the path carries at least that).
 func capacityOf(fl []flows.Flow, samples []flows.Sample, cut string) *Capacity {
 	s := seriesOf(samples)
-	c := &Capacity{Streams: len(fl), Verdicts: []string{}, Bps: s.plateau()}
+	bps, windows := s.plateau()
+	c := &Capacity{Streams: len(fl), Verdicts: []string{}, Bps: bps}
 	if i := s.half(); c.Bps == 0 && i >= 0 {
 		c.Bps = s.rate(i, len(s.t)-1)
 	}
-	if r := s.ramp(cut); r != nil && r.Ramping() {
+	if r := s.ramp(cut); (r != nil && r.Ramping()) || windows < minSteadyWindows {
 		c.Ramping, c.AtLeast = true, true
 	}
 	bound := 0
@@ -261,7 +263,7 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 		best, basis, ramp = c.Bps, fmt.Sprintf("measured with %d streams", c.Streams), c.Ramping
 		switch {
 		case c.Ramping:
-			basis += " (at least: they were still speeding up when the phase ended)"
+			basis += " (at least: they were still speeding up, or had only just reached their rate, when the phase ended)"
 		case c.CPUBound != "":
 			basis += fmt.Sprintf(" (at least: the %s's CPU held them)", c.CPUBound)
 		case c.AtLeast:

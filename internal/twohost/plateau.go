@@ -77,20 +77,27 @@ func (s series) half() int {
 }
 
 // plateauWindow is the span each window rate of the plateau is taken
-// over: several round trips (BBR's gain cycle and a cubic sawtooth's
-// teeth average out), at least half a second of dumps.
+// over: two round trips (BBR's gain cycle and a cubic sawtooth's teeth
+// move one window, not the median), at least 0.3 s of dumps.
 func plateauWindow(rtt time.Duration) float64 {
-	return max(4*rtt, 500*time.Millisecond).Seconds()
+	return max(2*rtt, 300*time.Millisecond).Seconds()
 }
+
+// minSteadyWindows is how many windows a plateau needs: fewer, and the
+// phase ended about when the streams first reached their rate (a 2 s
+// phase at 170 ms x 1 Gbit/s: one window at 939 Mbit/s before the
+// start-up's overshoot lost, which a plateau of one window would not
+// show).
+const minSteadyWindows = 3
 
 // plateau is the steady rate the streams held once their ramp was over:
 // the median of back-to-back windows' rates from the first window within
-// a fifth of the fastest on. Slow start's windows are not in it (an
-// average over a long path's phase half spent ramping sits well under
-// what the path carried once it was full), nor are the first windows of
-// a flow that left slow start slowly; a brief dip (BBR's ProbeRTT) moves
-// a median little. 0 when fewer than two windows follow the ramp.
-func (s series) plateau() float64 {
+// a fifth of the fastest on, and how many windows that is. Slow start's
+// windows are not in it (an average over a long path's phase half spent
+// ramping sits well under what the path carried once it was full); a
+// brief dip (BBR's ProbeRTT) moves a median little. 0 when no window
+// follows the ramp.
+func (s series) plateau() (bps float64, windows int) {
 	w := plateauWindow(s.minRTT)
 	var rates []float64
 	for i := 0; i < len(s.t)-1; {
@@ -109,12 +116,12 @@ func (s series) plateau() float64 {
 		peak = max(peak, r)
 	}
 	from := slices.IndexFunc(rates, func(r float64) bool { return r >= 0.8*peak })
-	if from < 0 || len(rates)-from < 2 {
-		return 0
+	if from < 0 {
+		return 0, 0
 	}
 	steady := slices.Clone(rates[from:])
 	slices.Sort(steady)
-	return steady[len(steady)/2]
+	return steady[len(steady)/2], len(steady)
 }
 
 // ramp is how the whole phase's rate moved over its judged half (see

@@ -121,7 +121,7 @@ func TestCapacityIsThePlateau(t *testing.T) {
 	samples := shaped(40000, rtt, 6, 0, rate)
 	s := seriesOf(samples)
 	avg := aggregateRate(samples)
-	if p := s.plateau(); p < 0.97*930e6 || p > 930e6*1.01 || avg >= 0.97*930e6 {
+	if p, _ := s.plateau(); p < 0.97*930e6 || p > 930e6*1.01 || avg >= 0.97*930e6 {
 		t.Errorf("plateau %.1f Mbit/s, second half's average %.1f: want the plateau at 930 and the average under it", p/1e6, avg/1e6)
 	}
 	if r := s.ramp(""); r == nil || r.Ramping() {

@@ -189,8 +189,9 @@ func (p *Prober) result(ctx context.Context, dial Target, src netip.Prefix) *res
 	}
 	now := p.now()
 	e.used = now
-	if e.last != nil && now.Before(e.last.until) && e.done == nil {
+	if e.last != nil && (now.Before(e.last.until) || e.last.unseen) && e.done == nil {
 		res := e.last.aged(now)
+		e.last.unseen = false
 		p.mu.Unlock()
 		p.cached.Inc()
 		return res
@@ -202,27 +203,12 @@ func (p *Prober) result(ctx context.Context, dial Target, src netip.Prefix) *res
 			p.refused.Inc()
 			return &result{at: now, reason: reasonExporterBusy, err: err}
 		}
-		e.done = make(chan struct{})
 		// The probe keeps the request's deadline (ServeHTTP sets one)
 		// but not its cancellation: a scraper that gives up does not
 		// waste the test, whose result the next scrape gets.
 		deadline, _ := ctx.Deadline()
 		pctx, cancel := context.WithDeadline(context.Background(), deadline)
-		p.running.Add(1)
-		p.runs.Inc()
-		go func(done chan struct{}) {
-			defer cancel()
-			res := p.probe(pctx, dial, st)
-			if res.reason != "" {
-				p.failed.WithLabelValues(res.reason).Inc()
-				p.cfg.Log.Info("probe failed", "target", target, "reason", res.reason, "err", res.err)
-			}
-			p.mu.Lock()
-			e.last, e.done = res, nil
-			p.mu.Unlock()
-			p.running.Add(-1)
-			close(done)
-		}(e.done)
+		p.start(pctx, cancel, e, dial, st, 0)
 	} else {
 		p.cached.Inc()
 	}
@@ -236,6 +222,30 @@ func (p *Prober) result(ctx context.Context, dial Target, src netip.Prefix) *res
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return e.last.aged(p.now())
+}
+
+// start runs a probe of dial for entry e (p.mu held, st entered) in
+// the background: the result becomes e's last. deferred counts the
+// tests this one follows that the target answered busy (deferred.go).
+func (p *Prober) start(ctx context.Context, cancel context.CancelFunc, e *entry, dial Target, st *stage, deferred int) {
+	e.done = make(chan struct{})
+	p.running.Add(1)
+	p.runs.Inc()
+	go func(done chan struct{}) {
+		defer cancel()
+		res := p.probe(ctx, dial, st)
+		if res.reason != "" {
+			p.failed.WithLabelValues(res.reason).Inc()
+			p.cfg.Log.Info("probe failed", "target", dial.Addr, "reason", res.reason, "err", res.err)
+		}
+		res.unseen = deferred > 0 && res.reason != reasonBusy
+		p.mu.Lock()
+		e.last, e.done = res, nil
+		p.mu.Unlock()
+		p.running.Add(-1)
+		close(done)
+		p.later(dial, res, deferred+1)
+	}(e.done)
 }
 
 // errSlots: the exporter runs as many probes as it may (exporter-busy).

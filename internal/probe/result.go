@@ -22,6 +22,9 @@ type result struct {
 	doc    *twohost.Doc  // nil when the probe failed
 	err    error
 	reason string // failure reason: a bounded label value
+	// unseen: a deferred probe's result (deferred.go) no scrape has
+	// had yet: the next gets it whatever its age.
+	unseen bool
 }
 
 func (r *result) aged(now time.Time) *result {

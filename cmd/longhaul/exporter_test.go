@@ -68,6 +68,13 @@ type promResult struct {
 // promRun runs an instant PromQL query through the HTTP API.
 func promRun(t *testing.T, prom, query string) []promResult {
 	t.Helper()
+	return promAPI[promResult](t, prom, query, "vector")
+}
+
+// promAPI runs a PromQL query through the HTTP API and decodes its
+// result, which must be of the type want ("vector", "matrix").
+func promAPI[R any](t *testing.T, prom, query, want string) []R {
+	t.Helper()
 	resp, err := http.Get("http://" + prom + "/api/v1/query?query=" + url.QueryEscape(query))
 	if err != nil {
 		t.Fatal(err)
@@ -77,11 +84,12 @@ func promRun(t *testing.T, prom, query string) []promResult {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			Result []promResult `json:"result"`
+			ResultType string `json:"resultType"`
+			Result     []R    `json:"result"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || doc.Status != "success" {
-		t.Fatalf("query %s: status %q %s, %v", query, doc.Status, doc.Error, err)
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || doc.Status != "success" || doc.Data.ResultType != want {
+		t.Fatalf("query %s: status %q %s, a %s (want a %s), %v", query, doc.Status, doc.Error, doc.Data.ResultType, want, err)
 	}
 	return doc.Data.Result
 }

@@ -3,12 +3,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -351,23 +349,7 @@ type promSeries struct {
 // promRange runs a range selector as an instant query: the raw samples.
 func promRange(t *testing.T, prom, query string) []promSeries {
 	t.Helper()
-	resp, err := http.Get("http://" + prom + "/api/v1/query?query=" + url.QueryEscape(query))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var doc struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			ResultType string       `json:"resultType"`
-			Result     []promSeries `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil || doc.Status != "success" || doc.Data.ResultType != "matrix" {
-		t.Fatalf("query %s: status %q %s, %v", query, doc.Status, doc.Error, err)
-	}
-	return doc.Data.Result
+	return promAPI[promSeries](t, prom, query, "matrix")
 }
 
 // dirSummary is a direction's median rate and the limits its probes named.

@@ -24,7 +24,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/netns/nstest"
 	"github.com/longhaul/longhaul/internal/topo"
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -78,11 +78,11 @@ type ccRun struct {
 func ccWant(limit string) (flowsVerdict, testHost, testSetting, exporterLimit string) {
 	switch limit {
 	case "rwnd":
-		return diagnose.RwndLimited, twohost.HostClient, "net.ipv4.tcp_rmem", "rwnd"
+		return diagnose.RwndLimited, testdoc.HostClient, "net.ipv4.tcp_rmem", "rwnd"
 	case "sndbuf":
-		return diagnose.SndbufLimited, twohost.HostServer, "net.ipv4.tcp_wmem", "sndbuf"
+		return diagnose.SndbufLimited, testdoc.HostServer, "net.ipv4.tcp_wmem", "sndbuf"
 	}
-	return diagnose.Bottleneck, twohost.HostPath, "", "cwnd"
+	return diagnose.Bottleneck, testdoc.HostPath, "", "cwnd"
 }
 
 func TestIntegrationCCMatrix(t *testing.T) {
@@ -199,14 +199,14 @@ func upCCPath(t *testing.T, cc string, link emupath.Link, client, server []topo.
 	return h
 }
 
-func readTestDoc(t *testing.T, file string) *twohost.Doc {
+func readTestDoc(t *testing.T, file string) *testdoc.Doc {
 	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	d, err := twohost.ReadDoc(f)
+	d, err := testdoc.Read(f)
 	if err != nil {
 		t.Fatal(err)
 	}

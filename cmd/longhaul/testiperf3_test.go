@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/emupath"
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // startIperf3 runs Debian's iperf3 server at the server's end of the
@@ -41,7 +41,7 @@ func (h *twoHosts) startIperf3(asJSON bool) {
 
 // testIperf3 runs longhaul test iperf3:// in the client's namespace and
 // checks that report renders what it wrote.
-func (h *twoHosts) testIperf3(out string, args ...string) *twohost.Doc {
+func (h *twoHosts) testIperf3(out string, args ...string) *testdoc.Doc {
 	h.t.Helper()
 	all := append([]string{"test", "iperf3://" + serveAddr, "--netns", h.path.Topo.Client().Netns, "-o", out, "--streams", "0"}, args...)
 	stdout, stderr, code := exe(h.t, h.bin, all...)
@@ -54,7 +54,7 @@ func (h *twoHosts) testIperf3(out string, args ...string) *twohost.Doc {
 		h.t.Fatal(err)
 	}
 	defer f.Close()
-	d, err := twohost.ReadDoc(f)
+	d, err := testdoc.Read(f)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestIntegrationTestIperf3(t *testing.T) {
 		out := filepath.Join(h.dir, "out")
 		d := h.testIperf3(out, "--download", "--duration", "4s", "--rate", "100Mbit/s")
 		down := direction(t, d, "download")
-		if down.Limit.Host != twohost.HostClient || down.Limit.Setting != "net.ipv4.tcp_rmem" {
+		if down.Limit.Host != testdoc.HostClient || down.Limit.Setting != "net.ipv4.tcp_rmem" {
 			t.Fatalf("download limit %+v; want this host's net.ipv4.tcp_rmem", down.Limit)
 		}
 		if _, err := os.Stat(filepath.Join(out, "client-plan.json")); err != nil || d.Plans == nil {
@@ -90,7 +90,7 @@ func TestIntegrationTestIperf3(t *testing.T) {
 		h.startIperf3(true)
 		d := h.testIperf3(filepath.Join(h.dir, "out"), "--upload", "--duration", "4s")
 		up := direction(t, d, "upload")
-		if up.Limit.Host != twohost.HostClient || up.Limit.Setting != "net.ipv4.tcp_wmem" {
+		if up.Limit.Host != testdoc.HostClient || up.Limit.Setting != "net.ipv4.tcp_wmem" {
 			t.Fatalf("upload limit %+v (verdict %s); want this host's net.ipv4.tcp_wmem", up.Limit, up.Flow.Verdict.Verdict)
 		}
 	})
@@ -99,7 +99,7 @@ func TestIntegrationTestIperf3(t *testing.T) {
 		h.startIperf3(true)
 		d := h.testIperf3(filepath.Join(h.dir, "out"), "--upload", "--duration", "4s")
 		up := direction(t, d, "upload")
-		if up.Limit.Host != twohost.HostServer || !strings.Contains(up.Limit.Text, "receive window (") || up.Limit.Value == "" {
+		if up.Limit.Host != testdoc.HostServer || !strings.Contains(up.Limit.Text, "receive window (") || up.Limit.Value == "" {
 			t.Fatalf("upload limit %+v (verdict %s); want the server's receive window with its size", up.Limit, up.Flow.Verdict.Verdict)
 		}
 	})
@@ -115,7 +115,7 @@ func TestIntegrationTestIperf3(t *testing.T) {
 			d := h.testIperf3(filepath.Join(h.dir, "out"), "--duration", "4s")
 			for _, name := range []string{"download", "upload"} {
 				dir := direction(t, d, name)
-				if dir.Limit.Host != twohost.HostPath || !strings.Contains(dir.Limit.Text, "loss") {
+				if dir.Limit.Host != testdoc.HostPath || !strings.Contains(dir.Limit.Text, "loss") {
 					t.Errorf("%s limit %+v (verdict %s); want the path's loss", name, dir.Limit, dir.Flow.Verdict.Verdict)
 				}
 			}

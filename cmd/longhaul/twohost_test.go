@@ -21,7 +21,7 @@ import (
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/topo"
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // Ground truth for longhaul serve / longhaul test: each case builds an
@@ -149,7 +149,7 @@ func (h *twoHosts) close() {
 
 // test runs longhaul test in the client's namespace; out is the
 // directory of its -o files.
-func (h *twoHosts) test(out string, args ...string) *twohost.Doc {
+func (h *twoHosts) test(out string, args ...string) *testdoc.Doc {
 	h.t.Helper()
 	all := append([]string{"test", h.host(), "--netns", h.path.Topo.Client().Netns, "--auth", h.token, "-o", out}, args...)
 	stdout, stderr, code := exe(h.t, h.bin, all...)
@@ -161,7 +161,7 @@ func (h *twoHosts) test(out string, args ...string) *twohost.Doc {
 		h.t.Fatal(err)
 	}
 	defer f.Close()
-	d, err := twohost.ReadDoc(f)
+	d, err := testdoc.Read(f)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func (h *twoHosts) judgedAgain(out string, args []string) {
 	}
 }
 
-func direction(t *testing.T, d *twohost.Doc, name string) twohost.Direction {
+func direction(t *testing.T, d *testdoc.Doc, name string) testdoc.Direction {
 	t.Helper()
 	for _, x := range d.Directions {
 		if x.Name == name {
@@ -200,7 +200,7 @@ func direction(t *testing.T, d *twohost.Doc, name string) twohost.Direction {
 		}
 	}
 	t.Fatalf("no %s in the result", name)
-	return twohost.Direction{}
+	return testdoc.Direction{}
 }
 
 func planItem(t *testing.T, file, key string) (current, planned string) {
@@ -263,7 +263,7 @@ func TestIntegrationTestServerBuffers(t *testing.T) {
 	// phase at 82% of the model, its second half still recovering), the
 	// run is made again once, and said so (no host setting named, so
 	// the plans did their part).
-	check := func(after *twohost.Doc) (bad []string, lossy bool) {
+	check := func(after *testdoc.Doc) (bad []string, lossy bool) {
 		for _, name := range []string{"download", "upload"} {
 			b, a := direction(t, d, name), direction(t, after, name)
 			pred := b.Model.AfterPlansBps

@@ -14,7 +14,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/pathmodel"
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // startNginx serves a sparse 1 TB file as /big from the server's end of
@@ -78,7 +78,7 @@ func (h *twoHosts) runNginx(dir, conf string) {
 }
 
 // testURL runs longhaul test URL in the client's namespace.
-func (h *twoHosts) testURL(out string, args ...string) *twohost.URLDoc {
+func (h *twoHosts) testURL(out string, args ...string) *testdoc.URLDoc {
 	h.t.Helper()
 	all := append([]string{"test", "http://" + serveAddr + "/big", "--netns", h.path.Topo.Client().Netns, "-o", out}, args...)
 	stdout, stderr, code := exe(h.t, h.bin, all...)
@@ -90,7 +90,7 @@ func (h *twoHosts) testURL(out string, args ...string) *twohost.URLDoc {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	var d twohost.URLDoc
+	var d testdoc.URLDoc
 	if err := json.Unmarshal(b, &d); err != nil {
 		h.t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestIntegrationTestURL(t *testing.T) {
 		h.startNginx()
 		out := t.TempDir()
 		d := h.testURL(out, "--duration", "6s", "--rate", "100Mbit/s")
-		if d.Limit.Host != twohost.HostClient || d.Limit.Setting != "net.ipv4.tcp_rmem" {
+		if d.Limit.Host != testdoc.HostClient || d.Limit.Setting != "net.ipv4.tcp_rmem" {
 			t.Fatalf("limit %+v; want this host's tcp_rmem", d.Limit)
 		}
 		ceiling := float64(d.WindowCeilingBytes) * 8 / d.LoadedRTT
@@ -123,7 +123,7 @@ func TestIntegrationTestURL(t *testing.T) {
 		h := upPath(t, link, sysctls("net.ipv4.tcp_rmem", "4096 131072 16777216"), sysctls("net.ipv4.tcp_wmem", "4096 16384 262144"), "nginx")
 		h.startNginx()
 		d := h.testURL(t.TempDir(), "--duration", "6s")
-		if d.Limit.Host != twohost.HostServerOrPath {
+		if d.Limit.Host != testdoc.HostServerOrPath {
 			t.Fatalf("limit %+v; want the server or the path", d.Limit)
 		}
 		// Held below the path: 48-61 Mbit/s in runs here against the

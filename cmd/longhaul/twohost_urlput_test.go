@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/emupath"
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -87,7 +87,7 @@ http {
 
 // testUpload runs longhaul test URL --upload in the client's namespace
 // and reads its -o document; env is added to longhaul's environment.
-func (h *twoHosts) testUpload(url string, env []string, args ...string) (*twohost.URLDoc, string) {
+func (h *twoHosts) testUpload(url string, env []string, args ...string) (*testdoc.URLDoc, string) {
 	h.t.Helper()
 	out := h.t.TempDir()
 	all := append([]string{"test", url, "--upload", "--netns", h.path.Topo.Client().Netns, "-o", out}, args...)
@@ -102,11 +102,11 @@ func (h *twoHosts) testUpload(url string, env []string, args ...string) (*twohos
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	var d twohost.URLDoc
+	var d testdoc.URLDoc
 	if err := json.Unmarshal(b, &d); err != nil {
 		h.t.Fatal(err)
 	}
-	if d.Direction != twohost.URLUpload || d.Flow == nil {
+	if d.Direction != testdoc.URLUpload || d.Flow == nil {
 		h.t.Fatalf("direction %q, flow %v: not an upload's document", d.Direction, d.Flow)
 	}
 	return &d, out
@@ -118,9 +118,9 @@ var uploadLink = emupath.Link{Down: emupath.Direction{Delay: 17500 * time.Micros
 
 // wantServerWindow checks that an upload names the server's advertised
 // window, with its size as the socket saw it.
-func wantServerWindow(t *testing.T, d *twohost.URLDoc) {
+func wantServerWindow(t *testing.T, d *testdoc.URLDoc) {
 	t.Helper()
-	if d.Limit.Host != twohost.HostServer || d.Limit.Setting != "SO_RCVBUF" {
+	if d.Limit.Host != testdoc.HostServer || d.Limit.Setting != "SO_RCVBUF" {
 		t.Fatalf("limit %+v (verdict %s); want the server's SO_RCVBUF", d.Limit, d.Flow.Verdict.Verdict)
 	}
 	// rcvbuf=2920: the kernel doubles SO_RCVBUF and advertises about
@@ -158,7 +158,7 @@ func TestIntegrationTestURLUpload(t *testing.T) {
 		h := upPath(t, uploadLink, sysctls("net.ipv4.tcp_wmem", "4096 16384 65536"), sysctls("net.ipv4.tcp_rmem", "4096 131072 16777216"), "nginx")
 		h.uploadNginx(0, "", "")
 		d, out := h.testUpload("http://"+serveAddr+"/upload", nil, "--duration", "3s", "--rate", "100Mbit/s")
-		if d.Limit.Host != twohost.HostClient || d.Limit.Setting != "net.ipv4.tcp_wmem" {
+		if d.Limit.Host != testdoc.HostClient || d.Limit.Setting != "net.ipv4.tcp_wmem" {
 			t.Fatalf("limit %+v (verdict %s); want this host's tcp_wmem", d.Limit, d.Flow.Verdict.Verdict)
 		}
 		if _, err := os.Stat(filepath.Join(out, "client-plan.json")); err != nil || d.Plan == nil {
@@ -170,7 +170,7 @@ func TestIntegrationTestURLUpload(t *testing.T) {
 		h := upPath(t, uploadLink, sysctls("net.ipv4.tcp_wmem", big), sysctls("net.ipv4.tcp_rmem", big), "nginx")
 		h.uploadNginx(0, "", "")
 		d, _ := h.testUpload("http://"+serveAddr+"/upload", nil, "--duration", "4s")
-		if d.Limit.Host == twohost.HostClient || d.Limit.Host == twohost.HostServer {
+		if d.Limit.Host == testdoc.HostClient || d.Limit.Host == testdoc.HostServer {
 			t.Fatalf("limit %+v (verdict %s, %.1f Mbit/s); want neither host", d.Limit, d.Flow.Verdict.Verdict, d.SteadyBps/1e6)
 		}
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -94,7 +95,7 @@ deploy/longhaul-serve.service is a systemd unit.`,
 
 func (a serveArgs) config(stderr io.Writer) (twohost.ServerConfig, error) {
 	cfg := twohost.ServerConfig{Netns: a.netns, MaxClients: a.maxClients, HandshakeTimeout: a.handshake.D, IdleTimeout: a.idle.D,
-		Caps: twohost.Caps{MaxDurationS: a.maxDuration.D.Seconds(), MaxBytes: a.maxBytes.N, MaxRateBps: a.maxRate.Bps, MaxStreams: a.maxStreams}}
+		Caps: testdoc.Caps{MaxDurationS: a.maxDuration.D.Seconds(), MaxBytes: a.maxBytes.N, MaxRateBps: a.maxRate.Bps, MaxStreams: a.maxStreams}}
 	if a.auth == "" {
 		return cfg, usagef("serve needs --auth TOKEN-FILE: every test authenticates with a pre-shared token (make one: head -c 32 /dev/urandom | base64 > token)")
 	}

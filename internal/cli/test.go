@@ -20,6 +20,7 @@ import (
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -271,7 +272,7 @@ func judgeTest(a testArgs, raw *twohost.Raw, stdout, stderr io.Writer) error {
 
 // printTest prints a test document as --json or text, then with -o the
 // files written: wrotePlans when the document has plans, else wrote.
-func printTest(w io.Writer, a testArgs, doc *twohost.Doc, wrotePlans, wrote string) error {
+func printTest(w io.Writer, a testArgs, doc *testdoc.Doc, wrotePlans, wrote string) error {
 	if a.json {
 		return writeJSON(w, doc)
 	}
@@ -285,7 +286,7 @@ func printTest(w io.Writer, a testArgs, doc *twohost.Doc, wrotePlans, wrote stri
 	return nil
 }
 
-func writeTestFiles(dir string, doc *twohost.Doc, raw *twohost.Raw, warn io.Writer) error {
+func writeTestFiles(dir string, doc *testdoc.Doc, raw *twohost.Raw, warn io.Writer) error {
 	var b bytes.Buffer
 	if err := twohost.WriteRaw(&b, raw); err != nil {
 		return err
@@ -365,13 +366,13 @@ func runCompare(args []string, asJSON bool, stdout io.Writer) error {
 	if len(args) != 2 {
 		return usagef("test --compare needs two results: BEFORE.json AFTER.json")
 	}
-	var docs [2]*twohost.Doc
+	var docs [2]*testdoc.Doc
 	for i, p := range args {
 		f, err := os.Open(p)
 		if err != nil {
 			return usagef("test --compare: %v", err)
 		}
-		docs[i], err = twohost.ReadDoc(f)
+		docs[i], err = testdoc.Read(f)
 		f.Close()
 		if err != nil {
 			return usagef("test --compare: %s: %v", p, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // testDocs are every longhaul.test/v1 and longhaul.test-url/v1
@@ -126,7 +127,7 @@ func renderBoth(t *testing.T, b []byte) (text string, page *Page, hasPlan bool) 
 	t.Helper()
 	var w bytes.Buffer
 	if IsTestURL(b[:min(len(b), 512)]) {
-		var d twohost.URLDoc
+		var d testdoc.URLDoc
 		if err := json.Unmarshal(b, &d); err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +138,7 @@ func renderBoth(t *testing.T, b []byte) (text string, page *Page, hasPlan bool) 
 		}
 		return w.String(), p, d.Plan != nil
 	}
-	d, err := twohost.ReadDoc(bytes.NewReader(b))
+	d, err := testdoc.Read(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}

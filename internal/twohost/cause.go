@@ -287,7 +287,7 @@ func unscaled(f flows.Flow) bool {
 // held by an unscaled window although both hosts allow scaling (so each
 // SYN left with the option). A host with scaling off is its own limit
 // (limitOf), not the path's.
-func (d *Doc) scaleCause(phase string, f flows.Flow, minRTT time.Duration, pathBps float64) (*diagnose.Cause, bool) {
+func (d *judging) scaleCause(phase string, f flows.Flow, minRTT time.Duration, pathBps float64) (*diagnose.Cause, bool) {
 	if !unscaled(f) || windowScaling(d.Hosts.Client) != 1 || windowScaling(d.Hosts.Server) != 1 {
 		return nil, false
 	}
@@ -315,7 +315,7 @@ func reorderNote(p PhaseRaw, f flows.Flow) (diagnose.Cause, bool) {
 }
 
 // blackHole: the test found a PMTU black hole.
-func (d *Doc) blackHole() bool {
+func (d *judging) blackHole() bool {
 	for _, c := range d.Causes {
 		if c.Name == diagnose.CausePMTUBlackHole {
 			return true

@@ -14,7 +14,7 @@ import (
 // for a rate and an RTT of its own: 10 Gbit/s at the flow's smoothed RTT
 // when no rate was given) and the document's fix lines, which the text
 // prints and the report shows as they are.
-func (d *Doc) setFixes() {
+func (d *judging) setFixes() {
 	for i := range d.Directions {
 		d.Directions[i].Flow.Fix = d.directionFix(d.Directions[i])
 	}
@@ -24,7 +24,7 @@ func (d *Doc) setFixes() {
 // directionFix is a direction's fix: for a host's buffer, that host's
 // plan item for the setting; for a path cause, the cause's; for a
 // window-bound flow at the path's rate, none; otherwise the verdict's fix, which sizes nothing.
-func (d *Doc) directionFix(dir Direction) string {
+func (d *judging) directionFix(dir Direction) string {
 	l, v := dir.Limit, dir.Flow.Verdict.Verdict
 	switch {
 	case dir.Cause != nil && l.Setting == dir.Cause.Name:
@@ -58,7 +58,7 @@ func (d *Doc) directionFix(dir Direction) string {
 
 // fixLines are the lines test prints for what to change: one per
 // direction, then each host's plan.
-func (d *Doc) fixLines() []string {
+func (d *judging) fixLines() []string {
 	var out []string
 	for _, c := range d.Causes {
 		out = append(out, fmt.Sprintf("fix for the path (%s): %s", c.Name, strings.Join(c.Fix, "; ")))
@@ -92,7 +92,7 @@ func (d *Doc) fixLines() []string {
 
 // fixLines are the lines test URL prints for what to change: this host's
 // plan when its receive buffer limits, or how to get one.
-func (d *URLDoc) fixLines() []string {
+func (d urlJudging) fixLines() []string {
 	var out []string
 	if d.Plan != nil {
 		out = append(out, "this host's plan (longhaul apply client-plan.json, written with -o):")

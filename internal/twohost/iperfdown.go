@@ -86,7 +86,7 @@ func (e serverEvidence) known() string {
 // iperfDownload judges the download: this host's receiving socket by
 // test URL's rules (JudgeURL), then, where those leave the far end or the
 // path, the server's own evidence.
-func (d *Doc) iperfDownload(p IperfPhase, rtt time.Duration, rateBps float64) Direction {
+func (d *judging) iperfDownload(p IperfPhase, rtt time.Duration, rateBps float64) Direction {
 	s0 := p.Result.Streams[0]
 	u, _ := JudgeURL(&URLRaw{URL: d.Server, Remote: s0.Remote, Started: d.Started, Connect: p.Connect, Duration: p.Result.Elapsed,
 		Bytes: s0.Bytes, Samples: p.Recv, Client: d.Hosts.Client}, rateBps)
@@ -158,7 +158,7 @@ func downloadLimit(u *URLDoc, e serverEvidence, minRTT time.Duration) (Limit, st
 		}
 		return Limit{Host: HostPath, Text: text + "; " + open}, diagnose.LossLimited,
 			fmt.Sprintf("the server's losses (%d retransmitted segments) held its congestion window below what this host's window allowed", e.retrans)
-	case e.retrans < 0 && u.lossBinds(loaded):
+	case e.retrans < 0 && urlJudging{u}.lossBinds(loaded):
 		return u.Limit, diagnose.Unknown, "segments arrived out of order (loss or reordering); the server did not say how many it retransmitted"
 	case e.cwnd > 0 && float64(e.cwnd) < 0.5*float64(u.MaxWindowBytes):
 		return Limit{Host: HostServer, Text: fmt.Sprintf("the iperf3 server's sending side: its congestion window stayed at %s, under half the %s window this host advertised, and it lost too little for the path to hold it (%d segments): its send buffer (net.ipv4.tcp_wmem there, or iperf3 -w) or its congestion control holds it; which of them is not seen from here",

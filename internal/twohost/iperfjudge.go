@@ -46,8 +46,8 @@ type IperfPhase struct {
 // fills the test document (longhaul.test/v1); the server's snapshot,
 // model and plan stay empty: no longhaul runs there. It is pure.
 func JudgeIperf3(raw *IperfRaw, rateBps float64) (*Doc, error) {
-	d := &Doc{Schema: Schema, Started: raw.Started, Server: raw.Server, PhaseLengthS: raw.PhaseLength.Seconds(),
-		Hosts: Hosts{Client: raw.Client}, Directions: []Direction{}, Phases: []Phase{}}
+	d := &judging{Doc: &Doc{Schema: Schema, Started: raw.Started, Server: raw.Server, PhaseLengthS: raw.PhaseLength.Seconds(),
+		Hosts: Hosts{Client: raw.Client}, Directions: []Direction{}, Phases: []Phase{}}}
 	for _, p := range raw.Phases {
 		if p.Result == nil || len(p.Result.Streams) == 0 {
 			return nil, fmt.Errorf("the %s phase has no result", p.Name)
@@ -79,7 +79,7 @@ func JudgeIperf3(raw *IperfRaw, rateBps float64) (*Doc, error) {
 	}
 	d.iperfNotes(raw)
 	d.iperfPlan(rtt)
-	return d, nil
+	return d.Doc, nil
 }
 
 // iperfPathRate picks the path's rate for the plan: --rate, the streams'
@@ -170,7 +170,7 @@ func iperfPhaseRecord(p IperfPhase) Phase {
 
 // iperfUpload judges the upload: this host sends, so its socket holds the
 // verdict as test's does; the server's window is named with its size.
-func (d *Doc) iperfUpload(p IperfPhase, f flows.Flow, rtt time.Duration) Direction {
+func (d *judging) iperfUpload(p IperfPhase, f flows.Flow, rtt time.Duration) Direction {
 	dir := Direction{Name: PhaseUpload, Sender: HostClient, Receiver: HostServer, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f}
 	// The sender's smoothed RTT stands in for test's control pings.
 	pr := PhaseRaw{Grant: Grant{Name: PhaseUpload}, Client: p.Samples}
@@ -252,7 +252,7 @@ func serverWindowLimit(wnd int64, rtt time.Duration) Limit {
 }
 
 // iperfNotes say what the far end showed and what it did not.
-func (d *Doc) iperfNotes(raw *IperfRaw) {
+func (d *judging) iperfNotes(raw *IperfRaw) {
 	for _, p := range raw.Phases {
 		if p.Name != PhaseDownload {
 			continue
@@ -270,7 +270,7 @@ func (d *Doc) iperfNotes(raw *IperfRaw) {
 
 // iperfPlan makes this host's plan when one of its settings is the
 // limit, then the fix lines.
-func (d *Doc) iperfPlan(rtt time.Duration) {
+func (d *judging) iperfPlan(rtt time.Duration) {
 	var sends, receives bool
 	for _, dir := range d.Directions {
 		if dir.Limit.Host == HostClient && dir.Limit.Setting != "" {

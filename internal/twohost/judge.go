@@ -24,8 +24,8 @@ const unknownRate = 100e9
 
 // Judge turns a test's measurements into the document. It is pure.
 func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
-	d := &Doc{Schema: Schema, Started: raw.Started, Server: raw.Server, Caps: raw.Caps, PhaseLengthS: raw.PhaseLength.Seconds(),
-		Hosts: Hosts{Client: raw.Client, Server: raw.ServerSnap}, Directions: []Direction{}, Phases: []Phase{}}
+	d := &judging{Doc: &Doc{Schema: Schema, Started: raw.Started, Server: raw.Server, Caps: raw.Caps, PhaseLengthS: raw.PhaseLength.Seconds(),
+		Hosts: Hosts{Client: raw.Client, Server: raw.ServerSnap}, Directions: []Direction{}, Phases: []Phase{}}}
 	d.RTT = rttOf(raw)
 	for _, p := range raw.Phases {
 		d.Phases = append(d.Phases, phaseRecord(p))
@@ -56,7 +56,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 	}
 	causes := map[string]*diagnose.Cause{}
 	seen := map[string][]diagnose.Cause{} // reordering tolerated, random loss that did not hold it, by phase
-	pr := probesOf(d)
+	pr := probesOf(d.Doc)
 	for _, p := range plain {
 		if fl := judged[p.Grant.Name]; len(fl) > 0 && p.Grant.Name != PhaseCapacity {
 			carried := pathmodel.Goodput(opt.RateBps)
@@ -97,7 +97,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 	if err := d.makePlans(rtt, judged); err != nil {
 		return nil, err
 	}
-	return d, nil
+	return d.Doc, nil
 }
 
 func rttOf(raw *Raw) RTT {
@@ -320,7 +320,7 @@ func ccPhase(p PhaseRaw, fl []flows.Flow) CCPhase {
 // addProbe records a phase run to tell the causes apart (a datagram run,
 // a download with a congestion control asked, a paced one); false when p
 // is none of them.
-func (d *Doc) addProbe(p PhaseRaw) bool {
+func (d *judging) addProbe(p PhaseRaw) bool {
 	switch {
 	case p.UDP != nil:
 		d.UDPPhase = udpPhase(p)
@@ -421,7 +421,7 @@ func minDur(ds []time.Duration) time.Duration {
 // what was carried, unless the capacity phase was held by a CPU too (it
 // measured that CPU, not the path: a flow at its rate proves nothing),
 // then only the rate the user gave (rateBps, 0 unknown).
-func (d *Doc) cpuPathBps(carried, rateBps float64) float64 {
+func (d *judging) cpuPathBps(carried, rateBps float64) float64 {
 	if d.Capacity != nil && d.Capacity.CPUBound != "" {
 		return pathmodel.Goodput(rateBps)
 	}

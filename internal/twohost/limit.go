@@ -21,7 +21,7 @@ func ends(name string) (sender, receiver string) {
 	return HostServer, HostClient
 }
 
-func (d *Doc) snap(host string) *snapshot.Snapshot {
+func (d *judging) snap(host string) *snapshot.Snapshot {
 	if host == HostServer {
 		return d.Hosts.Server
 	}
@@ -30,7 +30,7 @@ func (d *Doc) snap(host string) *snapshot.Snapshot {
 
 // direction judges one direction: the verdict of the sender's socket,
 // the host and setting that limited it, and the model beside it.
-func (d *Doc) direction(name string, f flows.Flow, rtt time.Duration, cause *diagnose.Cause) (Direction, error) {
+func (d *judging) direction(name string, f flows.Flow, rtt time.Duration, cause *diagnose.Cause) (Direction, error) {
 	sender, receiver := ends(name)
 	dir := Direction{Name: name, Sender: sender, Receiver: receiver, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f, Cause: cause}
 	if cause != nil && dir.Flow.Verdict.Verdict == diagnose.Bottleneck {
@@ -96,7 +96,7 @@ func model(recv, send *snapshot.Snapshot, rtt time.Duration, rate float64) (Mode
 }
 
 // limitOf names the host and the setting behind the verdict.
-func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
+func (d *judging) limitOf(dir Direction, rtt time.Duration) Limit {
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
 	v := dir.Flow.Verdict
 	if l, ok := d.atPathRate(dir); ok {
@@ -149,7 +149,7 @@ func (d *Doc) limitOf(dir Direction, rtt time.Duration) Limit {
 
 // scalingOff: an unscaled window held the flow and a host has window
 // scaling off: that host's setting is the limit (its plan turns it on).
-func (d *Doc) scalingOff(dir Direction, rtt time.Duration) (Limit, bool) {
+func (d *judging) scalingOff(dir Direction, rtt time.Duration) (Limit, bool) {
 	if !unscaled(dir.Flow) || rtt <= 0 {
 		return Limit{}, false
 	}
@@ -179,7 +179,7 @@ func (d *Doc) scalingOff(dir Direction, rtt time.Duration) (Limit, bool) {
 // 170 ms x 1 Gbit/s with 64 MiB of tcp_rmem, 760-810 Mbit/s, 57% of the
 // time "rwnd-limited" at a 24-44 MB window whose 64 MiB maximum allows
 // 2.1 Gbit/s).
-func (d *Doc) atPathRate(dir Direction) (Limit, bool) {
+func (d *judging) atPathRate(dir Direction) (Limit, bool) {
 	v := dir.Flow.Verdict.Verdict
 	if (v != diagnose.RwndLimited && v != diagnose.SndbufLimited) || d.PathRateBps <= 0 {
 		return Limit{}, false
@@ -252,7 +252,7 @@ func maxIEC(triple string) string {
 	return units.FormatIEC(float64(n))
 }
 
-func (d *Doc) headline(dir Direction) string {
+func (d *judging) headline(dir Direction) string {
 	h := fmt.Sprintf("%s: %s, limited by %s", dir.Name, units.FormatRate(dir.ThroughputBps), dir.Limit.Text)
 	if dir.Model.ExpectedBps > 0 {
 		h += fmt.Sprintf("; model %s (%s)", units.FormatRate(dir.Model.ExpectedBps), dir.Model.Note)
@@ -269,7 +269,7 @@ func (d *Doc) headline(dir Direction) string {
 
 // makePlans makes a plan per host for the path's RTT and rate, and the
 // model's prediction for each direction with both plans applied.
-func (d *Doc) makePlans(rtt time.Duration, judged map[string][]flows.Flow) error {
+func (d *judging) makePlans(rtt time.Duration, judged map[string][]flows.Flow) error {
 	defer d.setFixes() // with or without plans, the fixes are decided from them
 	if rtt > 0 && rtt < ShortRTT {
 		d.Notes = append(d.Notes, fmt.Sprintf("no plans: the round trip (%s) is under %s, too short a path to need tuning",

@@ -126,17 +126,6 @@ type Start struct {
 // MaxPlannedS bounds Start.PlannedS: a day, as --max-duration.
 const MaxPlannedS = 86400
 
-// Caps are the server's limits per test.
-type Caps struct {
-	MaxDurationS float64 `json:"max_duration_s"`
-	MaxBytes     int64   `json:"max_bytes"`
-	MaxRateBps   float64 `json:"max_rate_bps,omitempty"` // 0: none
-	MaxStreams   int     `json:"max_streams"`
-	// UDP: the server answers datagram runs (PhaseUDP) on its port
-	// number; servers that predate them omit it.
-	UDP bool `json:"udp,omitempty"`
-}
-
 // Accepted starts a session.
 type Accepted struct {
 	Session  string             `json:"session"`
@@ -206,13 +195,6 @@ type PhaseDone struct {
 	// phase (added after v1: omitted by servers that predate it, or that
 	// cannot measure it).
 	CPU *CPUUse `json:"cpu,omitempty"`
-}
-
-// CPUUse is a process's CPU over a phase: seconds its threads ran and
-// seconds they waited, runnable, for a CPU (cpuuse).
-type CPUUse struct {
-	RunS  float64 `json:"run_s"`
-	WaitS float64 `json:"wait_s"`
 }
 
 // cpuOver is the process's CPU use since start, nil when not measured.

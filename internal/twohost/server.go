@@ -18,7 +18,6 @@ import (
 
 	"github.com/longhaul/longhaul/internal/connlimit"
 	"github.com/longhaul/longhaul/internal/snapshot"
-	"github.com/longhaul/longhaul/internal/units"
 )
 
 // Server defaults.
@@ -442,17 +441,6 @@ func (s *Server) lookup(id string) *session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sessions[id]
-}
-
-// Text is the caps as a person reads them, for serve's start line and
-// the client's progress: "2 min, 16 GiB and 16 streams per test" (the
-// wire and --log-json keep plain numbers).
-func (c Caps) Text() string {
-	t := units.FormatDuration(time.Duration(c.MaxDurationS*float64(time.Second))) + ", " + units.FormatIEC(float64(c.MaxBytes))
-	if c.MaxRateBps > 0 {
-		t += ", " + units.FormatRate(c.MaxRateBps)
-	}
-	return fmt.Sprintf("%s and %d stream(s) per test", t, c.MaxStreams)
 }
 
 // sameHost is true when a data connection comes from the session's host.

@@ -1,10 +1,8 @@
 package twohost
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/longhaul/longhaul/internal/badinput"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -200,19 +198,6 @@ func WriteCompare(w io.Writer, rows []CompareRow) {
 			r.Gain, pred, ratio, r.BeforeLimit, r.AfterLimit)
 	}
 	tw.Flush()
-}
-
-// ReadDoc decodes a longhaul.test/v1 document.
-func ReadDoc(r io.Reader) (*Doc, error) {
-	var d Doc
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("not a longhaul test result: %w", badinput.JSON(err))
-	}
-	if d.Schema != Schema {
-		return nil, fmt.Errorf("schema %q, want %s (write one with longhaul test --json)", d.Schema, Schema)
-	}
-	return &d, nil
 }
 
 func itemLines(items []plan.Item) []string {

@@ -28,10 +28,10 @@ const smallPeerWindow = 64 << 10
 // here as the peer's advertised window, so no capture is needed to name
 // it; the server's settings themselves are not seen.
 func judgeUpload(raw *URLRaw, rateBps float64) *URLDoc {
-	d := &URLDoc{Schema: URLSchema, Started: raw.Started, Direction: URLUpload, URL: raw.URL, Remote: raw.Remote, Status: raw.Status,
+	d := urlJudging{&URLDoc{Schema: URLSchema, Started: raw.Started, Direction: URLUpload, URL: raw.URL, Remote: raw.Remote, Status: raw.Status,
 		Method: raw.Method, BodyBytes: raw.BodySize, Bytes: raw.Bytes, Complete: raw.Complete, DurationS: raw.Duration.Seconds(),
 		ConnectS: raw.Connect.Seconds(), Client: raw.Client, Samples: []URLSample{}, SendSamples: []results.Sample{},
-		Notes: append([]string(nil), raw.Notes...)}
+		Notes: append([]string(nil), raw.Notes...)}}
 	for _, s := range raw.Sent {
 		d.SendSamples = append(d.SendSamples, flows.ResultSample(s.T, HostClient, s.Sock))
 	}
@@ -69,7 +69,7 @@ func judgeUpload(raw *URLRaw, rateBps float64) *URLDoc {
 		units.FormatRate(d.SteadyBps), units.FormatDuration(rtt.Round(100*time.Microsecond)), d.Limit.Text)
 	d.planFor(rtt, rateBps)
 	d.Fix = d.uploadFix(rtt, rateBps)
-	return d
+	return d.URLDoc
 }
 
 // uploadFlow is flows.Judge of the sending socket between the first and
@@ -113,7 +113,7 @@ func sendCeiling(raw *URLRaw, rtt time.Duration) int64 {
 // verdict: the server's receive window (its size as advertised), this
 // host's tcp_wmem, the path (its loss by the Mathis bound), the test's
 // length, or this host's sending application.
-func (d *URLDoc) uploadLimit(rtt time.Duration) Limit {
+func (d urlJudging) uploadLimit(rtt time.Duration) Limit {
 	if d.Flow == nil || rtt <= 0 {
 		return Limit{Host: HostTest, Text: fmt.Sprintf("the upload's length: %s moved in fewer than three 100 ms samples, too short to judge; a larger --size or a longer --duration measures the path",
 			units.FormatBytes(float64(d.Bytes)))}
@@ -156,7 +156,7 @@ func (d *URLDoc) uploadLimit(rtt time.Duration) Limit {
 // its size: a window pinned small is the application's SO_RCVBUF; an
 // unscaled one (64 KB at most) is window scaling, off on this host (its
 // setting) or on the server or stripped on the way.
-func (d *URLDoc) serverWindow(f flows.Flow, rtt time.Duration) Limit {
+func (d urlJudging) serverWindow(f flows.Flow, rtt time.Duration) Limit {
 	wnd := float64(d.PeerWindowBytes)
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
 	holds := fmt.Sprintf("the server's receive window (%s), which holds this upload at %s (one window per %s round trip)",
@@ -180,7 +180,7 @@ func (d *URLDoc) serverWindow(f flows.Flow, rtt time.Duration) Limit {
 // mathis says how much the upload lost over the steady half and the
 // Mathis bound (MSS x 1.22 / (RTT x sqrt(p))) that loss puts on a Reno
 // or CUBIC flow at this RTT.
-func (d *URLDoc) mathis(f flows.Flow, rtt time.Duration) string {
+func (d urlJudging) mathis(f flows.Flow, rtt time.Duration) string {
 	segs := f.BytesSent / typicalMSS
 	if segs <= 0 || f.Retrans <= 0 {
 		return strings.TrimSuffix(f.Verdict.Summary, ".")
@@ -194,7 +194,7 @@ func (d *URLDoc) mathis(f flows.Flow, rtt time.Duration) string {
 // uploadFix is what to change: this host's plan (or how to get one) when
 // its send buffer limits, the server's setting when its window does, the
 // path cause's fix, or nothing on the hosts.
-func (d *URLDoc) uploadFix(rtt time.Duration, rateBps float64) []string {
+func (d urlJudging) uploadFix(rtt time.Duration, rateBps float64) []string {
 	l := d.Limit
 	need := "twice the path's BDP (RTT x rate)"
 	if rateBps > 0 && rtt > 0 {

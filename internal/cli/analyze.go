@@ -113,13 +113,6 @@ or a file that is not a pcap/pcapng capture.`,
 	return c
 }
 
-// analyzeJSON is the analyze --json document.
-type analyzeJSON struct {
-	Schema string `json:"schema"`
-	File   string `json:"file"`
-	*tcpflow.Analysis
-}
-
 // AnalyzeFile analyzes the capture at path: the hook the lab and tests
 // use. On a truncated or corrupt file it returns the analysis so far and
 // the error.
@@ -241,7 +234,7 @@ func runAnalyze(ctx context.Context, a analyzeArgs, path string, w io.Writer) er
 		}
 	}
 	if a.json {
-		if werr := writeJSON(w, analyzeJSON{Schema: "longhaul.analyze/v1", File: filepath.Base(path), Analysis: an}); werr != nil {
+		if werr := writeJSON(w, tcpflow.Doc{Schema: tcpflow.Schema, File: filepath.Base(path), Analysis: an}); werr != nil {
 			return werr
 		}
 	} else {

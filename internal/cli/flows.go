@@ -111,19 +111,6 @@ func (a flowsArgs) parse() (flowsOpts, error) {
 	return o, nil
 }
 
-// flowsDoc is one interval's JSON document.
-type flowsDoc struct {
-	Schema   string       `json:"schema"`
-	Time     time.Time    `json:"time"`
-	Netns    string       `json:"netns"`
-	Interval float64      `json:"interval_s"`
-	Sockets  int          `json:"sockets"`
-	Flows    []flows.Flow `json:"flows"`
-	// Idle is how many sockets that passed the filter moved nothing
-	// and were left out (not --all): the text says so.
-	Idle int `json:"-"`
-}
-
 func runFlows(ctx context.Context, a flowsArgs, stdout, stderr io.Writer) error {
 	o, err := a.parse()
 	if err != nil {
@@ -164,8 +151,11 @@ func runFlows(ctx context.Context, a flowsArgs, stdout, stderr io.Writer) error 
 		}
 		opt := o.opt
 		opt.Tracks = tracks
-		doc := flowsDoc{Schema: "longhaul.flows/v1", Time: t1.UTC(), Netns: a.netns, Interval: t1.Sub(t0).Seconds(), Sockets: len(cur)}
-		doc.Flows, doc.Idle = flows.Compare(prev, cur, t1.Sub(t0), o.filter, a.all, opt)
+		doc := flows.Doc{Schema: flows.Schema, Time: t1.UTC(), Netns: a.netns, Interval: t1.Sub(t0).Seconds(), Sockets: len(cur)}
+		// idle: how many sockets that passed the filter moved nothing
+		// and were left out (not --all): the text says so.
+		var idle int
+		doc.Flows, idle = flows.Compare(prev, cur, t1.Sub(t0), o.filter, a.all, opt)
 		if a.json {
 			if a.watch {
 				b, err := json.Marshal(doc)
@@ -180,7 +170,7 @@ func runFlows(ctx context.Context, a flowsArgs, stdout, stderr io.Writer) error 
 			if n > 1 {
 				fmt.Fprintln(stdout)
 			}
-			printFlows(stdout, doc, a.explain)
+			printFlows(stdout, doc, idle, a.explain)
 		}
 		if !a.watch || (a.count > 0 && n >= a.count) {
 			return nil
@@ -189,7 +179,7 @@ func runFlows(ctx context.Context, a flowsArgs, stdout, stderr io.Writer) error 
 	}
 }
 
-func printFlows(w io.Writer, doc flowsDoc, explain int) {
+func printFlows(w io.Writer, doc flows.Doc, idle, explain int) {
 	where := "this host"
 	if doc.Netns != "" {
 		where = "namespace " + doc.Netns
@@ -200,8 +190,8 @@ func printFlows(w io.Writer, doc flowsDoc, explain int) {
 			doc.Time.Local().Format("15:04:05"), span, where, doc.Sockets)
 		return
 	}
-	if doc.Idle > 0 {
-		where += fmt.Sprintf("; %d idle socket(s) left out, --all lists them", doc.Idle)
+	if idle > 0 {
+		where += fmt.Sprintf("; %d idle socket(s) left out, --all lists them", idle)
 	}
 	fmt.Fprintf(w, "%s  %d TCP flow(s) over the last %s (%s)\n", doc.Time.Local().Format("15:04:05"), len(doc.Flows), span, where)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -6,7 +6,10 @@ import (
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/scenario"
+	"github.com/longhaul/longhaul/internal/tcpflow"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // judged is the part of a verdict the matrix reads: the cause named,
@@ -21,13 +24,9 @@ import (
 // queue held late segments: the lab's reordering path, 50 ms, 1 run in
 // 10 of analyze).
 type judged struct {
-	Cause *causeName  `json:"cause"`
-	Flags []string    `json:"flags"`
-	Seen  []causeName `json:"seen"`
-}
-
-type causeName struct {
-	Name string `json:"name"`
+	Cause *diagnose.Cause
+	Flags []string
+	Seen  []diagnose.Cause
 }
 
 func (j judged) named() string {
@@ -51,20 +50,7 @@ func (j judged) named() string {
 // PMTU black hole is the path's, found before any direction ran), the
 // single stream's rate, the path's rate it reports and the server's port.
 func testNamed(doc []byte) (named string, single, pathRate float64, port string, ok bool) {
-	var d struct {
-		Server   string  `json:"server"`
-		PathRate float64 `json:"path_rate_bps"`
-		Causes   []struct {
-			Name string `json:"name"`
-		} `json:"causes"`
-		Directions []struct {
-			Name       string      `json:"name"`
-			Throughput float64     `json:"throughput_bps"`
-			Cause      *causeName  `json:"cause"`
-			Seen       []causeName `json:"seen"`
-			Flow       *judged     `json:"flow"`
-		} `json:"directions"`
-	}
+	var d testdoc.Doc
 	if json.Unmarshal(doc, &d) != nil {
 		return "", 0, 0, "", false
 	}
@@ -75,15 +61,11 @@ func testNamed(doc []byte) (named string, single, pathRate float64, port string,
 		if dir.Name != "download" {
 			continue
 		}
-		j := judged{Cause: dir.Cause, Seen: dir.Seen}
-		if dir.Flow != nil {
-			j.Flags = dir.Flow.Flags
-		}
-		named = j.named()
+		named = judged{Cause: dir.Cause, Seen: dir.Seen, Flags: dir.Flow.Flags}.named()
 		if named == scenario.NoCause && len(d.Causes) > 0 && d.Causes[0].Name != "" {
 			named = d.Causes[0].Name
 		}
-		return named, dir.Throughput, d.PathRate, port, true
+		return named, dir.ThroughputBps, d.PathRateBps, port, true
 	}
 	return "", 0, 0, port, false
 }
@@ -97,29 +79,24 @@ func testNamed(doc []byte) (named string, single, pathRate float64, port string,
 // else scenario.AtLinkRate when the download carried at least 90% of
 // linkGoodput (bit/s; 0 unknown) over the capture, slow start included.
 func analyzeNamed(doc []byte, port string, linkGoodput float64) (string, bool) {
-	var d struct {
-		Flows []struct {
-			Directions []struct {
-				judged
-				Sender string  `json:"sender"`
-				Bytes  int64   `json:"bytes"`
-				Bps    float64 `json:"throughput_bps"`
-			} `json:"directions"`
-		} `json:"flows"`
-	}
-	if json.Unmarshal(doc, &d) != nil {
+	var d tcpflow.Doc
+	if json.Unmarshal(doc, &d) != nil || d.Analysis == nil {
 		return "", false
 	}
 	named, found, hole, bps := "", false, false, 0.0
 	for _, f := range d.Flows {
+		if f == nil {
+			continue
+		}
 		for _, dir := range f.Directions {
 			if !strings.HasSuffix(dir.Sender, ":"+port) {
 				continue
 			}
+			j := judged{Cause: dir.Cause, Flags: dir.Flags, Seen: dir.Seen}
 			if !found && dir.Bytes >= 1<<20 {
-				named, found, bps = dir.named(), true, dir.Bps
+				named, found, bps = j.named(), true, dir.ThroughputBps
 			}
-			hole = hole || dir.named() == diagnose.CausePMTUBlackHole
+			hole = hole || j.named() == diagnose.CausePMTUBlackHole
 		}
 	}
 	switch {
@@ -139,15 +116,7 @@ func analyzeNamed(doc []byte, port string, linkGoodput float64) (string, bool) {
 // scenario.AtLinkRate for none where that socket carried at least 90% of
 // linkGoodput (bit/s; 0 unknown) over flows' window.
 func flowsNamed(doc []byte, port string, linkGoodput float64) (string, bool) {
-	var d struct {
-		Flows []struct {
-			judged
-			Local     string  `json:"local"`
-			Direction string  `json:"direction"`
-			BytesSent int64   `json:"bytes_sent"`
-			Bps       float64 `json:"throughput_bps"`
-		} `json:"flows"`
-	}
+	var d flows.Doc
 	if json.Unmarshal(doc, &d) != nil {
 		return "", false
 	}
@@ -161,7 +130,7 @@ func flowsNamed(doc []byte, port string, linkGoodput float64) (string, bool) {
 		return "", false
 	}
 	f := d.Flows[best]
-	if n := f.named(); n != scenario.NoCause || linkGoodput <= 0 || f.Bps < 0.9*linkGoodput {
+	if n := flowJudged(f).named(); n != scenario.NoCause || linkGoodput <= 0 || f.ThroughputBps < 0.9*linkGoodput {
 		return n, true
 	}
 	return scenario.AtLinkRate, true
@@ -170,16 +139,17 @@ func flowsNamed(doc []byte, port string, linkGoodput float64) (string, bool) {
 // flowsBlackHole: a flows document names a PMTU black hole on any socket
 // (one stuck on it moved nothing, so it is not the busiest).
 func flowsBlackHole(doc []byte) bool {
-	var d struct {
-		Flows []judged `json:"flows"`
-	}
+	var d flows.Doc
 	if json.Unmarshal(doc, &d) != nil {
 		return false
 	}
 	for _, f := range d.Flows {
-		if f.named() == diagnose.CausePMTUBlackHole {
+		if flowJudged(f).named() == diagnose.CausePMTUBlackHole {
 			return true
 		}
 	}
 	return false
 }
+
+// flowJudged is the part of a socket's verdict the matrix reads.
+func flowJudged(f flows.Flow) judged { return judged{Cause: f.Cause, Flags: f.Flags, Seen: f.Seen} }

@@ -204,7 +204,7 @@ func TestFlowsBlackHole(t *testing.T) {
 // (its round trip doubled at the 90th percentile: the bufferbloat flag),
 // saw the reordering (lab, 50 ms x 100 Mbit/s, repeat 3 of 4).
 func TestJudgedSeenBeforeFlag(t *testing.T) {
-	j := judged{Flags: []string{"bufferbloat", "reordering", "vantage-server"}, Seen: []causeName{{Name: "reordering"}}}
+	j := judged{Flags: []string{"bufferbloat", "reordering", "vantage-server"}, Seen: []diagnose.Cause{{Name: "reordering"}}}
 	if got := j.named(); got != "reordering" {
 		t.Errorf("seen reordering with the bufferbloat flag: named %q", got)
 	}
@@ -212,7 +212,7 @@ func TestJudgedSeenBeforeFlag(t *testing.T) {
 	if got := j.named(); got != "bufferbloat" {
 		t.Errorf("the flag alone: named %q", got)
 	}
-	j.Cause = &causeName{Name: "random-loss"}
+	j.Cause = &diagnose.Cause{Name: "random-loss"}
 	if got := j.named(); got != "random-loss" {
 		t.Errorf("a cause: named %q", got)
 	}

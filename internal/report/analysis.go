@@ -8,68 +8,13 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/tcpflow"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
 // AnalysisSchema is the schema of `longhaul analyze --json` documents.
-const AnalysisSchema = "longhaul.analyze/v1"
-
-// analysis is the part of an analyze document the report draws.
-type analysis struct {
-	Schema   string         `json:"schema"`
-	File     string         `json:"file"`
-	Format   string         `json:"format"`
-	Duration float64        `json:"duration_s"`
-	Flows    []analysisFlow `json:"flows"`
-	Error    string         `json:"error"`
-}
-
-type analysisFlow struct {
-	ID         int     `json:"id"`
-	Sender     string  `json:"sender"`
-	Receiver   string  `json:"receiver"`
-	Bytes      int64   `json:"bytes"`
-	Duration   float64 `json:"duration_s"`
-	Verdict    string  `json:"verdict"`
-	Share      float64 `json:"share"`
-	Flags      []string
-	RTT        float64 `json:"rtt_s"`
-	Throughput float64 `json:"throughput_bps"`
-	Ceiling    float64 `json:"ceiling_bps"`
-	Summary    string  `json:"summary"`
-	Fix        string  `json:"fix"`
-	Directions []struct {
-		Sender   string `json:"sender"`
-		Receiver string `json:"receiver"`
-		Bytes    int64  `json:"bytes"`
-		// Cause is what the path did, when the capture shows it;
-		// CauseNote why it cannot tell.
-		Cause *struct {
-			Name string `json:"name"`
-			Text string `json:"text"`
-		} `json:"cause"`
-		CauseNote string `json:"cause_note"`
-		Timeline  *struct {
-			Points []tlPoint `json:"points"`
-			Events []tlEvent `json:"events"`
-		} `json:"timeline"`
-	} `json:"directions"`
-}
-
-// tlPoint and tlEvent are analyze's timeline points and marks.
-type tlPoint struct {
-	T        float64 `json:"t"`
-	Seq      int64   `json:"seq"`
-	Ack      int64   `json:"ack"`
-	Rwnd     int64   `json:"rwnd"` // -1 unknown
-	Inflight int64   `json:"inflight"`
-}
-
-type tlEvent struct {
-	T    float64 `json:"t"`
-	Kind string  `json:"kind"`
-	Seq  int64   `json:"seq"`
-}
+const AnalysisSchema = tcpflow.Schema
 
 // IsAnalysis reports whether a document's start names the analyze
 // schema (the first 512 bytes hold the "schema" field).
@@ -84,12 +29,15 @@ const maxFlowCharts = 4
 // --timeline: a table of the flows, each flow's verdict, and for the
 // biggest flows a time-sequence graph and in-flight vs window.
 func BuildAnalysis(r io.Reader) (*Page, error) {
-	var a analysis
+	var a tcpflow.Doc
 	if err := json.NewDecoder(r).Decode(&a); err != nil {
 		return nil, fmt.Errorf("report: analysis: %w", badinput.JSON(err))
 	}
 	if a.Schema != AnalysisSchema {
 		return nil, fmt.Errorf("report: schema %q is not %s", a.Schema, AnalysisSchema)
+	}
+	if a.Analysis == nil {
+		a.Analysis = &tcpflow.Analysis{}
 	}
 	p := &Page{
 		Title:     "What limited each TCP flow in " + a.File,
@@ -100,16 +48,22 @@ func BuildAnalysis(r io.Reader) (*Page, error) {
 	if a.Error != "" {
 		p.Invalid = append(p.Invalid, "the capture ended badly: "+a.Error+" (flows read before it are shown)")
 	}
-	flows := append([]analysisFlow(nil), a.Flows...)
+	flows := make([]*tcpflow.FlowReport, 0, len(a.Flows))
+	for _, f := range a.Flows {
+		if f == nil { // null in the document reads as a flow of zeros
+			f = &tcpflow.FlowReport{}
+		}
+		flows = append(flows, f)
+	}
 	sort.SliceStable(flows, func(i, j int) bool { return flows[i].Bytes > flows[j].Bytes })
 	for _, f := range flows {
 		name := fmt.Sprintf("%d: %s -> %s", f.ID, f.Sender, f.Receiver)
-		row := Row{name, f.Verdict, Format(f.Throughput, "bps"), fmt.Sprintf("%.0f%%", 100*f.Share), "-", "-"}
-		if f.Ceiling > 0 {
-			row[4], row[5] = Format(f.Ceiling, "bps"), fmt.Sprintf("%.2f", f.Throughput/f.Ceiling)
+		row := Row{name, f.Verdict.Verdict, Format(f.ThroughputBps, "bps"), fmt.Sprintf("%.0f%%", 100*f.Share), "-", "-"}
+		if f.CeilingBps > 0 {
+			row[4], row[5] = Format(f.CeilingBps, "bps"), fmt.Sprintf("%.2f", f.ThroughputBps/f.CeilingBps)
 		}
 		p.Table = append(p.Table, row)
-		p.Headlines = append(p.Headlines, fmt.Sprintf("Flow %s: %s (%.0f%% of the time): %s.%s Fix: %s", name, f.Verdict, 100*f.Share, strings.TrimSuffix(f.Summary, "."), pathWords(f), f.Fix))
+		p.Headlines = append(p.Headlines, fmt.Sprintf("Flow %s: %s (%.0f%% of the time): %s.%s Fix: %s", name, f.Verdict.Verdict, 100*f.Share, strings.TrimSuffix(f.Summary, "."), pathWords(f), f.Fix))
 	}
 	drawn := 0
 	for _, f := range flows {
@@ -133,7 +87,7 @@ func BuildAnalysis(r io.Reader) (*Page, error) {
 // flowCharts draws one direction's timeline: sequence numbers against
 // time with the ACK and receive-window lines and the events as marks, and
 // bytes in flight against the window.
-func flowCharts(f analysisFlow, points []tlPoint, events []tlEvent) []ChartData {
+func flowCharts(f *tcpflow.FlowReport, points []diagnose.Point, events []diagnose.Event) []ChartData {
 	xs := make([]float64, 0, len(points)+len(events))
 	for _, pt := range points {
 		xs = append(xs, pt.T)
@@ -165,7 +119,7 @@ func flowCharts(f analysisFlow, points []tlPoint, events []tlEvent) []ChartData 
 	kinds := map[string][]*float64{}
 	var order []string
 	for _, e := range events {
-		k := e.Kind
+		k := e.Kind.String()
 		if strings.HasPrefix(k, "retrans") {
 			k = "retransmission"
 		}
@@ -197,7 +151,7 @@ func dedup(xs []float64) []float64 {
 
 // pathWords is what analyze said of the path of a flow's main direction
 // (its cause, or why the capture cannot tell), as it printed it.
-func pathWords(f analysisFlow) string {
+func pathWords(f *tcpflow.FlowReport) string {
 	for _, d := range f.Directions {
 		switch {
 		case d.Sender != f.Sender:

@@ -11,58 +11,12 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
 // TestSchema is the schema of `longhaul test --json` documents.
-const TestSchema = "longhaul.test/v1"
-
-// testDoc is the part of a test document the report draws.
-type testDoc struct {
-	Schema  string `json:"schema"`
-	Started string `json:"started"`
-	Server  string `json:"server"`
-	RTT     struct {
-		MinS    float64 `json:"min_s"`
-		LoadedS float64 `json:"loaded_s"`
-	} `json:"rtt"`
-	PathRateBps   float64 `json:"path_rate_bps"`
-	PathRateBasis string  `json:"path_rate_basis"`
-	Capacity      *struct {
-		Bps     float64 `json:"bps"`
-		Streams int     `json:"streams"`
-	} `json:"capacity"`
-	Directions []struct {
-		Name          string  `json:"name"`
-		Sender        string  `json:"sender"`
-		ThroughputBps float64 `json:"throughput_bps"`
-		Headline      string  `json:"headline"`
-		Flow          struct {
-			Verdict string `json:"verdict"`
-		} `json:"flow"`
-		Model struct {
-			ExpectedBps   float64 `json:"expected_bps"`
-			AfterPlansBps float64 `json:"after_plans_bps"`
-		} `json:"model"`
-	} `json:"directions"`
-	Phases []struct {
-		Name          string           `json:"name"`
-		Streams       int              `json:"streams"`
-		ThroughputBps float64          `json:"throughput_bps"`
-		Samples       []results.Sample `json:"samples"`
-	} `json:"phases"`
-	// Fix is what test said to change, line by line: shown as it is.
-	Fix   []string `json:"fix"`
-	Notes []string `json:"notes"`
-	Hosts struct {
-		Client *struct {
-			Hostname string `json:"hostname"`
-		} `json:"client"`
-		Server *struct {
-			Hostname string `json:"hostname"`
-		} `json:"server"`
-	} `json:"hosts"`
-}
+const TestSchema = testdoc.Schema
 
 // IsTest reports whether a document's start names the test schema.
 func IsTest(head []byte) bool {
@@ -75,7 +29,7 @@ func IsTest(head []byte) bool {
 // tcp_info (cwnd, in flight, the peer's window) with the receiver's
 // receive space.
 func BuildTest(r io.Reader) (*Page, error) {
-	var d testDoc
+	var d testdoc.Doc
 	if err := json.NewDecoder(r).Decode(&d); err != nil {
 		return nil, fmt.Errorf("report: test result: %w", badinput.JSON(err))
 	}
@@ -87,7 +41,7 @@ func BuildTest(r io.Reader) (*Page, error) {
 		Scenario: "test",
 		Path: fmt.Sprintf("RTT %s (under load %s), path rate %s (%s)", units.FormatDuration(secs(d.RTT.MinS)),
 			units.FormatDuration(secs(d.RTT.LoadedS)), Format(d.PathRateBps, "bps"), d.PathRateBasis),
-		Started:   d.Started,
+		Started:   startedText(d.Started),
 		TableHead: []string{"phase", "streams", "throughput", "verdict (sender)", "model", "measured / model", "model after the plans"},
 	}
 	if d.Hosts.Client != nil && d.Hosts.Server != nil {
@@ -116,7 +70,7 @@ func BuildTest(r io.Reader) (*Page, error) {
 			if dir.Name != ph.Name {
 				continue
 			}
-			row[3] = dir.Flow.Verdict
+			row[3] = dir.Flow.Verdict.Verdict
 			if m := dir.Model.ExpectedBps; m > 0 {
 				row[4], row[5] = Format(m, "bps"), fmt.Sprintf("%.2f", ph.ThroughputBps/m)
 			}
@@ -168,6 +122,15 @@ func phaseCharts(name string, streams int, samples []results.Sample, model refLi
 		}
 	}
 	return out
+}
+
+// startedText is a document's start as the producer wrote it (Go writes
+// a time as RFC 3339 with nanoseconds); "" when the document has none.
+func startedText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(time.RFC3339Nano)
 }
 
 // refLine is a chart's dashed reference line.

@@ -9,45 +9,12 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
 // TestURLSchema is the schema of `longhaul test URL --json` documents.
-const TestURLSchema = "longhaul.test-url/v1"
-
-// urlDoc is the part of a URL test's document the report draws.
-type urlDoc struct {
-	Schema string `json:"schema"`
-	// Direction: "upload" (test URL --upload) or a download ("" in
-	// documents written before uploads).
-	Direction     string   `json:"direction"`
-	Method        string   `json:"method"`
-	Started       string   `json:"started"`
-	URL           string   `json:"url"`
-	Remote        string   `json:"remote"`
-	Status        string   `json:"http_status"`
-	Bytes         int64    `json:"bytes"`
-	DurationS     float64  `json:"duration_s"`
-	ThroughputBps float64  `json:"throughput_bps"`
-	SteadyBps     float64  `json:"steady_bps"`
-	LoadedRTT     float64  `json:"loaded_rtt_s"`
-	WindowCeiling int64    `json:"window_ceiling_bytes"`
-	Headline      string   `json:"headline"`
-	Fix           []string `json:"fix"`
-	Notes         []string `json:"notes"`
-	Client        *struct {
-		Hostname string `json:"hostname"`
-	} `json:"client"`
-	Samples []struct {
-		T             float64 `json:"t_s"`
-		BytesReceived int64   `json:"bytes_received"`
-		RcvWnd        int64   `json:"rcv_wnd_bytes"`
-		RcvSpace      int64   `json:"rcv_space_bytes"`
-		RcvRTT        float64 `json:"rcv_rtt_s"`
-	} `json:"samples"`
-	// An upload's: this host's sending socket.
-	SendSamples []results.Sample `json:"send_samples"`
-}
+const TestURLSchema = testdoc.URLSchema
 
 // IsTestURL reports whether a document's start names the URL test's
 // schema.
@@ -60,7 +27,7 @@ func IsTestURL(head []byte) bool {
 // over a round trip) and this host's advertised window and receive space
 // against what its tcp_rmem allows.
 func BuildTestURL(r io.Reader) (*Page, error) {
-	var d urlDoc
+	var d testdoc.URLDoc
 	if err := json.NewDecoder(r).Decode(&d); err != nil {
 		return nil, fmt.Errorf("report: URL test result: %w", badinput.JSON(err))
 	}
@@ -68,14 +35,14 @@ func BuildTestURL(r io.Reader) (*Page, error) {
 		return nil, fmt.Errorf("report: schema %q is not %s", d.Schema, TestURLSchema)
 	}
 	title := "Download of " + d.URL + ": what limits it"
-	if d.Direction == "upload" {
+	if d.Direction == testdoc.URLUpload {
 		title = "Upload (" + d.Method + ") to " + d.URL + ": what limits it"
 	}
 	p := &Page{
 		Title: title, Scenario: "test URL",
 		Path: fmt.Sprintf("%s (%s), RTT under load %s; only this host's side is seen", d.Remote, d.Status,
 			units.FormatDuration(secs(d.LoadedRTT))),
-		Started:   d.Started,
+		Started:   startedText(d.Started),
 		Headlines: []string{d.Headline},
 		Fix:       d.Fix,
 		TableHead: []string{"bytes", "time", "throughput", "steady half"},
@@ -88,7 +55,7 @@ func BuildTestURL(r io.Reader) (*Page, error) {
 	for _, n := range d.Notes {
 		p.Headlines = append(p.Headlines, "Note: "+n)
 	}
-	if d.Direction == "upload" {
+	if d.Direction == testdoc.URLUpload {
 		p.Charts = uploadCharts(d.SendSamples)
 		return p, nil
 	}
@@ -111,7 +78,7 @@ func BuildTestURL(r io.Reader) (*Page, error) {
 
 // urlWindowChart draws the window this host advertised and its receive
 // space, with what its tcp_rmem allows as a dashed line.
-func urlWindowChart(d urlDoc) ChartData {
+func urlWindowChart(d testdoc.URLDoc) ChartData {
 	cd := ChartData{ID: "url-window", Kind: "line", Title: "Download: this host's receive window",
 		XLabel: "time", XUnit: "s", YLabel: "bytes", YUnit: "bytes",
 		Note: "Every 100 ms: the window this host advertised (tcpi_rcv_wnd) and its receive buffer space (autotuning)."}
@@ -122,10 +89,10 @@ func urlWindowChart(d urlDoc) ChartData {
 		cd.X = append(cd.X, s.T)
 		wnd.Y = append(wnd.Y, num(float64(s.RcvWnd), true))
 		space.Y = append(space.Y, num(float64(s.RcvSpace), true))
-		ceil.Y = append(ceil.Y, num(float64(d.WindowCeiling), d.WindowCeiling > 0))
+		ceil.Y = append(ceil.Y, num(float64(d.WindowCeilingBytes), d.WindowCeilingBytes > 0))
 	}
 	cd.Series = []SeriesData{wnd, space}
-	if d.WindowCeiling > 0 {
+	if d.WindowCeilingBytes > 0 {
 		cd.Series = append(cd.Series, ceil)
 		cd.Note += " Dashed: the largest window this host's net.ipv4.tcp_rmem allows."
 	}

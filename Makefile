@@ -9,7 +9,7 @@ FUZZTIME ?= 1s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test quick golden unit unit-bins unit-run unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
+.PHONY: all deps build test quick golden schemas unit unit-bins unit-run unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
 .PHONY: man deb compat
 
 all: build
@@ -58,6 +58,12 @@ quick:
 golden:
 	@pkgs=$$($(GO) list -f '{{.ImportPath}} {{join .TestImports " "}}' ./... | awk '{for (i = 2; i <= NF; i++) if ($$i ~ /internal\/golden$$/) {print $$1; break}}') && \
 	  $(GO) test -count=1 -short $$pkgs -update
+
+# schemas rewrites docs/schema/*.json, the JSON Schemas generated from the
+# documents' Go types (go test ./internal/docschema fails when one drifts
+# from its type; make golden rewrites them too): review git diff after.
+schemas:
+	$(GO) test -count=1 ./internal/docschema -run '^TestSchemas$$' -update
 
 # unit and integration tests; privileged tests skip without CAP_SYS_ADMIN.
 # -p 1: the emulator tests measure time and must not share the CPUs with

@@ -121,3 +121,19 @@ func TestDeferredAfterBusy(t *testing.T) {
 		t.Error("a deferred probe ran although the target was probed since")
 	}
 }
+
+// What a probe of a target needs is its last judged test's length: a
+// failure since (a probe that waited for a busy target and then had no
+// room for its phases) does not make the next probe take it for a
+// short one and queue where it cannot fit.
+func TestNeedKeepsTheLastJudgedLength(t *testing.T) {
+	p := newTestProber(t, &fakeRun{}, nil)
+	const target = "198.51.100.5:9978"
+	short := p.need(target)
+	p.mu.Lock()
+	p.entries[target] = &entry{took: 25 * time.Second, last: &result{reason: reasonError}}
+	p.mu.Unlock()
+	if n := p.need(target); n != 25*time.Second || short >= n {
+		t.Errorf("need %s after a 25 s test and a failure (%s for a target never probed)", n, short)
+	}
+}

@@ -57,6 +57,10 @@ type entry struct {
 	done chan struct{} // closed when the running probe ends; nil when none runs
 	last *result
 	used time.Time
+	// took is how long the target's last judged test took, its waits
+	// for a busy target left out (0: none yet): what a probe of it needs
+	// (queue.go). A failure since does not reset it.
+	took time.Duration
 }
 
 // New returns a Prober (cfg must pass Validate).
@@ -241,6 +245,9 @@ func (p *Prober) start(ctx context.Context, cancel context.CancelFunc, e *entry,
 		res.unseen = deferred > 0 && res.reason != reasonBusy
 		p.mu.Lock()
 		e.last, e.done = res, nil
+		if res.doc != nil {
+			e.took = res.took - res.waited
+		}
 		p.mu.Unlock()
 		p.running.Add(-1)
 		close(done)

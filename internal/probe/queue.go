@@ -54,16 +54,18 @@ func (p *Prober) runQueued(ctx context.Context, o twohost.ClientOptions, st *sta
 	}
 }
 
-// need is about how long a probe of target takes: its last test's length
-// when it had one, else the shortest probe (phases of twohost.MinPhase
-// on a short path; a probe whose deadline is nearer runs shorter phases
-// or none).
+// need is about how long a probe of target takes: its last judged
+// test's length when it had one (failures since do not count: a probe
+// that waited and then had no room for its phases failed, and the next
+// must not take it for a short one), else the shortest probe (phases of
+// twohost.MinPhase on a short path; a probe whose deadline is nearer
+// runs shorter phases or none).
 func (p *Prober) need(target string) time.Duration {
 	n := twohost.TestLength(int(p.cfg.phases()), max(p.cfg.Phase, twohost.MinPhase), 0)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if e := p.entries[target]; e != nil && e.last != nil && e.last.doc != nil {
-		n = max(n, e.last.took-e.last.waited)
+	if e := p.entries[target]; e != nil {
+		n = max(n, e.took)
 	}
 	return n
 }

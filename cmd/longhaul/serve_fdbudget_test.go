@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/netns"
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // Authenticated idle control connections (the token's holder connects,
@@ -147,21 +147,21 @@ func (f *authIdleFlood) hold(ctx context.Context, src, addr string) {
 func authenticate(c net.Conn, token []byte) error {
 	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
 	defer c.SetDeadline(time.Time{})
-	f, err := twohost.ReadFrame(c, twohost.MaxPreAuthFrame)
-	var h twohost.Hello
+	f, err := wire.ReadFrame(c, wire.MaxPreAuthFrame)
+	var h wire.Hello
 	if err == nil {
-		err = twohost.Decode(f, twohost.TypeHello, &h)
+		err = wire.Decode(f, wire.TypeHello, &h)
 	}
 	if err != nil {
 		return err
 	}
-	a := twohost.Auth{Purpose: twohost.PurposeControl, ClientNonce: make([]byte, 32)}
+	a := wire.Auth{Purpose: wire.PurposeControl, ClientNonce: make([]byte, 32)}
 	_, _ = rand.Read(a.ClientNonce)
 	a.MAC = clientMAC(token, h.Nonce, a)
-	if err := twohost.WriteMsg(c, twohost.TypeAuth, a); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeAuth, a); err != nil {
 		return err
 	}
-	if f, err = twohost.ReadFrame(c, twohost.MaxServerFrame); err == nil && f.Type != twohost.TypeWelcome {
+	if f, err = wire.ReadFrame(c, wire.MaxServerFrame); err == nil && f.Type != wire.TypeWelcome {
 		err = errors.New("got " + f.Type)
 	}
 	return err
@@ -169,7 +169,7 @@ func authenticate(c net.Conn, token []byte) error {
 
 // clientMAC is the protocol's client proof: HMAC-SHA256 with the token
 // over a label and length-prefixed fields.
-func clientMAC(token, serverNonce []byte, a twohost.Auth) []byte {
+func clientMAC(token, serverNonce []byte, a wire.Auth) []byte {
 	h := hmac.New(sha256.New, token)
 	for _, f := range [][]byte{[]byte("longhaul-test v1 client"), serverNonce, a.ClientNonce, []byte(a.Purpose), []byte(a.Session),
 		[]byte(fmt.Sprint(a.Phase)), []byte(fmt.Sprint(a.Stream))} {

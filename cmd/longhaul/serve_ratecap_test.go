@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/netns/nstest"
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // serve --max-rate holds against a client that asks for absurd rates,
@@ -51,7 +52,7 @@ func TestIntegrationServeRateCap(t *testing.T) {
 	}
 	for _, upload := range []bool{false, true} {
 		for _, asked := range []float64{1e-9, 1, 1e15} {
-			name := map[bool]string{false: twohost.PhaseDownload, true: twohost.PhaseUpload}[upload]
+			name := map[bool]string{false: wire.PhaseDownload, true: wire.PhaseUpload}[upload]
 			t.Run(fmt.Sprintf("%s/%g", name, asked), func(t *testing.T) {
 				raw, err := twohost.Run(context.Background(), twohost.ClientOptions{Addr: "127.0.0.1:9978", Netns: ns, Token: token,
 					Download: !upload, Upload: upload, Duration: time.Duration(dur * float64(time.Second)), RateBps: asked})

@@ -21,6 +21,7 @@ import (
 	"github.com/longhaul/longhaul/internal/probe"
 	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -139,7 +140,7 @@ func newExporterCmd() *cobra.Command {
 // register adds the --probe-* flags to f.
 func (p *probeArgs) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&p.allow, "probe-allow", nil, fmt.Sprintf("serve /probe?target=ADDRESS[:PORT] for IP addresses in this prefix, e.g. 198.51.100.0/24, /%d or longer (IPv4), /%d or longer (IPv6); names are not looked up, list them in --probe-targets (repeatable; none by default)", probe.MinPrefixBits4, probe.MinPrefixBits6))
-	p.ports = probePorts{ports: []uint16{twohost.DefaultPort}}
+	p.ports = probePorts{ports: []uint16{wire.DefaultPort}}
 	f.Var(&p.ports, "probe-ports", fmt.Sprintf("the ports of the serves in --probe-allow's prefixes, e.g. 9978,7000-7003 (at most %d; others are refused without a dial)", probe.MaxPorts))
 	f.StringVar(&p.targets, "probe-targets", "", "serve /probe for the targets in this file, as written (any port; the only names probed): one HOST[:PORT] per line, then sha256:PIN for a serve with TLS (the pin serve prints)")
 	f.StringVar(&p.auth, "probe-auth", "", "file holding the token of the targets' longhaul serve")

@@ -17,6 +17,7 @@ import (
 	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
 )
@@ -70,7 +71,7 @@ deploy/longhaul-serve.service is a systemd unit.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&a.listen, "listen", ":"+strconv.Itoa(twohost.DefaultPort), "address and port to listen on (control and data)")
+	f.StringVar(&a.listen, "listen", ":"+strconv.Itoa(wire.DefaultPort), "address and port to listen on (control and data)")
 	f.StringVar(&a.auth, "auth", "", "file holding the pre-shared token (at least 16 bytes; required)")
 	f.StringVar(&a.tlsCert, "tls-cert", "", "TLS certificate (PEM): serve TLS 1.3 only")
 	f.StringVar(&a.tlsKey, "tls-key", "", "TLS private key (PEM), with --tls-cert")
@@ -103,8 +104,8 @@ func (a serveArgs) config(stderr io.Writer) (twohost.ServerConfig, error) {
 	if cfg.Token, err = secret.ReadToken(a.auth); err != nil {
 		return cfg, err // package secret marks what is the user's to fix
 	}
-	if a.maxClients < 1 || a.maxStreams < 1 || a.maxStreams > twohost.MaxStreams {
-		return cfg, usagef("--max-clients must be >= 1 and --max-streams 1..%d", twohost.MaxStreams)
+	if a.maxClients < 1 || a.maxStreams < 1 || a.maxStreams > wire.MaxStreams {
+		return cfg, usagef("--max-clients must be >= 1 and --max-streams 1..%d", wire.MaxStreams)
 	}
 	for _, p := range a.allow {
 		pfx, err := netip.ParsePrefix(p)

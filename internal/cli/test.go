@@ -21,6 +21,7 @@ import (
 	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -180,7 +181,7 @@ func hostPort(s string) (string, error) {
 	if strings.ContainsAny(h, "[]/ ") {
 		return "", usagef("test: %q is not HOST or HOST:PORT (write IPv6 as [2001:db8::1]:9978)", s)
 	}
-	return net.JoinHostPort(h, strconv.Itoa(twohost.DefaultPort)), nil
+	return net.JoinHostPort(h, strconv.Itoa(wire.DefaultPort)), nil
 }
 
 func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOptions, error) {
@@ -211,8 +212,8 @@ func (a testArgs) options(args []string, stderr io.Writer) (twohost.ClientOption
 	switch {
 	case a.rounds < 1 || a.rounds > 100000:
 		return o, usagef("--rounds must be 1..100000, got %d", a.rounds)
-	case a.streams < 0 || a.streams > twohost.MaxStreams:
-		return o, usagef("--streams must be 0..%d, got %d", twohost.MaxStreams, a.streams)
+	case a.streams < 0 || a.streams > wire.MaxStreams:
+		return o, usagef("--streams must be 0..%d, got %d", wire.MaxStreams, a.streams)
 	}
 	o.Download, o.Upload = a.download || !a.upload, a.upload || !a.download
 	o.Streams, o.Rounds, o.Duration, o.Netns, o.CCs = a.streams, a.rounds, a.duration.D, a.netns, a.ccs.ccs

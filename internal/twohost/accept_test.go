@@ -4,6 +4,7 @@ package twohost
 
 import (
 	"context"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -46,7 +47,7 @@ func TestServeSurvivesAcceptErrors(t *testing.T) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := ReadFrame(c, MaxPreAuthFrame); err != nil {
+	if _, err := wire.ReadFrame(c, wire.MaxPreAuthFrame); err != nil {
 		t.Errorf("no hello after 5 accept errors: %v", err)
 	}
 	select {

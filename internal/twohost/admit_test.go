@@ -12,16 +12,17 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/connlimit"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // authIdle authenticates a control connection and sends nothing more.
 func authIdle(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	c, h := rawConn(t, addr)
-	if err := WriteMsg(c, TypeAuth, authMsg(testToken, h)); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeAuth, authMsg(testToken, h)); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := next(t, c); err != nil || f.Type != TypeWelcome {
+	if f, err := next(t, c); err != nil || f.Type != wire.TypeWelcome {
 		t.Fatalf("no welcome: %v", err)
 	}
 	return c
@@ -35,7 +36,7 @@ func gotHello(addr string) bool {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	_, err = ReadFrame(c, MaxPreAuthFrame)
+	_, err = wire.ReadFrame(c, wire.MaxPreAuthFrame)
 	return err == nil
 }
 
@@ -99,19 +100,19 @@ func TestRefusalsAfterAuthRateLimited(t *testing.T) {
 	addr := startServer(t, ServerConfig{Log: logTo(&logs)})
 	for i := range 30 {
 		c, h := rawConn(t, addr)
-		var a Auth
+		var a wire.Auth
 		if i%2 == 0 {
-			a = Auth{Purpose: PurposeData, ClientNonce: newNonce(), Session: strings.Repeat("ab", 16), Phase: 1}
+			a = wire.Auth{Purpose: wire.PurposeData, ClientNonce: newNonce(), Session: strings.Repeat("ab", 16), Phase: 1}
 		} else {
-			a = Auth{Purpose: PurposeControl, ClientNonce: newNonce()}
+			a = wire.Auth{Purpose: wire.PurposeControl, ClientNonce: newNonce()}
 		}
 		a.MAC = clientMAC(testToken, h.Nonce, a)
-		if err := WriteMsg(c, TypeAuth, a); err != nil {
+		if err := wire.WriteMsg(c, wire.TypeAuth, a); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 1 {
 			_, _ = next(t, c) // welcome
-			_ = WriteMsg(c, TypePing, Ping{Seq: 1})
+			_ = wire.WriteMsg(c, wire.TypePing, wire.Ping{Seq: 1})
 		}
 		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		_, _ = io.Copy(io.Discard, c)

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"github.com/longhaul/longhaul/internal/secret"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // MinTokenLen is the shortest pre-shared token accepted (secret.ReadToken
@@ -17,7 +18,7 @@ import (
 const MinTokenLen = secret.MinTokenLen
 
 func newNonce() []byte {
-	b := make([]byte, nonceLen)
+	b := make([]byte, wire.NonceLen)
 	_, _ = rand.Read(b) // documented never to fail (Go 1.24+)
 	return b
 }
@@ -39,7 +40,7 @@ func mac(token []byte, label string, fields ...[]byte) []byte {
 
 // clientMAC is what the client proves: the token, bound to this
 // connection's nonces and what it is for.
-func clientMAC(token, serverNonce []byte, a Auth) []byte {
+func clientMAC(token, serverNonce []byte, a wire.Auth) []byte {
 	return mac(token, "longhaul-test v1 client", serverNonce, a.ClientNonce, []byte(a.Purpose), []byte(a.Session),
 		[]byte(fmt.Sprint(a.Phase)), []byte(fmt.Sprint(a.Stream)))
 }

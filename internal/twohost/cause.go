@@ -8,6 +8,7 @@ import (
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // phaseCause names what the path did to a single-stream phase held by
@@ -51,7 +52,7 @@ func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps floa
 	last := half[len(half)-1].Sock
 	e = diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), SteadyRTT: steadyRTT(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
 		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name), ManyBps: pathBps}
-	if p.Grant.Name == PhaseDownload {
+	if p.Grant.Name == wire.PhaseDownload {
 		e.Paced, e.BestOtherBps, e.OtherLoadedRTT, e.OtherMedianRTT = probes.paced, probes.otherBps, probes.otherRTT, probes.otherMid
 		e.Datagrams = probes.datagrams
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // Client defaults.
@@ -143,7 +144,7 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 		p := plan[i]
 		if x := ofBest[i]; x > 0 {
 			best := probeBest(raw)
-			if p.Name == PhaseUDP {
+			if p.Name == wire.PhaseUDP {
 				best = probeCeiling(raw)
 			}
 			p.RateBps = max(p.RateBps, x*best)
@@ -160,7 +161,7 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 			return nil, fmt.Errorf("test: %s phase: %w", p.Name, err)
 		}
 		raw.Phases = append(raw.Phases, pr)
-		if o.LossProbes && p.Name == PhaseDownload && p.CC == "" && p.RateBps == o.RateBps {
+		if o.LossProbes && p.Name == wire.PhaseDownload && p.CC == "" && p.RateBps == o.RateBps {
 			for _, x := range o.lossProbes(pr, raw, d, time.Since(cc.began)) {
 				if x.ofBest > 0 {
 					ofBest[len(plan)] = x.ofBest
@@ -169,7 +170,7 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 			}
 		}
 	}
-	_ = cc.send(TypeBye, nil)
+	_ = cc.send(wire.TypeBye, nil)
 	return raw, nil
 }
 
@@ -186,12 +187,12 @@ var errNoLargeMessage = errors.New("the server's session answer (its snapshot, s
 // ctrl is the client's control connection.
 type ctrl struct {
 	c      net.Conn
-	acc    Accepted
+	acc    wire.Accepted
 	began  time.Time
 	wmu    sync.Mutex
 	wchunk int // bytes per write of an upload
 
-	frames chan Frame // everything but pongs and samples
+	frames chan wire.Frame // everything but pongs and samples
 	rerr   chan error
 
 	mu      sync.Mutex
@@ -202,7 +203,7 @@ type ctrl struct {
 }
 
 func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
-	c, err := clientHandshake(ctx, o, Auth{Purpose: PurposeControl})
+	c, err := clientHandshake(ctx, o, wire.Auth{Purpose: wire.PurposeControl})
 	if err != nil {
 		return nil, err
 	}
@@ -212,8 +213,8 @@ func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
 			return nil, err
 		}
 	}
-	cc := &ctrl{c: c, began: time.Now(), frames: make(chan Frame, 16), rerr: make(chan error, 1), pingAt: map[int]time.Time{}}
-	if err := cc.send(TypeStart, Start{Software: Software, PlannedS: o.planned(ctx, c)}); err != nil {
+	cc := &ctrl{c: c, began: time.Now(), frames: make(chan wire.Frame, 16), rerr: make(chan error, 1), pingAt: map[int]time.Time{}}
+	if err := cc.send(wire.TypeStart, wire.Start{Software: Software, PlannedS: o.planned(ctx, c)}); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -222,13 +223,13 @@ func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
 	// before it came through is a path that drops large packets.
 	_ = c.SetReadDeadline(time.Now().Add(acceptWait))
 	unwatch := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-	f, err := ReadFrame(c, MaxServerFrame)
+	f, err := wire.ReadFrame(c, wire.MaxServerFrame)
 	unwatch()
 	if err == nil {
-		if re := AsError(f); re != nil {
+		if re := wire.AsError(f); re != nil {
 			err = re
 		} else {
-			err = Decode(f, TypeAccepted, &cc.acc)
+			err = wire.Decode(f, wire.TypeAccepted, &cc.acc)
 		}
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
@@ -248,23 +249,23 @@ func (cc *ctrl) send(typ string, body any) error {
 	cc.wmu.Lock()
 	defer cc.wmu.Unlock()
 	_ = cc.c.SetWriteDeadline(time.Now().Add(clientIdle))
-	return WriteMsg(cc.c, typ, body)
+	return wire.WriteMsg(cc.c, typ, body)
 }
 
 // read dispatches the server's frames until the connection ends.
 func (cc *ctrl) read() {
 	for {
 		_ = cc.c.SetReadDeadline(time.Now().Add(2 * clientIdle))
-		f, err := ReadFrame(cc.c, MaxServerFrame)
+		f, err := wire.ReadFrame(cc.c, wire.MaxServerFrame)
 		now := time.Now()
 		if err != nil {
 			cc.rerr <- err
 			return
 		}
 		switch f.Type {
-		case TypePong:
-			var p Ping
-			if Decode(f, TypePong, &p) == nil {
+		case wire.TypePong:
+			var p wire.Ping
+			if wire.Decode(f, wire.TypePong, &p) == nil {
 				cc.mu.Lock()
 				if t, ok := cc.pingAt[p.Seq]; ok {
 					cc.pongs = append(cc.pongs, now.Sub(t))
@@ -272,14 +273,14 @@ func (cc *ctrl) read() {
 				}
 				cc.mu.Unlock()
 			}
-		case TypeSamples:
-			var s Samples
-			if err := Decode(f, TypeSamples, &s); err != nil {
+		case wire.TypeSamples:
+			var s wire.Samples
+			if err := wire.Decode(f, wire.TypeSamples, &s); err != nil {
 				cc.rerr <- err
 				return
 			}
 			cc.mu.Lock()
-			cc.samples = append(cc.samples, fromWire(s.Samples)...)
+			cc.samples = append(cc.samples, wire.FromWire(s.Samples)...)
 			cc.mu.Unlock()
 		default:
 			cc.frames <- f
@@ -293,7 +294,7 @@ func (cc *ctrl) ping() error {
 	cc.pingAt[cc.seq] = time.Now()
 	seq := cc.seq
 	cc.mu.Unlock()
-	return cc.send(TypePing, Ping{Seq: seq})
+	return cc.send(wire.TypePing, wire.Ping{Seq: seq})
 }
 
 // takePongs returns the RTTs measured since the last call.
@@ -335,13 +336,13 @@ func (cc *ctrl) peekPongs() []time.Duration {
 }
 
 // await returns the next frame of type typ (an error frame as an error).
-func (cc *ctrl) await(typ string, timeout time.Duration) (Frame, error) {
-	want := func(f Frame) (Frame, error) {
-		if re := AsError(f); re != nil {
+func (cc *ctrl) await(typ string, timeout time.Duration) (wire.Frame, error) {
+	want := func(f wire.Frame) (wire.Frame, error) {
+		if re := wire.AsError(f); re != nil {
 			return f, re
 		}
 		if f.Type != typ {
-			return f, fmt.Errorf("%w: got %.32q, want %q", ErrFrame, f.Type, typ)
+			return f, fmt.Errorf("%w: got %.32q, want %q", wire.ErrFrame, f.Type, typ)
 		}
 		return f, nil
 	}
@@ -356,8 +357,8 @@ func (cc *ctrl) await(typ string, timeout time.Duration) (Frame, error) {
 			return want(f)
 		default:
 		}
-		return Frame{}, fmt.Errorf("control connection: %w", err)
+		return wire.Frame{}, fmt.Errorf("control connection: %w", err)
 	case <-time.After(timeout):
-		return Frame{}, fmt.Errorf("no %s from the server within %s", typ, timeout)
+		return wire.Frame{}, fmt.Errorf("no %s from the server within %s", typ, timeout)
 	}
 }

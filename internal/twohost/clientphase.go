@@ -14,12 +14,13 @@ import (
 
 	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // phase asks for one phase, runs its streams and collects both ends'
 // samples.
-func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRaw, error) {
-	if r.Name == PhaseUDP {
+func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (PhaseRaw, error) {
+	if r.Name == wire.PhaseUDP {
 		return cc.udpPhase(ctx, o, r)
 	}
 	pr := PhaseRaw{AskedCC: r.CC}
@@ -66,12 +67,12 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 		}
 	}
 	d := time.Duration(pr.Grant.DurationS * float64(time.Second))
-	f, err := cc.await(TypePhaseDone, d+clientIdle)
+	f, err := cc.await(wire.TypePhaseDone, d+clientIdle)
 	close(stop)
 	ticking.Wait() // its last call (Done) comes before the next line
 	pr.Client = smp.Stop()
 	if err == nil {
-		err = Decode(f, TypePhaseDone, &pr.Done)
+		err = wire.Decode(f, wire.TypePhaseDone, &pr.Done)
 	}
 	if err == nil {
 		err = streamErr
@@ -85,14 +86,14 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRa
 }
 
 // ask asks for a phase and returns its grant.
-func (cc *ctrl) ask(r PhaseReq) (Grant, error) {
-	var g Grant
-	if err := cc.send(TypePhase, r); err != nil {
+func (cc *ctrl) ask(r wire.PhaseReq) (wire.Grant, error) {
+	var g wire.Grant
+	if err := cc.send(wire.TypePhase, r); err != nil {
 		return g, err
 	}
-	f, err := cc.await(TypeGrant, clientIdle)
+	f, err := cc.await(wire.TypeGrant, clientIdle)
 	if err == nil {
-		err = Decode(f, TypeGrant, &g)
+		err = wire.Decode(f, wire.TypeGrant, &g)
 	}
 	return g, err
 }
@@ -134,27 +135,27 @@ func (cc *ctrl) loadedPings(stop chan struct{}) {
 }
 
 // stream opens one data connection of a phase and moves its data.
-func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g Grant, i int, moved *atomic.Int64, sample func(net.Conn)) error {
-	c, err := clientHandshake(ctx, o, Auth{Purpose: PurposeData, Session: cc.acc.Session, Phase: g.Phase, Stream: i})
+func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g wire.Grant, i int, moved *atomic.Int64, sample func(net.Conn)) error {
+	c, err := clientHandshake(ctx, o, wire.Auth{Purpose: wire.PurposeData, Session: cc.acc.Session, Phase: g.Phase, Stream: i})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	sample(c)
 	_ = c.SetReadDeadline(time.Now().Add(clientIdle))
-	f, err := ReadFrame(c, MaxServerFrame)
+	f, err := wire.ReadFrame(c, wire.MaxServerFrame)
 	if err == nil {
-		if re := AsError(f); re != nil {
+		if re := wire.AsError(f); re != nil {
 			return re
 		}
-		if f.Type != TypeGo {
-			return fmt.Errorf("%w: got %.32q, want go", ErrFrame, f.Type)
+		if f.Type != wire.TypeGo {
+			return fmt.Errorf("%w: got %.32q, want go", wire.ErrFrame, f.Type)
 		}
 	}
 	if err != nil {
 		return err
 	}
-	if g.Name == PhaseUpload {
+	if g.Name == wire.PhaseUpload {
 		return upload(c, time.Duration(g.DurationS*float64(time.Second)), cc.wchunk, moved)
 	}
 	return download(c, moved)

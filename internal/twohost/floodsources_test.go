@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/connlimit"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // silentFlood dials addr from each of srcs, n connections each, reads
@@ -44,7 +45,7 @@ func silentFlood(t *testing.T, addr string, srcs []string, n int) (held *atomic.
 				conns = append(conns, c)
 				mu.Unlock()
 				_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-				if _, err := ReadFrame(c, MaxPreAuthFrame); err != nil {
+				if _, err := wire.ReadFrame(c, wire.MaxPreAuthFrame); err != nil {
 					continue // refused: closed at once
 				}
 				held.Add(1)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // dialIn connects from namespace ns: a socket stays in the namespace it
@@ -41,10 +42,10 @@ func dialIn(ctx context.Context, ns, addr string, timeout time.Duration, mss int
 
 // clientHandshake reads hello, authenticates and checks the server's
 // proof.
-func clientHandshake(ctx context.Context, o ClientOptions, a Auth) (net.Conn, error) {
+func clientHandshake(ctx context.Context, o ClientOptions, a wire.Auth) (net.Conn, error) {
 	raw, err := dialIn(ctx, o.Netns, o.Addr, o.DialTimeout, o.MSS)
 	if err != nil {
-		return nil, fmt.Errorf("test: cannot reach %s: %w: is longhaul serve running there, and is the port (default %d) open?", o.Addr, unwrapOp(err), DefaultPort)
+		return nil, fmt.Errorf("test: cannot reach %s: %w: is longhaul serve running there, and is the port (default %d) open?", o.Addr, unwrapOp(err), wire.DefaultPort)
 	}
 	c := raw
 	hello := o.HelloTimeout
@@ -70,17 +71,17 @@ func clientHandshake(ctx context.Context, o ClientOptions, a Auth) (net.Conn, er
 	}
 	a.ClientNonce = newNonce()
 	a.MAC = clientMAC(o.Token, h.Nonce, a)
-	if err := WriteMsg(c, TypeAuth, a); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeAuth, a); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("test: %s: %w", o.Addr, err)
 	}
-	f, err := ReadFrame(c, MaxServerFrame)
-	var w Welcome
+	f, err := wire.ReadFrame(c, wire.MaxServerFrame)
+	var w wire.Welcome
 	if err == nil {
-		if re := AsError(f); re != nil {
+		if re := wire.AsError(f); re != nil {
 			err = re
 		} else {
-			err = Decode(f, TypeWelcome, &w)
+			err = wire.Decode(f, wire.TypeWelcome, &w)
 		}
 	}
 	if err == nil && !checkMAC(w.MAC, serverMAC(o.Token, h.Nonce, a.ClientNonce)) {
@@ -96,22 +97,22 @@ func clientHandshake(ctx context.Context, o ClientOptions, a Auth) (net.Conn, er
 
 // readHello reads the server's first frame and names what is wrong when
 // the peer is not a longhaul server of this protocol version.
-func readHello(c net.Conn, addr string, within time.Duration) (Hello, error) {
-	var h Hello
-	f, err := ReadFrame(c, MaxPreAuthFrame)
+func readHello(c net.Conn, addr string, within time.Duration) (wire.Hello, error) {
+	var h wire.Hello
+	f, err := wire.ReadFrame(c, wire.MaxPreAuthFrame)
 	switch {
-	case errors.Is(err, ErrVersion):
-		return h, fmt.Errorf("test: %s speaks longhaul test protocol version %d, this longhaul speaks %d: run the same longhaul release on both hosts", addr, f.V, ProtoVersion)
+	case errors.Is(err, wire.ErrVersion):
+		return h, fmt.Errorf("test: %s speaks longhaul test protocol version %d, this longhaul speaks %d: run the same longhaul release on both hosts", addr, f.V, wire.ProtoVersion)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		// Wrapped: a prober reads a silent host as a timeout.
-		return h, fmt.Errorf("test: %s sent no longhaul hello within %s (%w): is it longhaul serve? (default port %d)", addr, within, os.ErrDeadlineExceeded, DefaultPort)
-	case err != nil && !errors.Is(err, ErrFrame):
+		return h, fmt.Errorf("test: %s sent no longhaul hello within %s (%w): is it longhaul serve? (default port %d)", addr, within, os.ErrDeadlineExceeded, wire.DefaultPort)
+	case err != nil && !errors.Is(err, wire.ErrFrame):
 		return h, fmt.Errorf("test: %s closed the connection before its hello (%w): is it longhaul serve, does its --allow include this host, and is it not refusing this host for now (too many connections from it, or failed ones: the server's log says which)?", addr, err)
 	case err == nil:
-		err = Decode(f, TypeHello, &h)
+		err = wire.Decode(f, wire.TypeHello, &h)
 	}
 	if err != nil {
-		return h, fmt.Errorf("test: %s is not a longhaul server (%v): check the port (default %d)", addr, err, DefaultPort)
+		return h, fmt.Errorf("test: %s is not a longhaul server (%v): check the port (default %d)", addr, err, wire.DefaultPort)
 	}
 	return h, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/iperf3"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // recv is a download's receive side as this host samples it: rate bits/s
@@ -37,7 +38,7 @@ func iperfDownPhase(rcv []URLSample, s iperf3.Stream, asJSON bool) IperfPhase {
 	if !asJSON {
 		r.ServerOutputText = "[  5] ..."
 	}
-	return IperfPhase{Name: PhaseDownload, Result: r, Recv: rcv, Connect: 50 * time.Millisecond}
+	return IperfPhase{Name: wire.PhaseDownload, Result: r, Recv: rcv, Connect: 50 * time.Millisecond}
 }
 
 func iperfUpPhase(st stream, peerWnd int64) IperfPhase {
@@ -47,7 +48,7 @@ func iperfUpPhase(st stream, peerWnd int64) IperfPhase {
 			ss[i].Sock.SndWnd = peerWnd
 		}
 	}
-	return IperfPhase{Name: PhaseUpload, Result: &iperf3.Result{Elapsed: 5 * time.Second, Streams: []iperf3.Stream{{ID: 1, ServerRetransmits: -1}}},
+	return IperfPhase{Name: wire.PhaseUpload, Result: &iperf3.Result{Elapsed: 5 * time.Second, Streams: []iperf3.Stream{{ID: 1, ServerRetransmits: -1}}},
 		Samples: ss, Connect: 50 * time.Millisecond}
 }
 
@@ -68,18 +69,12 @@ func TestJudgeIperf3(t *testing.T) {
 		setting string
 		words   []string
 	}{
-		{"upload held by the server's window", [2]string{big, big}, iperfUpPhase(stream{port: 1, rate: 28e6, rtt: rtt, flight: 180000, rwndShare: 0.9}, 180000), 0,
-			PhaseUpload, HostServer, "net.ipv4.tcp_rmem", []string{"the iperf3 server's receive window (180 kB)"}},
-		{"upload held by this host's tcp_wmem", [2]string{big, "4096 16384 262144"}, iperfUpPhase(stream{port: 1, rate: 30e6, rtt: rtt, flight: 190000, sndShare: 0.9}, 0), 0,
-			PhaseUpload, HostClient, "net.ipv4.tcp_wmem", []string{"send buffer"}},
-		{"download held by this host's tcp_rmem", [2]string{small, big}, iperfDownPhase(recvSamples(0.95*windowRate, rtt, window, 5), serverStream(int64(0.95*windowRate*5/8), 300000, rtt, 0, 5), true), 100e6,
-			PhaseDownload, HostClient, "net.ipv4.tcp_rmem", []string{"this host's receive buffer"}},
-		{"download held by the path's loss", [2]string{big, big}, iperfDownPhase(recvSamples(8e6, rtt, 4<<20, 5), serverStream(5e6, 60000, rtt, 60, 5), true), 0,
-			PhaseDownload, HostPath, "", []string{"packet loss", "retransmitted 300 segments"}},
-		{"download held by the server's sending side", [2]string{big, big}, iperfDownPhase(recvSamples(10e6, rtt, 4<<20, 5), serverStream(6e6, 64000, rtt, 0, 5), true), 0,
-			PhaseDownload, HostServer, "", []string{"congestion window stayed at 64 kB", "not seen from here"}},
-		{"download from a plain server", [2]string{big, big}, iperfDownPhase(recvSamples(10e6, rtt, 4<<20, 5), serverStream(6e6, -1, -1, 0, 5), false), 0,
-			PhaseDownload, HostServerOrPath, "", []string{"it retransmitted 0 segments"}},
+		{"upload held by the server's window", [2]string{big, big}, iperfUpPhase(stream{port: 1, rate: 28e6, rtt: rtt, flight: 180000, rwndShare: 0.9}, 180000), 0, wire.PhaseUpload, HostServer, "net.ipv4.tcp_rmem", []string{"the iperf3 server's receive window (180 kB)"}},
+		{"upload held by this host's tcp_wmem", [2]string{big, "4096 16384 262144"}, iperfUpPhase(stream{port: 1, rate: 30e6, rtt: rtt, flight: 190000, sndShare: 0.9}, 0), 0, wire.PhaseUpload, HostClient, "net.ipv4.tcp_wmem", []string{"send buffer"}},
+		{"download held by this host's tcp_rmem", [2]string{small, big}, iperfDownPhase(recvSamples(0.95*windowRate, rtt, window, 5), serverStream(int64(0.95*windowRate*5/8), 300000, rtt, 0, 5), true), 100e6, wire.PhaseDownload, HostClient, "net.ipv4.tcp_rmem", []string{"this host's receive buffer"}},
+		{"download held by the path's loss", [2]string{big, big}, iperfDownPhase(recvSamples(8e6, rtt, 4<<20, 5), serverStream(5e6, 60000, rtt, 60, 5), true), 0, wire.PhaseDownload, HostPath, "", []string{"packet loss", "retransmitted 300 segments"}},
+		{"download held by the server's sending side", [2]string{big, big}, iperfDownPhase(recvSamples(10e6, rtt, 4<<20, 5), serverStream(6e6, 64000, rtt, 0, 5), true), 0, wire.PhaseDownload, HostServer, "", []string{"congestion window stayed at 64 kB", "not seen from here"}},
+		{"download from a plain server", [2]string{big, big}, iperfDownPhase(recvSamples(10e6, rtt, 4<<20, 5), serverStream(6e6, -1, -1, 0, 5), false), 0, wire.PhaseDownload, HostServerOrPath, "", []string{"it retransmitted 0 segments"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,7 +104,7 @@ func TestJudgeIperf3(t *testing.T) {
 				t.Errorf("the text gives a share the judge did not measure:\n%s", text.String())
 			}
 			plain := strings.Contains(strings.Join(d.Notes, "\n"), "plain iperf3 -s")
-			if want := c.dir == PhaseDownload && !c.phase.Result.ServerOutputJSON; plain != want {
+			if want := c.dir == wire.PhaseDownload && !c.phase.Result.ServerOutputJSON; plain != want {
 				t.Errorf("notes %q: plain server said %v, want %v", d.Notes, plain, want)
 			}
 		})

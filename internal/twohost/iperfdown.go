@@ -10,6 +10,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/iperf3"
 	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -91,7 +92,7 @@ func (d *judging) iperfDownload(p IperfPhase, rtt time.Duration, rateBps float64
 	u, _ := JudgeURL(&URLRaw{URL: d.Server, Remote: s0.Remote, Started: d.Started, Connect: p.Connect, Duration: p.Result.Elapsed,
 		Bytes: s0.Bytes, Samples: p.Recv, Client: d.Hosts.Client}, rateBps)
 	e := evidenceOf(p.Result, s0)
-	dir := Direction{Name: PhaseDownload, Sender: HostServer, Receiver: HostClient, ThroughputBps: u.SteadyBps, RTTS: u.LoadedRTT}
+	dir := Direction{Name: wire.PhaseDownload, Sender: HostServer, Receiver: HostClient, ThroughputBps: u.SteadyBps, RTTS: u.LoadedRTT}
 	if e.rtt > 0 {
 		dir.RTTS = e.rtt.Seconds()
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -60,17 +61,17 @@ func JudgeIperf3(raw *IperfRaw, rateBps float64) (*Doc, error) {
 	var up *IperfPhase
 	for i, p := range raw.Phases {
 		switch p.Name {
-		case PhaseCapacity:
+		case wire.PhaseCapacity:
 			d.Capacity = &Capacity{Bps: d.Phases[i].ThroughputBps, Streams: len(p.Result.Streams), Verdicts: []string{}}
-		case PhaseUpload:
-			if fl := judgePhase(PhaseRaw{Grant: Grant{Name: PhaseUpload}, Client: p.Samples}, ""); len(fl) > 0 {
+		case wire.PhaseUpload:
+			if fl := judgePhase(PhaseRaw{Grant: wire.Grant{Name: wire.PhaseUpload}, Client: p.Samples}, ""); len(fl) > 0 {
 				upFlow, up = &fl[0], &raw.Phases[i]
 			}
 		}
 	}
 	d.PathRateBps, d.PathRateBasis = iperfPathRate(rateBps, d.Capacity, upFlow)
 	for _, p := range raw.Phases {
-		if p.Name == PhaseDownload {
+		if p.Name == wire.PhaseDownload {
 			d.Directions = append(d.Directions, d.iperfDownload(p, rtt, rateBps))
 		}
 	}
@@ -115,7 +116,7 @@ func iperfRTT(raw *IperfRaw) RTT {
 			}
 		}
 		for _, s := range p.Recv {
-			if s.RcvRTT > 0 && p.Name == PhaseDownload {
+			if s.RcvRTT > 0 && p.Name == wire.PhaseDownload {
 				loaded = append(loaded, s.RcvRTT)
 			}
 		}
@@ -142,7 +143,7 @@ func iperfPhaseRecord(p IperfPhase) Phase {
 	for _, s := range p.Samples {
 		ph.Samples = append(ph.Samples, flows.ResultSample(s.T, HostClient, s.Sock))
 	}
-	if p.Name == PhaseUpload {
+	if p.Name == wire.PhaseUpload {
 		ph.ThroughputBps = aggregateRate(p.Samples)
 		return ph
 	}
@@ -171,9 +172,9 @@ func iperfPhaseRecord(p IperfPhase) Phase {
 // iperfUpload judges the upload: this host sends, so its socket holds the
 // verdict as test's does; the server's window is named with its size.
 func (d *judging) iperfUpload(p IperfPhase, f flows.Flow, rtt time.Duration) Direction {
-	dir := Direction{Name: PhaseUpload, Sender: HostClient, Receiver: HostServer, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f}
+	dir := Direction{Name: wire.PhaseUpload, Sender: HostClient, Receiver: HostServer, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f}
 	// The sender's smoothed RTT stands in for test's control pings.
-	pr := PhaseRaw{Grant: Grant{Name: PhaseUpload}, Client: p.Samples}
+	pr := PhaseRaw{Grant: wire.Grant{Name: wire.PhaseUpload}, Client: p.Samples}
 	for _, s := range sendingHalf(sockSamples(p.Samples, f.Local+"-"+f.Remote)) {
 		pr.LoadedRTTs = append(pr.LoadedRTTs, s.Sock.RTT)
 	}
@@ -254,7 +255,7 @@ func serverWindowLimit(wnd int64, rtt time.Duration) Limit {
 // iperfNotes say what the far end showed and what it did not.
 func (d *judging) iperfNotes(raw *IperfRaw) {
 	for _, p := range raw.Phases {
-		if p.Name != PhaseDownload {
+		if p.Name != wire.PhaseDownload {
 			continue
 		}
 		switch r := p.Result; {
@@ -274,7 +275,7 @@ func (d *judging) iperfPlan(rtt time.Duration) {
 	var sends, receives bool
 	for _, dir := range d.Directions {
 		if dir.Limit.Host == HostClient && dir.Limit.Setting != "" {
-			sends, receives = sends || dir.Name == PhaseUpload, receives || dir.Name != PhaseUpload
+			sends, receives = sends || dir.Name == wire.PhaseUpload, receives || dir.Name != wire.PhaseUpload
 		}
 	}
 	if (sends || receives) && d.PathRateBps > 0 && rtt >= ShortRTT && d.Hosts.Client != nil {
@@ -297,7 +298,7 @@ func (d *judging) iperfPlan(rtt time.Duration) {
 		switch l := dir.Limit; {
 		case l.Host == HostServer && l.Setting != "":
 			dir.Flow.Fix = fmt.Sprintf("on the iperf3 server: raise net.ipv4.tcp_rmem's maximum above the path's BDP, or run iperf3 there without -w (the window it offered was %s)", l.Value)
-		case dir.Name == PhaseUpload, l.Host == HostClient && l.Setting != "", dir.Flow.Fix == "":
+		case dir.Name == wire.PhaseUpload, l.Host == HostClient && l.Setting != "", dir.Flow.Fix == "":
 			dir.Flow.Fix = d.directionFix(*dir)
 		}
 	}

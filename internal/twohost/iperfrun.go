@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/iperf3"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // IperfOptions set up a test against an unmodified iperf3 server.
@@ -62,13 +63,13 @@ func RunIperf3(ctx context.Context, o IperfOptions) (*IperfRaw, error) {
 	}
 	var steps []step
 	if o.Download {
-		steps = append(steps, step{PhaseDownload, 1, true})
+		steps = append(steps, step{wire.PhaseDownload, 1, true})
 	}
 	if o.Upload {
-		steps = append(steps, step{PhaseUpload, 1, false})
+		steps = append(steps, step{wire.PhaseUpload, 1, false})
 	}
 	if o.Download && o.Streams > 1 {
-		steps = append(steps, step{PhaseCapacity, o.Streams, true})
+		steps = append(steps, step{wire.PhaseCapacity, o.Streams, true})
 	}
 	for i, s := range steps {
 		if o.Progress != nil {

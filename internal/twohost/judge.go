@@ -9,6 +9,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -39,7 +40,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		}
 	}
 	for _, p := range plain {
-		if fl := judged[PhaseCapacity]; p.Grant.Name == PhaseCapacity && len(fl) > 0 {
+		if fl := judged[wire.PhaseCapacity]; p.Grant.Name == wire.PhaseCapacity && len(fl) > 0 {
 			d.Capacity = capacityOf(fl, senderSamples(p), raw.PhaseCut)
 			d.Capacity.PeakBps = capacityPeak(senderSamples(p))
 			if end := cpuBoundEnd(p); end != "" {
@@ -58,7 +59,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 	seen := map[string][]diagnose.Cause{} // reordering tolerated, random loss that did not hold it, by phase
 	pr := probesOf(d.Doc)
 	for _, p := range plain {
-		if fl := judged[p.Grant.Name]; len(fl) > 0 && p.Grant.Name != PhaseCapacity {
+		if fl := judged[p.Grant.Name]; len(fl) > 0 && p.Grant.Name != wire.PhaseCapacity {
 			carried := pathmodel.Goodput(opt.RateBps)
 			if d.Capacity != nil {
 				carried = max(carried, d.Capacity.Bps)
@@ -82,7 +83,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 		}
 	}
 	d.PathRateBps, d.PathRateBasis, d.rateFromRamp = pathRate(opt, d.Capacity, judged, causes, d.CCPhases)
-	for _, name := range []string{PhaseDownload, PhaseUpload} {
+	for _, name := range []string{wire.PhaseDownload, wire.PhaseUpload} {
 		fl := judged[name]
 		if len(fl) == 0 {
 			continue
@@ -108,7 +109,7 @@ func rttOf(raw *Raw) RTT {
 	}
 	var loaded []time.Duration
 	for _, p := range raw.Phases {
-		if p.Grant.Name != PhaseUpload {
+		if p.Grant.Name != wire.PhaseUpload {
 			loaded = append(loaded, p.LoadedRTTs...)
 		}
 		for _, s := range append(slices.Clone(p.Server), p.Client...) {
@@ -127,7 +128,7 @@ func rttOf(raw *Raw) RTT {
 
 // senderSamples are the samples of the end that sends in a phase.
 func senderSamples(p PhaseRaw) []flows.Sample {
-	if p.Grant.Name == PhaseUpload {
+	if p.Grant.Name == wire.PhaseUpload {
 		return p.Client
 	}
 	return p.Server
@@ -241,7 +242,7 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 	if opt.RateBps > 0 {
 		return pathmodel.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)", false
 	}
-	for _, name := range []string{PhaseDownload, PhaseUpload} {
+	for _, name := range []string{wire.PhaseDownload, wire.PhaseUpload} {
 		if x := causes[name]; x != nil && x.Name == diagnose.CausePolicer {
 			r := x.Numbers["policer_bps"]
 			return r, fmt.Sprintf("the policer's rate: paced above %s, the %s carried no more", units.FormatRate(r), name), false
@@ -252,7 +253,7 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 		return r, basis, false
 	}
 	best := 0.0
-	for _, name := range []string{PhaseDownload, PhaseUpload} {
+	for _, name := range []string{wire.PhaseDownload, wire.PhaseUpload} {
 		for _, f := range judged[name] {
 			if f.Verdict.Verdict == diagnose.Bottleneck && f.ThroughputBps > best && !cpuBound(causes[name]) {
 				best, basis = f.ThroughputBps, "the "+name+" filled the path on one stream"
@@ -272,7 +273,7 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 	}
 	if c != nil {
 		// The path carried at least what any one stream carried.
-		for _, name := range []string{PhaseDownload, PhaseUpload} {
+		for _, name := range []string{wire.PhaseDownload, wire.PhaseUpload} {
 			for _, f := range judged[name] {
 				if f.ThroughputBps > best {
 					best, basis = f.ThroughputBps, "the "+name+" on one stream carried more than the streams together"
@@ -381,7 +382,7 @@ func withCCs(c *diagnose.Cause, ccs []CCPhase) {
 // estimate is the most the streams were seen delivering together.
 func lossBoundRate(c *Capacity, causes map[string]*diagnose.Cause) (float64, string, bool) {
 	var cause string
-	for _, name := range []string{PhaseDownload, PhaseUpload} {
+	for _, name := range []string{wire.PhaseDownload, wire.PhaseUpload} {
 		if x := causes[name]; x != nil && (x.Name == diagnose.CauseRandomLoss || x.Name == diagnose.CauseShallowBuffer) {
 			cause = x.Name
 			break

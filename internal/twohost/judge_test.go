@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // host is a snapshot with the given buffers on a 6.x kernel.
@@ -75,10 +76,10 @@ func rawWith(client, server *snapshot.Snapshot, phases ...PhaseRaw) *Raw {
 }
 
 func phaseOf(name string, streams ...stream) PhaseRaw {
-	p := PhaseRaw{Grant: Grant{Phase: 1, Name: name, Streams: len(streams), DurationS: 4}, Done: PhaseDone{Phase: 1, Reason: "duration"}}
+	p := PhaseRaw{Grant: wire.Grant{Phase: 1, Name: name, Streams: len(streams), DurationS: 4}, Done: wire.PhaseDone{Phase: 1, Reason: "duration"}}
 	for _, s := range streams {
 		ss := s.samples(4)
-		if name == PhaseUpload {
+		if name == wire.PhaseUpload {
 			p.Client = append(p.Client, ss...)
 		} else {
 			p.Server = append(p.Server, ss...)
@@ -99,35 +100,35 @@ func TestJudgeNamesHostAndSetting(t *testing.T) {
 	}{
 		{
 			name: "server send buffer (kernel counts it)", client: host(big, big), serv: host(big, small),
-			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 94000, sndShare: 0.9, ssthresh: 1 << 20}),
+			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 94000, sndShare: 0.9, ssthresh: 1 << 20}),
 			verdict: "sndbuf-limited", limit: Limit{Host: HostServer, Setting: "net.ipv4.tcp_wmem", Value: small},
 		},
 		{
 			// The kernel calls it congestion-window time; flight, RTT and
 			// the model say the send buffer.
 			name: "server send buffer (hidden as cwnd time)", client: host(big, big), serv: host(big, small),
-			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 110000, ssthresh: 200000}),
+			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 110000, ssthresh: 200000}),
 			verdict: "sndbuf-limited", limit: Limit{Host: HostServer, Setting: "net.ipv4.tcp_wmem", Value: small},
 		},
 		{
 			name: "client receive buffer", client: host(small, big), serv: host(big, big),
-			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
+			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
 			verdict: "rwnd-limited", limit: Limit{Host: HostClient, Setting: "net.ipv4.tcp_rmem", Value: small},
 		},
 		{
 			name: "server receive buffer on upload", client: host(big, big), serv: host(small, big),
-			phase:   phaseOf(PhaseUpload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
+			phase:   phaseOf(wire.PhaseUpload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
 			verdict: "rwnd-limited", limit: Limit{Host: HostServer, Setting: "net.ipv4.tcp_rmem", Value: small},
 		},
 		{
 			// At the path's rate a window above the BDP only caps the queue.
 			name: "window-bound at the path's rate", client: host(big, big), serv: host(big, big),
-			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 60 * time.Millisecond, flight: 700000, rwndShare: 0.7, ssthresh: 600000}),
+			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 60 * time.Millisecond, flight: 700000, rwndShare: 0.7, ssthresh: 600000}),
 			verdict: "rwnd-limited", limit: Limit{Host: HostPath},
 		},
 		{
 			name: "the path", client: host(big, big), serv: host(big, big),
-			phase:   phaseOf(PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 70 * time.Millisecond, flight: 800000, ssthresh: 600000}),
+			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 70 * time.Millisecond, flight: 800000, ssthresh: 600000}),
 			verdict: "bottleneck", limit: Limit{Host: HostPath},
 		},
 	}
@@ -177,16 +178,16 @@ func TestPathRate(t *testing.T) {
 		want   float64
 	}{
 		{"--rate is the wire rate", JudgeOptions{RateBps: 1e9}, nil, nil, 1e9 * 1448 / 1538},
-		{"capacity beats one stream", JudgeOptions{}, &Capacity{Bps: 94e6, Streams: 8}, map[string][]flows.Flow{PhaseDownload: {bott}}, 94e6},
-		{"one bottlenecked stream beats buffer-bound streams", JudgeOptions{}, &Capacity{Bps: 60e6, Streams: 8, AtLeast: true}, map[string][]flows.Flow{PhaseUpload: {bott}}, 90e6},
-		{"one window-bound stream beat the streams together", JudgeOptions{}, &Capacity{Bps: 897e6, Streams: 8}, map[string][]flows.Flow{PhaseDownload: {rwnd}}, 940e6},
-		{"loss is not the path's rate", JudgeOptions{}, nil, map[string][]flows.Flow{PhaseDownload: {loss}}, 0},
+		{"capacity beats one stream", JudgeOptions{}, &Capacity{Bps: 94e6, Streams: 8}, map[string][]flows.Flow{wire.PhaseDownload: {bott}}, 94e6},
+		{"one bottlenecked stream beats buffer-bound streams", JudgeOptions{}, &Capacity{Bps: 60e6, Streams: 8, AtLeast: true}, map[string][]flows.Flow{wire.PhaseUpload: {bott}}, 90e6},
+		{"one window-bound stream beat the streams together", JudgeOptions{}, &Capacity{Bps: 897e6, Streams: 8}, map[string][]flows.Flow{wire.PhaseDownload: {rwnd}}, 940e6},
+		{"loss is not the path's rate", JudgeOptions{}, nil, map[string][]flows.Flow{wire.PhaseDownload: {loss}}, 0},
 	}
 	// Random loss held the single stream: the streams' rate is a lower
 	// bound and the best estimate is what they were seen delivering.
-	random := map[string]*diagnose.Cause{PhaseDownload: {Name: diagnose.CauseRandomLoss}}
+	random := map[string]*diagnose.Cause{wire.PhaseDownload: {Name: diagnose.CauseRandomLoss}}
 	c := &Capacity{Bps: 275e6, PeakBps: 380e6, Streams: 8}
-	if got, basis, _ := pathRate(JudgeOptions{}, c, map[string][]flows.Flow{PhaseDownload: {loss}}, random, nil); got != 380e6 || !c.AtLeast || !strings.Contains(basis, "at least 380 Mbit/s") || !strings.Contains(basis, "random-loss") {
+	if got, basis, _ := pathRate(JudgeOptions{}, c, map[string][]flows.Flow{wire.PhaseDownload: {loss}}, random, nil); got != 380e6 || !c.AtLeast || !strings.Contains(basis, "at least 380 Mbit/s") || !strings.Contains(basis, "random-loss") {
 		t.Errorf("random loss: %g, %q, at least %v", got, basis, c.AtLeast)
 	}
 	if got, _, _ := pathRate(JudgeOptions{RateBps: 500e6}, c, nil, random, nil); got != pathmodel.Goodput(500e6) {
@@ -198,7 +199,7 @@ func TestPathRate(t *testing.T) {
 	// shallow buffer run 6: the path reported at 152 Mbit/s).
 	held := &Capacity{Bps: 152.5e6, Streams: 8}
 	bbr := []CCPhase{{CC: "bbr", Granted: true, ThroughputBps: 458.8e6}, {CC: "reno", ThroughputBps: 600e6}}
-	if got, basis, _ := pathRate(JudgeOptions{}, held, map[string][]flows.Flow{PhaseDownload: {bott}}, nil, bbr); got != 458.8e6 || !strings.Contains(basis, "at least 458.8 Mbit/s") || !strings.Contains(basis, "bbr") {
+	if got, basis, _ := pathRate(JudgeOptions{}, held, map[string][]flows.Flow{wire.PhaseDownload: {bott}}, nil, bbr); got != 458.8e6 || !strings.Contains(basis, "at least 458.8 Mbit/s") || !strings.Contains(basis, "bbr") {
 		t.Errorf("bbr faster than the streams: %g, %q", got, basis)
 	}
 	pr := probes{otherBps: 458.8e6, paced: []diagnose.PacedRun{{RateBps: 688e6, Bps: 376e6}}}
@@ -222,10 +223,9 @@ func TestPathRate(t *testing.T) {
 func TestWriteTextGolden(t *testing.T) {
 	small, big := "4096 16384 131072", "4096 131072 33554432"
 	raw := rawWith(host(big, big), host(small, small),
-		phaseOf(PhaseDownload, stream{port: 40000, rate: 15e6, rtt: 50 * time.Millisecond, flight: 94000, sndShare: 0.9, ssthresh: 1 << 20}),
-		phaseOf(PhaseUpload, stream{port: 40001, rate: 13e6, rtt: 50 * time.Millisecond, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
-		phaseOf(PhaseCapacity,
-			stream{port: 40002, rate: 24e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000},
+		phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 15e6, rtt: 50 * time.Millisecond, flight: 94000, sndShare: 0.9, ssthresh: 1 << 20}),
+		phaseOf(wire.PhaseUpload, stream{port: 40001, rate: 13e6, rtt: 50 * time.Millisecond, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
+		phaseOf(wire.PhaseCapacity, stream{port: 40002, rate: 24e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000},
 			stream{port: 40003, rate: 23e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000},
 			stream{port: 40004, rate: 24e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000},
 			stream{port: 40005, rate: 23e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000}))
@@ -259,7 +259,7 @@ func TestJudgeSubMillisecondPath(t *testing.T) {
 		{"a 4 kB window", stream{port: 40000, rate: 70e6, rtt: 400 * us, flight: 4000, rwndShare: 0.95, ssthresh: 1 << 20}, HostClient, "tcp_rmem"},
 		{"a 1.2 MB window at 25 Gbit/s", stream{port: 40000, rate: 25e9, rtt: 45 * us, flight: 1_220_000, rwndShare: 0.98, ssthresh: 1 << 20}, HostServer, "nothing to tune"},
 	} {
-		raw := rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, tc.st))
+		raw := rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, tc.st))
 		raw.IdleRTTs = []time.Duration{tc.st.rtt}
 		d, err := Judge(raw, JudgeOptions{})
 		if err != nil {
@@ -291,7 +291,7 @@ func TestJudgeLossAtThePathsRate(t *testing.T) {
 		has  string
 	}{{94e6, "queue overflowing"}, {40e6, "random loss"}} {
 		st := stream{port: 40000, rate: tc.rate, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20, lossEvery: 1}
-		d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
+		d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,12 +314,12 @@ func TestJudgeCCPhase(t *testing.T) {
 	lossy := stream{port: 40000, rate: 40e6, rtt: 50 * time.Millisecond, flight: 250_000, ssthresh: 200_000, lossEvery: 1}
 	fast := stream{port: 40001, rate: 94e6, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20}
 	for _, granted := range []bool{true, false} {
-		bbr := phaseOf(PhaseDownload, fast)
+		bbr := phaseOf(wire.PhaseDownload, fast)
 		bbr.Grant.Phase, bbr.AskedCC = 2, "bbr"
 		if granted {
 			bbr.Grant.CC = "bbr"
 		}
-		d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, lossy), bbr), JudgeOptions{})
+		d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, lossy), bbr), JudgeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,7 +353,7 @@ func TestJudgeCCPhase(t *testing.T) {
 // its fix line first.
 func TestJudgeBlackHole(t *testing.T) {
 	big := "4096 131072 33554432"
-	raw := rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, stream{port: 40000, rate: 90e6, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20}))
+	raw := rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 90e6, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20}))
 	raw.BlackHoleMSS = 1200
 	d, err := Judge(raw, JudgeOptions{RateBps: 100e6})
 	if err != nil {
@@ -392,10 +392,10 @@ func TestJudgePacedPolicer(t *testing.T) {
 	big := "4096 131072 33554432"
 	rtt := 50 * time.Millisecond
 	// Bursty losses: 10 segments at a time, every second.
-	down := phaseOf(PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 94_000, ssthresh: 90_000, lossEvery: 10})
-	held := phaseOf(PhaseDownload, stream{port: 40001, rate: 30e6, rtt: rtt, flight: 190_000, ssthresh: 1 << 20})
+	down := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 94_000, ssthresh: 90_000, lossEvery: 10})
+	held := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 30e6, rtt: rtt, flight: 190_000, ssthresh: 1 << 20})
 	held.Grant.Phase, held.Grant.RateBps, held.AskedPace = 2, 30e6, 30e6
-	short := phaseOf(PhaseDownload, stream{port: 40002, rate: 42e6, rtt: rtt, flight: 260_000, ssthresh: 250_000, lossEvery: 4})
+	short := phaseOf(wire.PhaseDownload, stream{port: 40002, rate: 42e6, rtt: rtt, flight: 260_000, ssthresh: 250_000, lossEvery: 4})
 	short.Grant.Phase, short.Grant.RateBps, short.AskedPace = 3, 60e6, 60e6
 	d, err := Judge(rawWith(host(big, big), host(big, big), down, held, short), JudgeOptions{})
 	if err != nil {
@@ -424,7 +424,7 @@ func TestJudgePacedPolicer(t *testing.T) {
 func TestJudgeWindowScaling(t *testing.T) {
 	big := "4096 131072 33554432"
 	st := stream{port: 40000, rate: 10.4e6, rtt: 50 * time.Millisecond, flight: 65_535, rwndShare: 0.95, ssthresh: 1 << 20, unscaled: true}
-	d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
+	d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func TestJudgeWindowScaling(t *testing.T) {
 	}
 	off := host(big, big)
 	off.Sysctls["net.ipv4.tcp_window_scaling"] = "0"
-	d, err = Judge(rawWith(off, host(big, big), phaseOf(PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
+	d, err = Judge(rawWith(off, host(big, big), phaseOf(wire.PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestJudgeWindowScaling(t *testing.T) {
 func TestJudgeCPUBound(t *testing.T) {
 	big := "4096 131072 33554432"
 	app := stream{port: 40000, rate: 20e6, rtt: 50 * time.Millisecond, flight: 20_000, ssthresh: 1 << 20}
-	p := phaseOf(PhaseDownload, app)
+	p := phaseOf(wire.PhaseDownload, app)
 	// Busy a fifth of each interval: the rest the application left idle.
 	for i := range p.Server {
 		p.Server[i].Sock.Busy = p.Server[i].Sock.Busy / 5
@@ -481,7 +481,7 @@ func TestJudgeCapacityCPUBound(t *testing.T) {
 	s := func(port uint16) stream {
 		return stream{port: port, rate: 40e6, rtt: 20 * time.Millisecond, flight: 300_000, ssthresh: 200_000}
 	}
-	p := phaseOf(PhaseCapacity, s(40001), s(40002), s(40003), s(40004))
+	p := phaseOf(wire.PhaseCapacity, s(40001), s(40002), s(40003), s(40004))
 	p.Done.Seconds, p.Done.CPU = 4, &CPUUse{RunS: 0.04, WaitS: 6.8}
 	d, err := Judge(rawWith(host(big, big), host(big, big), p), JudgeOptions{})
 	if err != nil {
@@ -493,7 +493,7 @@ func TestJudgeCapacityCPUBound(t *testing.T) {
 	// The download held by the same CPU, at about what the capacity phase
 	// carried (bench-causes' cpu-bound case: 196 Mbit/s both): still the
 	// server's CPU, not "at the path's rate".
-	dl := phaseOf(PhaseDownload, stream{port: 40000, rate: 160e6, rtt: 20 * time.Millisecond, flight: 300_000, ssthresh: 200_000})
+	dl := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 160e6, rtt: 20 * time.Millisecond, flight: 300_000, ssthresh: 200_000})
 	for i := range dl.Server {
 		dl.Server[i].Sock.Busy = dl.Server[i].Sock.Busy / 5
 	}
@@ -503,7 +503,7 @@ func TestJudgeCapacityCPUBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, dir := range d.Directions {
-		if dir.Name == PhaseDownload && (dir.Cause == nil || dir.Cause.Name != diagnose.CauseCPUBound) {
+		if dir.Name == wire.PhaseDownload && (dir.Cause == nil || dir.Cause.Name != diagnose.CauseCPUBound) {
 			t.Errorf("download at the CPU-bound capacity's rate: cause %+v (capacity %+v)", dir.Cause, d.Capacity)
 		}
 	}
@@ -517,8 +517,8 @@ func TestJudgeCapacityCPUBound(t *testing.T) {
 func TestJudgeRandomLossSeenAtThePathsRate(t *testing.T) {
 	big := "4096 131072 33554432"
 	rtt := 50 * time.Millisecond
-	down := phaseOf(PhaseDownload, stream{port: 40000, rate: 92e6, rtt: rtt, flight: 600_000, ssthresh: 1 << 20})
-	short := phaseOf(PhaseDownload, stream{port: 40001, rate: 26e6, rtt: rtt, flight: 160_000, ssthresh: 150_000, lossEvery: 1})
+	down := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 92e6, rtt: rtt, flight: 600_000, ssthresh: 1 << 20})
+	short := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 26e6, rtt: rtt, flight: 160_000, ssthresh: 150_000, lossEvery: 1})
 	short.Grant.Phase, short.Grant.RateBps, short.AskedPace = 2, 70e6, 70e6
 	d, err := Judge(rawWith(host(big, big), host(big, big), down, short), JudgeOptions{RateBps: 100e6})
 	if err != nil {
@@ -534,7 +534,7 @@ func TestJudgeRandomLossSeenAtThePathsRate(t *testing.T) {
 		t.Errorf("text:\n%s", txt.String())
 	}
 	// A paced run that held its pace: nothing seen.
-	held := phaseOf(PhaseDownload, stream{port: 40001, rate: 70e6, rtt: rtt, flight: 440_000, ssthresh: 1 << 20})
+	held := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 70e6, rtt: rtt, flight: 440_000, ssthresh: 1 << 20})
 	held.Grant.Phase, held.Grant.RateBps, held.AskedPace = 2, 70e6, 70e6
 	if d, _ := Judge(rawWith(host(big, big), host(big, big), down, held), JudgeOptions{RateBps: 100e6}); len(d.Directions[0].Seen) != 0 || d.Directions[0].Cause != nil {
 		t.Errorf("held pace: cause %+v, seen %+v", d.Directions[0].Cause, d.Directions[0].Seen)
@@ -557,7 +557,7 @@ func TestJudgeBloatFlagOverTheHalf(t *testing.T) {
 		{"eight-BDP queue", 250 * time.Millisecond, 450 * time.Millisecond, true},
 	} {
 		st := stream{port: 40000, rate: 94e6, rtt: 50 * time.Millisecond, flight: 1_200_000, ssthresh: 1 << 20}
-		p := phaseOf(PhaseDownload, st)
+		p := phaseOf(wire.PhaseDownload, st)
 		n := len(p.Server)
 		for i := range p.Server {
 			// cycles of 10 samples rising from low to top, the last at the top
@@ -592,7 +592,7 @@ func TestJudgeSharedNeedsTheQueueToTheEnd(t *testing.T) {
 		late   time.Duration // the pings of the second half
 		shared bool
 	}{{"slow start's queue", ms(50.3), false}, {"a queue to the end", ms(63), true}} {
-		p := phaseOf(PhaseDownload, stream{port: 40000, rate: 60e6, rtt: 50 * time.Millisecond, flight: 400_000, ssthresh: 300_000, lossEvery: 1})
+		p := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 60e6, rtt: 50 * time.Millisecond, flight: 400_000, ssthresh: 300_000, lossEvery: 1})
 		p.LoadedRTTs = []time.Duration{ms(90), ms(95), ms(92), ms(88), ms(70), ms(56)}
 		for range 5 {
 			p.LoadedRTTs = append(p.LoadedRTTs, tc.late)

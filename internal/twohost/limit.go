@@ -10,12 +10,13 @@ import (
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
 // ends returns a direction's sender and receiver.
 func ends(name string) (sender, receiver string) {
-	if name == PhaseUpload {
+	if name == wire.PhaseUpload {
 		return HostClient, HostServer
 	}
 	return HostServer, HostClient
@@ -285,7 +286,7 @@ func (d *judging) makePlans(rtt time.Duration, judged map[string][]flows.Flow) e
 			"buffers sized from it would be too small: test longer (--rounds), or give --rate", units.FormatRate(d.PathRateBps)))
 		return nil
 	}
-	down, up := len(judged[PhaseDownload]) > 0 || len(judged[PhaseCapacity]) > 0, len(judged[PhaseUpload]) > 0
+	down, up := len(judged[wire.PhaseDownload]) > 0 || len(judged[wire.PhaseCapacity]) > 0, len(judged[wire.PhaseUpload]) > 0
 	roles := func(sends, receives bool) plan.Role {
 		switch {
 		case sends && receives:
@@ -312,7 +313,7 @@ func (d *judging) makePlans(rtt time.Duration, judged map[string][]flows.Flow) e
 	for i := range d.Directions {
 		dir := &d.Directions[i]
 		recv, send := after.Client, after.Server
-		if dir.Name == PhaseUpload {
+		if dir.Name == wire.PhaseUpload {
 			recv, send = send, recv
 		}
 		if m, err := model(recv, send, rtt, d.PathRateBps); err == nil {

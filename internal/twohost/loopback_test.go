@@ -11,6 +11,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/connlimit"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 var testToken = []byte("0123456789abcdef0123456789abcdef")
@@ -146,7 +147,7 @@ func TestCapacityStreamsPassThePerSourceCap(t *testing.T) {
 		t.Fatalf("8 streams against a per-source cap of 2: %v", err)
 	}
 	for _, p := range raw.Phases {
-		if p.Grant.Name == PhaseCapacity && (p.Grant.Streams != 8 || len(p.Server) == 0) {
+		if p.Grant.Name == wire.PhaseCapacity && (p.Grant.Streams != 8 || len(p.Server) == 0) {
 			t.Errorf("capacity phase: %d streams granted, %d server samples", p.Grant.Streams, len(p.Server))
 		}
 	}

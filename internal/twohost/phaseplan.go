@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/badinput"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -35,28 +36,28 @@ func (o ClientOptions) lossProbes(down PhaseRaw, raw *Raw, d, used time.Duration
 
 // phases are the phases to run and their length: rounds x RTT (at least
 // MinPhase), or the fixed duration; all must fit the server's caps.
-func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) ([]PhaseReq, time.Duration, error) {
+func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) ([]wire.PhaseReq, time.Duration, error) {
 	d := o.Duration
 	how := fmt.Sprintf("--duration %s", d)
 	if d == 0 {
 		d = max(time.Duration(o.Rounds)*rtt, MinPhase)
 		how = fmt.Sprintf("%d round trips of %s", o.Rounds, rtt.Round(100*time.Microsecond))
 	}
-	var out []PhaseReq
+	var out []wire.PhaseReq
 	add := func(name string, streams int) {
-		out = append(out, PhaseReq{Name: name, Streams: streams, DurationS: d.Seconds(), RateBps: o.RateBps})
+		out = append(out, wire.PhaseReq{Name: name, Streams: streams, DurationS: d.Seconds(), RateBps: o.RateBps})
 	}
 	if o.Download {
-		add(PhaseDownload, 1)
+		add(wire.PhaseDownload, 1)
 	}
 	if o.Upload {
-		add(PhaseUpload, 1)
+		add(wire.PhaseUpload, 1)
 	}
 	if o.Streams > 1 {
-		add(PhaseCapacity, o.Streams)
+		add(wire.PhaseCapacity, o.Streams)
 	}
 	for _, cc := range o.CCs {
-		out = append(out, PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), RateBps: o.RateBps, CC: cc})
+		out = append(out, wire.PhaseReq{Name: wire.PhaseDownload, Streams: 1, DurationS: d.Seconds(), RateBps: o.RateBps, CC: cc})
 	}
 	if len(out) == 0 {
 		return nil, 0, badinput.Errorf("test: nothing to run: give --download, --upload or --streams N")
@@ -82,7 +83,7 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 // planPhases is the phases Run runs and their length: sized (phases),
 // fitted to ctx's deadline (raw.PhaseCut says how), their pace lowered
 // to the byte cap (o.RateBps too: the plain phases are those at it).
-func (o *ClientOptions) planPhases(ctx context.Context, raw *Raw, used time.Duration) ([]PhaseReq, time.Duration, error) {
+func (o *ClientOptions) planPhases(ctx context.Context, raw *Raw, used time.Duration) ([]wire.PhaseReq, time.Duration, error) {
 	rtt := minDur(raw.IdleRTTs)
 	plan, d, err := o.phases(rtt, raw.Caps, used)
 	if err == nil {
@@ -127,7 +128,7 @@ const deadlineSlack = 500 * time.Millisecond
 // ctx's deadline leaves (a prober's scrape timeout); cut says so when it
 // did. A fixed --duration is the user's: it is not shortened. Phases
 // that cannot get MinPhase each are an error, not a ramp judged.
-func (o ClientOptions) fitDeadline(ctx context.Context, plan []PhaseReq, d, rtt time.Duration) ([]PhaseReq, time.Duration, string, error) {
+func (o ClientOptions) fitDeadline(ctx context.Context, plan []wire.PhaseReq, d, rtt time.Duration) ([]wire.PhaseReq, time.Duration, string, error) {
 	end, ok := ctx.Deadline()
 	if !ok || o.Duration > 0 || len(plan) == 0 {
 		return plan, d, "", nil

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"net"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // startFrom authenticates from the local address from and sends st; it
 // returns the connection and the server's answer (a refusal as
 // *RemoteError).
-func startFrom(t *testing.T, addr, from string, st Start) (net.Conn, error) {
+func startFrom(t *testing.T, addr, from string, st wire.Start) (net.Conn, error) {
 	t.Helper()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
 	c, err := d.Dial("tcp", addr)
@@ -24,17 +25,17 @@ func startFrom(t *testing.T, addr, from string, st Start) (net.Conn, error) {
 	}
 	t.Cleanup(func() { c.Close() })
 	f, err := next(t, c)
-	var h Hello
-	if err != nil || Decode(f, TypeHello, &h) != nil {
+	var h wire.Hello
+	if err != nil || wire.Decode(f, wire.TypeHello, &h) != nil {
 		t.Fatalf("hello: %v", err)
 	}
-	if err := WriteMsg(c, TypeAuth, authMsg(testToken, h)); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeAuth, authMsg(testToken, h)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := next(t, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMsg(c, TypeStart, st); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeStart, st); err != nil {
 		t.Fatal(err)
 	}
 	_, err = next(t, c)
@@ -60,22 +61,22 @@ func TestServeOneTestRetryAfterPlanned(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr := startServer(t, ServerConfig{}) // the defaults: 120 s a test, 1 at a time
-			first, err := startFrom(t, addr, "127.0.0.1", Start{Software: "test", PlannedS: tc.planned})
+			first, err := startFrom(t, addr, "127.0.0.1", wire.Start{Software: "test", PlannedS: tc.planned})
 			if err != nil {
 				t.Fatalf("first test: %v", err)
 			}
 			time.Sleep(tc.wait)
-			_, err = startFrom(t, addr, "127.0.0.2", Start{Software: "test"})
-			var re *RemoteError
-			if !errors.As(err, &re) || re.Code != CodeBusy || re.RetryAfterS < tc.min || re.RetryAfterS > tc.max {
+			_, err = startFrom(t, addr, "127.0.0.2", wire.Start{Software: "test"})
+			var re *wire.RemoteError
+			if !errors.As(err, &re) || re.Code != wire.CodeBusy || re.RetryAfterS < tc.min || re.RetryAfterS > tc.max {
 				t.Fatalf("a second client while a test runs: %v; want busy, retry after %d..%d s", err, tc.min, tc.max)
 			}
 			// Once the first ends, the second runs.
-			_ = WriteMsg(first, TypeBye, nil)
+			_ = wire.WriteMsg(first, wire.TypeBye, nil)
 			first.Close()
 			deadline := time.Now().Add(5 * time.Second)
 			for {
-				_, err = startFrom(t, addr, "127.0.0.2", Start{Software: "test"})
+				_, err = startFrom(t, addr, "127.0.0.2", wire.Start{Software: "test"})
 				if err == nil || time.Now().After(deadline) {
 					break
 				}
@@ -110,15 +111,15 @@ func TestStartPlannedValidation(t *testing.T) {
 		`{"software":"x","planned_s":-1e-320}`:   false,
 		`{"software":"x","planned_s":123456789}`: false,
 	} {
-		var st Start
-		err := Decode(Frame{V: ProtoVersion, Type: TypeStart, Body: json.RawMessage(body)}, TypeStart, &st)
-		if (err == nil) != ok || (err != nil && !errors.Is(err, ErrFrame)) {
+		var st wire.Start
+		err := wire.Decode(wire.Frame{V: wire.ProtoVersion, Type: wire.TypeStart, Body: json.RawMessage(body)}, wire.TypeStart, &st)
+		if (err == nil) != ok || (err != nil && !errors.Is(err, wire.ErrFrame)) {
 			t.Errorf("%s: %v (want accepted: %v)", body, err, ok)
 		}
 	}
 	// An old client's start is byte for byte what it was: the field is
 	// left out when not set.
-	b, _ := json.Marshal(Start{Software: "longhaul 1.0"})
+	b, _ := json.Marshal(wire.Start{Software: "longhaul 1.0"})
 	if strings.Contains(string(b), "planned") {
 		t.Errorf("a start without a plan encodes as %s", b)
 	}
@@ -136,8 +137,8 @@ func TestTestLength(t *testing.T) {
 	if got := TestLength(2, 2*time.Second, 0); got != 8500*time.Millisecond {
 		t.Errorf("TestLength(2, 2s, 0) = %s, want 8.5s", got)
 	}
-	if got := PlannedSeconds(1e6 * time.Hour); got != MaxPlannedS {
-		t.Errorf("PlannedSeconds of a million hours = %g, want the cap %d", got, MaxPlannedS)
+	if got := PlannedSeconds(1e6 * time.Hour); got != wire.MaxPlannedS {
+		t.Errorf("PlannedSeconds of a million hours = %g, want the cap %d", got, wire.MaxPlannedS)
 	}
 }
 

@@ -1,6 +1,7 @@
 package twohost
 
 import (
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"slices"
 	"strings"
 	"time"
@@ -20,7 +21,7 @@ import (
 // paced at udpAbove the most any download carried, the paced ones too
 // (probeCeiling), for udpProbeLength: a queue at the ceiling
 // stands full under them, where a policer drops their excess and queues
-// nothing (udpwire.go). A paced TCP download above a shallow queue backs
+// nothing (package wire's udpwire.go). A paced TCP download above a shallow queue backs
 // off after each loss and leaves it empty between losses, so its pings
 // cannot tell the two apart (measured: a 21-packet queue at 50 ms x
 // 100 Mbit/s, +0.2 ms in the pings' median, as at a policer).
@@ -39,7 +40,7 @@ var probeTimes = []float64{2, 4}
 // that share of the most a download carried before it runs
 // (probeBest), not at RateBps.
 type lossProbe struct {
-	req    PhaseReq
+	req    wire.PhaseReq
 	ofBest float64
 }
 
@@ -50,17 +51,17 @@ type lossProbe struct {
 // (udpOK).
 func lossProbePlan(carried float64, bbrOK, udpOK bool, ccs []string, d time.Duration) []lossProbe {
 	paced := func(rate, ofBest float64) lossProbe {
-		return lossProbe{req: PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), RateBps: rate}, ofBest: ofBest}
+		return lossProbe{req: wire.PhaseReq{Name: wire.PhaseDownload, Streams: 1, DurationS: d.Seconds(), RateBps: rate}, ofBest: ofBest}
 	}
 	hasBBR := slices.Contains(ccs, "bbr")
 	var out []lossProbe
 	if bbrOK && !hasBBR {
-		out = append(out, lossProbe{req: PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: d.Seconds(), CC: "bbr"}})
+		out = append(out, lossProbe{req: wire.PhaseReq{Name: wire.PhaseDownload, Streams: 1, DurationS: d.Seconds(), CC: "bbr"}})
 	}
 	if bbrOK || hasBBR {
 		out = append(out, paced(probeBelow*carried, probeBelow), paced(probeAbove*carried, probeAbove))
 		if udpOK {
-			out = append(out, lossProbe{req: PhaseReq{Name: PhaseUDP, Streams: 1, DurationS: min(d, udpProbeLength).Seconds(), RateBps: udpAbove * carried}, ofBest: udpAbove})
+			out = append(out, lossProbe{req: wire.PhaseReq{Name: wire.PhaseUDP, Streams: 1, DurationS: min(d, udpProbeLength).Seconds(), RateBps: udpAbove * carried}, ofBest: udpAbove})
 		}
 		return out
 	}
@@ -85,7 +86,7 @@ func serverHasBBR(raw *Raw) bool {
 func probeCeiling(raw *Raw) float64 {
 	best := 0.0
 	for _, p := range raw.Phases {
-		if p.Grant.Name == PhaseDownload && p.Grant.Streams == 1 {
+		if p.Grant.Name == wire.PhaseDownload && p.Grant.Streams == 1 {
 			best = max(best, aggregateRate(p.Server))
 		}
 	}
@@ -98,7 +99,7 @@ func probeCeiling(raw *Raw) float64 {
 func probeBest(raw *Raw) float64 {
 	best := 0.0
 	for _, p := range raw.Phases {
-		if p.Grant.Name != PhaseDownload || p.AskedPace > 0 || p.Grant.RateBps > 0 || (p.AskedCC != "" && p.Grant.CC != p.AskedCC) {
+		if p.Grant.Name != wire.PhaseDownload || p.AskedPace > 0 || p.Grant.RateBps > 0 || (p.AskedCC != "" && p.Grant.CC != p.AskedCC) {
 			continue
 		}
 		best = max(best, aggregateRate(p.Server))

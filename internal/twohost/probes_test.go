@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // With bbr on the server the probes run it first and pace relative to
@@ -27,7 +28,7 @@ func TestLossProbePlan(t *testing.T) {
 		var out []probe
 		for _, p := range ps {
 			name := p.req.Name
-			if name == PhaseDownload {
+			if name == wire.PhaseDownload {
 				name = ""
 			}
 			out = append(out, probe{name, p.req.CC, math.Round(p.req.RateBps / 1e6), p.ofBest})
@@ -43,7 +44,7 @@ func TestLossProbePlan(t *testing.T) {
 	}{
 		{"bbr first", true, false, nil, []probe{{CC: "bbr"}, {Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}}},
 		{"bbr asked already", true, false, []string{"bbr"}, []probe{{Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}}},
-		{"datagrams last", true, true, nil, []probe{{CC: "bbr"}, {Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}, {Name: PhaseUDP, Rate: 9, OfBest: udpAbove}}},
+		{"datagrams last", true, true, nil, []probe{{CC: "bbr"}, {Rate: 5, OfBest: probeBelow}, {Rate: 11, OfBest: probeAbove}, {Name: wire.PhaseUDP, Rate: 9, OfBest: udpAbove}}},
 		{"no bbr", false, false, nil, []probe{{Rate: 14}, {Rate: 28}}},
 		{"no bbr, no datagrams", false, true, nil, []probe{{Rate: 14}, {Rate: 28}}},
 	} {
@@ -59,14 +60,14 @@ func TestLossProbePlan(t *testing.T) {
 // carried, bbr's included when granted, not a paced or capacity phase.
 func TestProbeBest(t *testing.T) {
 	rtt := 100 * time.Millisecond
-	down := phaseOf(PhaseDownload, stream{port: 40000, rate: 7e6, rtt: rtt, flight: 90_000, ssthresh: 80_000})
-	bbr := phaseOf(PhaseDownload, stream{port: 40001, rate: 221e6, rtt: rtt, flight: 2_800_000, ssthresh: 1 << 30})
+	down := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 7e6, rtt: rtt, flight: 90_000, ssthresh: 80_000})
+	bbr := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 221e6, rtt: rtt, flight: 2_800_000, ssthresh: 1 << 30})
 	bbr.AskedCC, bbr.Grant.CC = "bbr", "bbr"
-	refused := phaseOf(PhaseDownload, stream{port: 40002, rate: 300e6, rtt: rtt, flight: 3_800_000, ssthresh: 1 << 30})
+	refused := phaseOf(wire.PhaseDownload, stream{port: 40002, rate: 300e6, rtt: rtt, flight: 3_800_000, ssthresh: 1 << 30})
 	refused.AskedCC = "bbr" // a server without it sent with its default
-	paced := phaseOf(PhaseDownload, stream{port: 40003, rate: 400e6, rtt: rtt, flight: 5_000_000, ssthresh: 1 << 30})
+	paced := phaseOf(wire.PhaseDownload, stream{port: 40003, rate: 400e6, rtt: rtt, flight: 5_000_000, ssthresh: 1 << 30})
 	paced.AskedPace, paced.Grant.RateBps = 400e6, 400e6
-	capacity := phaseOf(PhaseCapacity, stream{port: 40004, rate: 450e6, rtt: rtt, flight: 5_600_000, ssthresh: 1 << 30})
+	capacity := phaseOf(wire.PhaseCapacity, stream{port: 40004, rate: 450e6, rtt: rtt, flight: 5_600_000, ssthresh: 1 << 30})
 	raw := rawWith(host("", ""), host("", ""), down, refused, paced, capacity)
 	if got := probeBest(raw); math.Abs(got-7e6) > 0.5e6 {
 		t.Errorf("without bbr: %.4g, want the download's 7 Mbit/s", got)

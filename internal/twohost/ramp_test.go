@@ -11,6 +11,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // rateAt is a sender's rate at t seconds.
@@ -62,9 +63,9 @@ func TestJudgeRampIsSlowStart(t *testing.T) {
 	big := "4096 131072 67108864"
 	run := func(secs float64) *Doc {
 		t.Helper()
-		p := PhaseRaw{Grant: Grant{Phase: 1, Name: PhaseDownload, Streams: 1, DurationS: secs}, Done: PhaseDone{Phase: 1, Reason: "duration"}}
+		p := PhaseRaw{Grant: wire.Grant{Phase: 1, Name: wire.PhaseDownload, Streams: 1, DurationS: secs}, Done: wire.PhaseDone{Phase: 1, Reason: "duration"}}
 		p.Server = shaped(40000, rtt, secs, 0.6, doubling(rtt, 150e6))
-		c := PhaseRaw{Grant: Grant{Phase: 2, Name: PhaseCapacity, Streams: 2, DurationS: secs}, Done: PhaseDone{Phase: 2, Reason: "duration"}}
+		c := PhaseRaw{Grant: wire.Grant{Phase: 2, Name: wire.PhaseCapacity, Streams: 2, DurationS: secs}, Done: wire.PhaseDone{Phase: 2, Reason: "duration"}}
 		for i := range 2 {
 			c.Server = append(c.Server, shaped(uint16(40001+i), rtt, secs, 0, doubling(rtt, 450e6))...)
 		}
@@ -134,8 +135,8 @@ func TestCapacityIsThePlateau(t *testing.T) {
 // under MinPhase a phase is an error, not a ramp judged.
 func TestFitDeadline(t *testing.T) {
 	rtt := 170 * time.Millisecond
-	plan := func() []PhaseReq {
-		return []PhaseReq{{Name: PhaseDownload, DurationS: 6.8}, {Name: PhaseUpload, DurationS: 6.8}, {Name: PhaseCapacity, DurationS: 6.8}}
+	plan := func() []wire.PhaseReq {
+		return []wire.PhaseReq{{Name: wire.PhaseDownload, DurationS: 6.8}, {Name: wire.PhaseUpload, DurationS: 6.8}, {Name: wire.PhaseCapacity, DurationS: 6.8}}
 	}
 	o := ClientOptions{Rounds: 40}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -170,13 +171,13 @@ func TestWindowAbovePathIsNotTheLimit(t *testing.T) {
 	flat := func(r float64) rateAt { return func(float64) float64 { return r } }
 	judge := func(rmem string, window int64) Direction {
 		t.Helper()
-		p := PhaseRaw{Grant: Grant{Phase: 1, Name: PhaseDownload, Streams: 1, DurationS: 6}, Done: PhaseDone{Phase: 1, Reason: "duration"}}
+		p := PhaseRaw{Grant: wire.Grant{Phase: 1, Name: wire.PhaseDownload, Streams: 1, DurationS: 6}, Done: wire.PhaseDone{Phase: 1, Reason: "duration"}}
 		p.Server = shaped(40000, rtt, 6, 0, flat(760e6))
 		for i := range p.Server {
 			p.Server[i].Sock.SndWnd = window
 			p.Server[i].Sock.RwndLimited = p.Server[i].Sock.Busy * 6 / 10
 		}
-		c := PhaseRaw{Grant: Grant{Phase: 2, Name: PhaseCapacity, Streams: 2, DurationS: 6}, Done: PhaseDone{Phase: 2, Reason: "duration"}}
+		c := PhaseRaw{Grant: wire.Grant{Phase: 2, Name: wire.PhaseCapacity, Streams: 2, DurationS: 6}, Done: wire.PhaseDone{Phase: 2, Reason: "duration"}}
 		for i := range 2 {
 			c.Server = append(c.Server, shaped(uint16(40001+i), rtt, 6, 0, flat(470e6))...)
 		}

@@ -5,6 +5,7 @@ package twohost
 import (
 	"errors"
 	"fmt"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"io"
 	"net"
 	"sync"
@@ -19,21 +20,21 @@ func attach(addr, session string, phase, stream int) (net.Conn, error) {
 		return nil, err
 	}
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-	var h Hello
-	f, err := ReadFrame(c, MaxPreAuthFrame)
+	var h wire.Hello
+	f, err := wire.ReadFrame(c, wire.MaxPreAuthFrame)
 	if err == nil {
-		err = Decode(f, TypeHello, &h)
+		err = wire.Decode(f, wire.TypeHello, &h)
 	}
-	a := Auth{Purpose: PurposeData, ClientNonce: newNonce(), Session: session, Phase: phase, Stream: stream}
+	a := wire.Auth{Purpose: wire.PurposeData, ClientNonce: newNonce(), Session: session, Phase: phase, Stream: stream}
 	a.MAC = clientMAC(testToken, h.Nonce, a)
 	if err == nil {
-		err = WriteMsg(c, TypeAuth, a)
+		err = wire.WriteMsg(c, wire.TypeAuth, a)
 	}
-	for _, want := range []string{TypeWelcome, TypeGo} {
+	for _, want := range []string{wire.TypeWelcome, wire.TypeGo} {
 		if err != nil {
 			break
 		}
-		if f, err = ReadFrame(c, MaxServerFrame); err == nil && f.Type != want {
+		if f, err = wire.ReadFrame(c, wire.MaxServerFrame); err == nil && f.Type != want {
 			err = errors.New("unexpected " + f.Type)
 		}
 	}
@@ -52,19 +53,19 @@ func attach(addr, session string, phase, stream int) (net.Conn, error) {
 func TestRateCapHolds(t *testing.T) {
 	const capBps, dur = 8e6, 1.0
 	caps := Caps{MaxDurationS: 30, MaxBytes: 1 << 34, MaxStreams: 4, MaxRateBps: capBps}
-	for _, name := range []string{PhaseDownload, PhaseUpload} {
+	for _, name := range []string{wire.PhaseDownload, wire.PhaseUpload} {
 		for _, asked := range []float64{1e-9, 1, 1e15} {
 			t.Run(fmt.Sprintf("%s/%g", name, asked), func(t *testing.T) {
 				t.Parallel() // each its own server: the bound holds per server
 				addr := startServer(t, ServerConfig{Caps: caps})
 				c, acc := startSession(t, addr)
-				if err := WriteMsg(c, TypePhase, PhaseReq{Name: name, Streams: 2, DurationS: dur, RateBps: asked}); err != nil {
+				if err := wire.WriteMsg(c, wire.TypePhase, wire.PhaseReq{Name: name, Streams: 2, DurationS: dur, RateBps: asked}); err != nil {
 					t.Fatal(err)
 				}
-				var g Grant
+				var g wire.Grant
 				f, err := next(t, c)
 				if err == nil {
-					err = Decode(f, TypeGrant, &g)
+					err = wire.Decode(f, wire.TypeGrant, &g)
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -81,7 +82,7 @@ func TestRateCapHolds(t *testing.T) {
 							return
 						}
 						defer s.Close()
-						if name == PhaseDownload {
+						if name == wire.PhaseDownload {
 							_, _ = io.Copy(io.Discard, s)
 							return
 						}
@@ -93,14 +94,14 @@ func TestRateCapHolds(t *testing.T) {
 						}
 					})
 				}
-				var done PhaseDone
+				var done wire.PhaseDone
 				for done.Phase == 0 {
 					f, err := next(t, c)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if f.Type == TypePhaseDone {
-						if err := Decode(f, TypePhaseDone, &done); err != nil {
+					if f.Type == wire.TypePhaseDone {
+						if err := wire.Decode(f, wire.TypePhaseDone, &done); err != nil {
 							t.Fatal(err)
 						}
 					}

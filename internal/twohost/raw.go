@@ -5,6 +5,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // Raw is what a test measured, before judging.
@@ -35,15 +36,15 @@ type PhaseRaw struct {
 	// probe at (ClientOptions.LossProbes; 0 none); Grant.RateBps is what
 	// the server granted.
 	AskedPace   float64
-	Grant       Grant
+	Grant       wire.Grant
 	Client      []flows.Sample  // this host's data sockets
 	Server      []flows.Sample  // streamed by the server
 	LoadedRTTs  []time.Duration // pings over the control connection during the phase
 	ClientBytes int64
-	Done        PhaseDone
+	Done        wire.PhaseDone
 	// ClientCPU is this process's CPU over the phase (nil not measured);
 	// Done.CPU the server's.
 	ClientCPU *CPUUse
 	// UDP is what a datagram run (PhaseUDP) showed; nil for the others.
-	UDP *UDPStats
+	UDP *wire.UDPStats
 }

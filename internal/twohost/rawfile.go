@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/badinput"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // RawSchema names the file of a test's measurements before judging
@@ -80,7 +81,7 @@ func checkRaw(raw *Raw) error {
 		if len(p.Client) > maxRawSamples || len(p.Server) > maxRawSamples {
 			return fmt.Errorf("phase %d: %d and %d samples, at most %d an end", i+1, len(p.Client), len(p.Server), maxRawSamples)
 		}
-		if p.Grant.Streams < 0 || p.Grant.Streams > MaxStreams || p.Grant.DurationS < 0 || p.Grant.RateBps < 0 {
+		if p.Grant.Streams < 0 || p.Grant.Streams > wire.MaxStreams || p.Grant.DurationS < 0 || p.Grant.RateBps < 0 {
 			return fmt.Errorf("phase %d: %d streams, %g s, %g bit/s: out of range", i+1, p.Grant.Streams, p.Grant.DurationS, p.Grant.RateBps)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // lossyRaw is a download at the path's rate whose paced run lost at
@@ -17,10 +18,10 @@ import (
 func lossyRaw() *Raw {
 	big := "4096 131072 33554432"
 	rtt := 50 * time.Millisecond
-	down := phaseOf(PhaseDownload, stream{port: 40000, rate: 92e6, rtt: rtt, flight: 600_000, ssthresh: 1 << 20})
+	down := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 92e6, rtt: rtt, flight: 600_000, ssthresh: 1 << 20})
 	down.LoadedRTTs = []time.Duration{51 * time.Millisecond, 52 * time.Millisecond, 50500 * time.Microsecond}
 	down.ClientCPU = &CPUUse{RunS: 0.12, WaitS: 0.03}
-	short := phaseOf(PhaseDownload, stream{port: 40001, rate: 26e6, rtt: rtt, flight: 160_000, ssthresh: 150_000, lossEvery: 1})
+	short := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 26e6, rtt: rtt, flight: 160_000, ssthresh: 150_000, lossEvery: 1})
 	short.Grant.Phase, short.Grant.RateBps, short.AskedPace = 2, 70e6, 70e6
 	return rawWith(host(big, big), host(big, big), down, short)
 }
@@ -78,7 +79,7 @@ func TestReadRawRejects(t *testing.T) {
 		"negative ping":  {encode(func(r *Raw) { r.Phases[0].LoadedRTTs[1] = -time.Millisecond }), "phase 1's pings: a negative round trip"},
 		"negative idle":  {encode(func(r *Raw) { r.IdleRTTs = []time.Duration{-1} }), "idle pings: a negative round trip"},
 		"many phases":    {encode(func(r *Raw) { r.Phases = make([]PhaseRaw, maxRawPhases+1) }), "65 phases, at most 64"},
-		"streams":        {encode(func(r *Raw) { r.Phases[1].Grant.Streams = MaxStreams + 1 }), "phase 2: 65 streams"},
+		"streams":        {encode(func(r *Raw) { r.Phases[1].Grant.Streams = wire.MaxStreams + 1 }), "phase 2: 65 streams"},
 		"negative phase": {encode(func(r *Raw) { r.PhaseLength = -time.Second }), "negative phase length"},
 	}
 	for name, tc := range cases {

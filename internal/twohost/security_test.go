@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"io"
 	"log/slog"
 	"net"
@@ -39,7 +40,7 @@ func (s *syncBuf) String() string {
 func logTo(b *syncBuf) *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
 
 // rawConn dials addr and reads the hello.
-func rawConn(t *testing.T, addr string) (net.Conn, Hello) {
+func rawConn(t *testing.T, addr string) (net.Conn, wire.Hello) {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -47,33 +48,33 @@ func rawConn(t *testing.T, addr string) (net.Conn, Hello) {
 	}
 	t.Cleanup(func() { c.Close() })
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-	f, err := ReadFrame(c, MaxPreAuthFrame)
+	f, err := wire.ReadFrame(c, wire.MaxPreAuthFrame)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h Hello
-	if err := Decode(f, TypeHello, &h); err != nil {
+	var h wire.Hello
+	if err := wire.Decode(f, wire.TypeHello, &h); err != nil {
 		t.Fatal(err)
 	}
 	return c, h
 }
 
 // authMsg is a valid control auth for a hello.
-func authMsg(token []byte, h Hello) Auth {
-	a := Auth{Purpose: PurposeControl, ClientNonce: newNonce()}
+func authMsg(token []byte, h wire.Hello) wire.Auth {
+	a := wire.Auth{Purpose: wire.PurposeControl, ClientNonce: newNonce()}
 	a.MAC = clientMAC(token, h.Nonce, a)
 	return a
 }
 
 // next reads the server's next frame (an error frame as *RemoteError).
-func next(t *testing.T, c net.Conn) (Frame, error) {
+func next(t *testing.T, c net.Conn) (wire.Frame, error) {
 	t.Helper()
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	f, err := ReadFrame(c, MaxServerFrame)
+	f, err := wire.ReadFrame(c, wire.MaxServerFrame)
 	if err != nil {
 		return f, err
 	}
-	if re := AsError(f); re != nil {
+	if re := wire.AsError(f); re != nil {
 		return f, re
 	}
 	return f, nil
@@ -81,31 +82,31 @@ func next(t *testing.T, c net.Conn) (Frame, error) {
 
 func wantRefusal(t *testing.T, err error, code string) {
 	t.Helper()
-	var re *RemoteError
+	var re *wire.RemoteError
 	if !errors.As(err, &re) || re.Code != code {
 		t.Fatalf("got %v; want a %q refusal", err, code)
 	}
 }
 
 // startSession authenticates and starts a session on a raw connection.
-func startSession(t *testing.T, addr string) (net.Conn, Accepted) {
+func startSession(t *testing.T, addr string) (net.Conn, wire.Accepted) {
 	t.Helper()
 	c, h := rawConn(t, addr)
-	if err := WriteMsg(c, TypeAuth, authMsg(testToken, h)); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeAuth, authMsg(testToken, h)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := next(t, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteMsg(c, TypeStart, Start{Software: "test"}); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeStart, wire.Start{Software: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := next(t, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var acc Accepted
-	if err := Decode(f, TypeAccepted, &acc); err != nil {
+	var acc wire.Accepted
+	if err := wire.Decode(f, wire.TypeAccepted, &acc); err != nil {
 		t.Fatal(err)
 	}
 	return c, acc
@@ -115,11 +116,11 @@ func TestNoDataBeforeAuth(t *testing.T) {
 	addr := startServer(t, ServerConfig{})
 	t.Run("start without auth", func(t *testing.T) {
 		c, _ := rawConn(t, addr)
-		if err := WriteMsg(c, TypeStart, Start{Software: "x"}); err != nil {
+		if err := wire.WriteMsg(c, wire.TypeStart, wire.Start{Software: "x"}); err != nil {
 			t.Fatal(err)
 		}
 		_, err := next(t, c)
-		wantRefusal(t, err, CodeRequest)
+		wantRefusal(t, err, wire.CodeRequest)
 		if _, err := next(t, c); err == nil {
 			t.Fatal("the server kept talking after refusing")
 		}
@@ -127,13 +128,13 @@ func TestNoDataBeforeAuth(t *testing.T) {
 	t.Run("data connection with a wrong token", func(t *testing.T) {
 		_, acc := startSession(t, addr)
 		c, h := rawConn(t, addr)
-		a := Auth{Purpose: PurposeData, ClientNonce: newNonce(), Session: acc.Session, Phase: 1}
+		a := wire.Auth{Purpose: wire.PurposeData, ClientNonce: newNonce(), Session: acc.Session, Phase: 1}
 		a.MAC = clientMAC([]byte("not-the-token-0123456789"), h.Nonce, a)
-		if err := WriteMsg(c, TypeAuth, a); err != nil {
+		if err := wire.WriteMsg(c, wire.TypeAuth, a); err != nil {
 			t.Fatal(err)
 		}
 		_, err := next(t, c)
-		wantRefusal(t, err, CodeAuth)
+		wantRefusal(t, err, wire.CodeAuth)
 		n, _ := io.Copy(io.Discard, c)
 		if n != 0 {
 			t.Errorf("%d bytes after refusing", n)
@@ -154,7 +155,7 @@ func TestWrongTokenAndReplay(t *testing.T) {
 	addr := startServer(t, ServerConfig{Log: logTo(logs)})
 	t.Run("wrong token", func(t *testing.T) {
 		_, err := Run(context.Background(), ClientOptions{Addr: addr, Token: []byte("another-token-0123456789"), Download: true, Snapshot: fakeSnap, Rounds: 1})
-		wantRefusal(t, err, CodeAuth)
+		wantRefusal(t, err, wire.CodeAuth)
 		if !strings.Contains(err.Error(), "wrong token") {
 			t.Errorf("error %q does not say why", err)
 		}
@@ -162,18 +163,18 @@ func TestWrongTokenAndReplay(t *testing.T) {
 	t.Run("replayed handshake", func(t *testing.T) {
 		c1, h1 := rawConn(t, addr)
 		a := authMsg(testToken, h1)
-		if err := WriteMsg(c1, TypeAuth, a); err != nil {
+		if err := wire.WriteMsg(c1, wire.TypeAuth, a); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := next(t, c1); err != nil {
 			t.Fatalf("the original handshake: %v", err)
 		}
 		c2, _ := rawConn(t, addr)
-		if err := WriteMsg(c2, TypeAuth, a); err != nil { // the same bytes on a new connection
+		if err := wire.WriteMsg(c2, wire.TypeAuth, a); err != nil { // the same bytes on a new connection
 			t.Fatal(err)
 		}
 		_, err := next(t, c2)
-		wantRefusal(t, err, CodeAuth)
+		wantRefusal(t, err, wire.CodeAuth)
 	})
 	if !strings.Contains(logs.String(), "reason=\"handshake: wrong token") {
 		t.Errorf("refusals not logged:\n%s", logs)
@@ -193,15 +194,15 @@ func TestSecondClientBusy(t *testing.T) {
 	addr := startServer(t, ServerConfig{MaxClients: 1, Caps: Caps{MaxDurationS: 30}})
 	c, _ := startSession(t, addr)
 	_, err := Run(context.Background(), ClientOptions{Addr: addr, Token: testToken, Download: true, Snapshot: fakeSnap, Rounds: 1})
-	var re *RemoteError
-	if !errors.As(err, &re) || re.Code != CodeBusy || re.RetryAfterS < 1 || re.RetryAfterS > 30 {
+	var re *wire.RemoteError
+	if !errors.As(err, &re) || re.Code != wire.CodeBusy || re.RetryAfterS < 1 || re.RetryAfterS > 30 {
 		t.Fatalf("got %v; want busy with a retry after 1..30 s", err)
 	}
 	if !strings.Contains(err.Error(), "retry after") {
 		t.Errorf("%q does not say when to retry", err)
 	}
 	// Once the first test ends, the next one runs.
-	_ = WriteMsg(c, TypeBye, nil)
+	_ = wire.WriteMsg(c, wire.TypeBye, nil)
 	c.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -268,19 +269,19 @@ func TestCapsEnforced(t *testing.T) {
 
 // greedy asks for far more than caps allow, reads every granted stream
 // (and one more) as fast as it can, and returns what it got.
-func greedy(t *testing.T, caps Caps) (int64, time.Duration, PhaseDone) {
+func greedy(t *testing.T, caps Caps) (int64, time.Duration, wire.PhaseDone) {
 	addr := startServer(t, ServerConfig{Caps: caps})
 	c, acc := startSession(t, addr)
 	if acc.Caps != caps {
 		t.Errorf("caps announced %+v, want %+v", acc.Caps, caps)
 	}
-	if err := WriteMsg(c, TypePhase, PhaseReq{Name: PhaseDownload, Streams: MaxStreams, DurationS: 3600, RateBps: 1e12}); err != nil {
+	if err := wire.WriteMsg(c, wire.TypePhase, wire.PhaseReq{Name: wire.PhaseDownload, Streams: wire.MaxStreams, DurationS: 3600, RateBps: 1e12}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := next(t, c)
-	var g Grant
+	var g wire.Grant
 	if err == nil {
-		err = Decode(f, TypeGrant, &g)
+		err = wire.Decode(f, wire.TypeGrant, &g)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -307,14 +308,14 @@ func greedy(t *testing.T, caps Caps) (int64, time.Duration, PhaseDone) {
 	}
 	wg.Wait()
 	el := time.Since(t0)
-	var done PhaseDone
+	var done wire.PhaseDone
 	for {
 		f, err := next(t, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f.Type == TypePhaseDone {
-			if err := Decode(f, TypePhaseDone, &done); err != nil {
+		if f.Type == wire.TypePhaseDone {
+			if err := wire.Decode(f, wire.TypePhaseDone, &done); err != nil {
 				t.Fatal(err)
 			}
 			break
@@ -332,25 +333,25 @@ func greedyStream(addr, session string, phase, stream int) (int64, error) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-	f, err := ReadFrame(c, MaxPreAuthFrame)
-	var h Hello
+	f, err := wire.ReadFrame(c, wire.MaxPreAuthFrame)
+	var h wire.Hello
 	if err == nil {
-		err = Decode(f, TypeHello, &h)
+		err = wire.Decode(f, wire.TypeHello, &h)
 	}
 	if err != nil {
 		return 0, err
 	}
-	a := Auth{Purpose: PurposeData, ClientNonce: newNonce(), Session: session, Phase: phase, Stream: stream}
+	a := wire.Auth{Purpose: wire.PurposeData, ClientNonce: newNonce(), Session: session, Phase: phase, Stream: stream}
 	a.MAC = clientMAC(testToken, h.Nonce, a)
-	if err := WriteMsg(c, TypeAuth, a); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeAuth, a); err != nil {
 		return 0, err
 	}
-	for _, want := range []string{TypeWelcome, TypeGo} {
-		f, err := ReadFrame(c, MaxServerFrame)
+	for _, want := range []string{wire.TypeWelcome, wire.TypeGo} {
+		f, err := wire.ReadFrame(c, wire.MaxServerFrame)
 		if err != nil {
 			return 0, err
 		}
-		if re := AsError(f); re != nil {
+		if re := wire.AsError(f); re != nil {
 			return 0, re
 		}
 		if f.Type != want {
@@ -375,15 +376,15 @@ func TestMalformedMessages(t *testing.T) {
 		send []byte
 		code string
 	}{
-		{"huge length", huge, CodeRequest},
-		{"zero length", []byte{0, 0, 0, 0}, CodeRequest},
-		{"not json", frame("GET / HTTP/1.1"), CodeRequest},
-		{"another version", frame(`{"v":2,"type":"auth","body":{}}`), CodeVersion},
-		{"unknown type", frame(`{"v":1,"type":"shell","body":{"cmd":"id"}}`), CodeRequest},
-		{"auth without body", frame(`{"v":1,"type":"auth"}`), CodeRequest},
-		{"auth short mac", frame(`{"v":1,"type":"auth","body":{"purpose":"control","client_nonce":"AAAA","mac":"AAAA"}}`), CodeRequest},
-		{"trailing data", frame(`{"v":1,"type":"auth","body":{}} {}`), CodeRequest},
-		{"data purpose bad session", frame(`{"v":1,"type":"auth","body":{"purpose":"data","session":"../../etc/passwd"}}`), CodeRequest},
+		{"huge length", huge, wire.CodeRequest},
+		{"zero length", []byte{0, 0, 0, 0}, wire.CodeRequest},
+		{"not json", frame("GET / HTTP/1.1"), wire.CodeRequest},
+		{"another version", frame(`{"v":2,"type":"auth","body":{}}`), wire.CodeVersion},
+		{"unknown type", frame(`{"v":1,"type":"shell","body":{"cmd":"id"}}`), wire.CodeRequest},
+		{"auth without body", frame(`{"v":1,"type":"auth"}`), wire.CodeRequest},
+		{"auth short mac", frame(`{"v":1,"type":"auth","body":{"purpose":"control","client_nonce":"AAAA","mac":"AAAA"}}`), wire.CodeRequest},
+		{"trailing data", frame(`{"v":1,"type":"auth","body":{}} {}`), wire.CodeRequest},
+		{"data purpose bad session", frame(`{"v":1,"type":"auth","body":{"purpose":"data","session":"../../etc/passwd"}}`), wire.CodeRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := rawConn(t, addr)
@@ -400,7 +401,7 @@ func TestMalformedMessages(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := next(t, c)
-		wantRefusal(t, err, CodeRequest)
+		wantRefusal(t, err, wire.CodeRequest)
 	})
 }
 

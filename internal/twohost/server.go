@@ -18,6 +18,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/connlimit"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // Server defaults.
@@ -308,7 +309,7 @@ func (s *Server) handle(ctx context.Context, raw net.Conn, ticket *connlimit.Tic
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
-	if a.Purpose == PurposeControl {
+	if a.Purpose == wire.PurposeControl {
 		// Authenticated, waiting for start: when the server has no room
 		// for a new connection, one idle this way for a while is dropped
 		// to make it.
@@ -335,8 +336,8 @@ func (s *Server) peerFault(err error, t0 time.Time) bool {
 
 // handshake sends hello and checks the client's auth, all within the
 // handshake timeout.
-func (s *Server) handshake(raw net.Conn) (net.Conn, Auth, error) {
-	var a Auth
+func (s *Server) handshake(raw net.Conn) (net.Conn, wire.Auth, error) {
+	var a wire.Auth
 	_ = raw.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	c := raw
 	if s.cfg.TLS != nil {
@@ -347,39 +348,39 @@ func (s *Server) handshake(raw net.Conn) (net.Conn, Auth, error) {
 		c = tc
 	}
 	nonce := newNonce()
-	if err := WriteMsg(c, TypeHello, Hello{Proto: ProtoVersion, Software: Software, Nonce: nonce}); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeHello, wire.Hello{Proto: wire.ProtoVersion, Software: Software, Nonce: nonce}); err != nil {
 		return nil, a, err
 	}
-	f, err := ReadFrame(c, MaxPreAuthFrame)
+	f, err := wire.ReadFrame(c, wire.MaxPreAuthFrame)
 	switch {
-	case errors.Is(err, ErrVersion):
-		s.refuse(c, CodeVersion, fmt.Sprintf("this server speaks protocol %d", ProtoVersion), 0)
+	case errors.Is(err, wire.ErrVersion):
+		s.refuse(c, wire.CodeVersion, fmt.Sprintf("this server speaks protocol %d", wire.ProtoVersion), 0)
 		return nil, a, err
 	case err != nil:
-		s.refuse(c, CodeRequest, "expected an auth message", 0)
+		s.refuse(c, wire.CodeRequest, "expected an auth message", 0)
 		return nil, a, err
 	}
-	if err := Decode(f, TypeAuth, &a); err != nil {
-		s.refuse(c, CodeRequest, "expected an auth message", 0)
+	if err := wire.Decode(f, wire.TypeAuth, &a); err != nil {
+		s.refuse(c, wire.CodeRequest, "expected an auth message", 0)
 		return nil, a, err
 	}
 	if !checkMAC(a.MAC, clientMAC(s.cfg.Token, nonce, a)) {
 		time.Sleep(100 * time.Millisecond) // slows guessing; the nonce stops replays
-		s.refuse(c, CodeAuth, "wrong token", 0)
+		s.refuse(c, wire.CodeAuth, "wrong token", 0)
 		return nil, a, errors.New("wrong token or replayed handshake")
 	}
-	err = WriteMsg(c, TypeWelcome, Welcome{MAC: serverMAC(s.cfg.Token, nonce, a.ClientNonce)})
+	err = wire.WriteMsg(c, wire.TypeWelcome, wire.Welcome{MAC: serverMAC(s.cfg.Token, nonce, a.ClientNonce)})
 	return c, a, err
 }
 
 func (s *Server) refuse(c net.Conn, code, msg string, retry int) {
 	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-	_ = WriteMsg(c, TypeError, ErrorMsg{Code: code, Message: msg, RetryAfterS: retry})
+	_ = wire.WriteMsg(c, wire.TypeError, wire.ErrorMsg{Code: code, Message: msg, RetryAfterS: retry})
 }
 
 // admit starts a session for addr, or says how long to wait: until the
 // first running test is expected to end (session.endsBy).
-func (s *Server) admit(from netip.AddrPort, c net.Conn, st Start) (*session, int) {
+func (s *Server) admit(from netip.AddrPort, c net.Conn, st wire.Start) (*session, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()

@@ -19,6 +19,7 @@ import (
 	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // session is one client's test: its control connection, its time and
@@ -48,7 +49,7 @@ func (ss *session) send(typ string, body any) error {
 	ss.wmu.Lock()
 	defer ss.wmu.Unlock()
 	_ = ss.ctrl.SetWriteDeadline(time.Now().Add(ss.srv.cfg.IdleTimeout))
-	return WriteMsg(ss.ctrl, typ, body)
+	return wire.WriteMsg(ss.ctrl, typ, body)
 }
 
 // control runs a session on an authenticated control connection. Start
@@ -57,24 +58,24 @@ func (ss *session) send(typ string, body any) error {
 func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, ticket *connlimit.Ticket) {
 	t0 := time.Now()
 	_ = c.SetReadDeadline(t0.Add(s.cfg.HandshakeTimeout))
-	f, err := ReadFrame(c, MaxFrame)
+	f, err := wire.ReadFrame(c, wire.MaxFrame)
 	if !ticket.Active() {
 		s.lim.Refused(s.cfg.Log, from.Addr(), "authenticated, no start yet: dropped to make room")
 		return
 	}
-	var st Start
+	var st wire.Start
 	if err == nil {
-		err = Decode(f, TypeStart, &st)
+		err = wire.Decode(f, wire.TypeStart, &st)
 	}
 	if err != nil {
-		s.refuse(c, CodeRequest, "expected start", 0)
+		s.refuse(c, wire.CodeRequest, "expected start", 0)
 		ticket.Done(s.peerFault(err, t0))
 		s.lim.Refused(s.cfg.Log, from.Addr(), "session: expected start: "+err.Error())
 		return
 	}
 	ss, wait := s.admit(from, c, st)
 	if ss == nil {
-		s.refuse(c, CodeBusy, "a test is running", wait)
+		s.refuse(c, wire.CodeBusy, "a test is running", wait)
 		ticket.Done(false)
 		s.lim.Refused(s.cfg.Log, from.Addr(), fmt.Sprintf("session: busy, retry after %d s", wait))
 		return
@@ -88,7 +89,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, t
 	defer killer.Stop()
 	snap, err := s.cfg.Snapshot()
 	if err != nil {
-		s.refuse(c, CodeRequest, "the server could not read its own settings", 0)
+		s.refuse(c, wire.CodeRequest, "the server could not read its own settings", 0)
 		log.Error("snapshot", "err", err.Error())
 		return
 	}
@@ -96,7 +97,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, t
 	log.Info("test started", "client_software", st.Software)
 	caps := s.cfg.Caps
 	caps.UDP = s.udpPort() != nil
-	if err := ss.send(TypeAccepted, Accepted{Session: ss.id, Caps: caps, Snapshot: snap}); err != nil {
+	if err := ss.send(wire.TypeAccepted, wire.Accepted{Session: ss.id, Caps: caps, Snapshot: snap}); err != nil {
 		return
 	}
 	err = ss.loop(ctx, log)
@@ -120,40 +121,40 @@ func (ss *session) loop(ctx context.Context, log *slog.Logger) error {
 			idle = end.Add(cfg.IdleTimeout)
 		}
 		_ = ss.ctrl.SetReadDeadline(idle)
-		f, err := ReadFrame(ss.ctrl, MaxFrame)
+		f, err := wire.ReadFrame(ss.ctrl, wire.MaxFrame)
 		if err != nil {
-			if errors.Is(err, ErrFrame) || errors.Is(err, ErrVersion) {
-				_ = ss.send(TypeError, ErrorMsg{Code: CodeRequest, Message: "malformed message"})
+			if errors.Is(err, wire.ErrFrame) || errors.Is(err, wire.ErrVersion) {
+				_ = ss.send(wire.TypeError, wire.ErrorMsg{Code: wire.CodeRequest, Message: "malformed message"})
 			}
 			return err
 		}
 		switch f.Type {
-		case TypePing:
-			var p Ping
-			if err := Decode(f, TypePing, &p); err != nil {
+		case wire.TypePing:
+			var p wire.Ping
+			if err := wire.Decode(f, wire.TypePing, &p); err != nil {
 				return ss.fail(err)
 			}
-			if err := ss.send(TypePong, p); err != nil {
+			if err := ss.send(wire.TypePong, p); err != nil {
 				return err
 			}
-		case TypePhase:
-			var r PhaseReq
-			if err := Decode(f, TypePhase, &r); err != nil {
+		case wire.TypePhase:
+			var r wire.PhaseReq
+			if err := wire.Decode(f, wire.TypePhase, &r); err != nil {
 				return ss.fail(err)
 			}
 			if err := ss.startPhase(ctx, r, log); err != nil {
 				return err
 			}
-		case TypeBye:
+		case wire.TypeBye:
 			return nil
 		default:
-			return ss.fail(fmt.Errorf("%w: unexpected %.32q", ErrFrame, f.Type))
+			return ss.fail(fmt.Errorf("%w: unexpected %.32q", wire.ErrFrame, f.Type))
 		}
 	}
 }
 
 func (ss *session) fail(err error) error {
-	_ = ss.send(TypeError, ErrorMsg{Code: CodeRequest, Message: err.Error()})
+	_ = ss.send(wire.TypeError, wire.ErrorMsg{Code: wire.CodeRequest, Message: err.Error()})
 	return err
 }
 
@@ -168,15 +169,15 @@ func (ss *session) phaseEnd() time.Time {
 
 // grant fits a phase request into the caps and what is left of the
 // session.
-func (ss *session) grant(r PhaseReq) (Grant, error) {
+func (ss *session) grant(r wire.PhaseReq) (wire.Grant, error) {
 	caps := ss.srv.cfg.Caps
 	left := time.Until(ss.deadline) - endSlack
 	d := min(time.Duration(r.DurationS*float64(time.Second)), left)
 	if d < minPhase {
-		return Grant{}, fmt.Errorf("the test's time is used up (--max-duration %gs)", caps.MaxDurationS)
+		return wire.Grant{}, fmt.Errorf("the test's time is used up (--max-duration %gs)", caps.MaxDurationS)
 	}
 	if ss.budget.Load() <= 0 {
-		return Grant{}, fmt.Errorf("the test's bytes are used up (--max-bytes %d)", caps.MaxBytes)
+		return wire.Grant{}, fmt.Errorf("the test's bytes are used up (--max-bytes %d)", caps.MaxBytes)
 	}
 	// The server's own cap bounds the rate whatever the client asks; a
 	// client's rate only lowers it, and never below minPaceBps (a rate
@@ -191,8 +192,8 @@ func (ss *session) grant(r PhaseReq) (Grant, error) {
 			}
 		}
 	}
-	g := Grant{Name: r.Name, Streams: min(r.Streams, caps.MaxStreams), DurationS: d.Seconds(), RateBps: rate, MaxBytes: ss.budget.Load()}
-	if r.CC != "" && r.Name != PhaseUpload && ss.ccAvailable(r.CC) {
+	g := wire.Grant{Name: r.Name, Streams: min(r.Streams, caps.MaxStreams), DurationS: d.Seconds(), RateBps: rate, MaxBytes: ss.budget.Load()}
+	if r.CC != "" && r.Name != wire.PhaseUpload && ss.ccAvailable(r.CC) {
 		g.CC = r.CC
 	}
 	return g, nil
@@ -209,7 +210,7 @@ func (ss *session) ccAvailable(cc string) bool {
 }
 
 // startPhase grants a phase and runs it in the background.
-func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger) error {
+func (ss *session) startPhase(ctx context.Context, r wire.PhaseReq, log *slog.Logger) error {
 	ss.mu.Lock()
 	busy := ss.cur != nil
 	ss.mu.Unlock()
@@ -218,13 +219,13 @@ func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger)
 	}
 	g, err := ss.grant(r)
 	var udp *udpPort
-	if err == nil && r.Name == PhaseUDP {
+	if err == nil && r.Name == wire.PhaseUDP {
 		if udp = ss.srv.udpPort(); udp == nil {
 			err = errors.New("this server answers no datagram runs")
 		}
 	}
 	if err != nil {
-		_ = ss.send(TypeError, ErrorMsg{Code: CodeCaps, Message: err.Error()})
+		_ = ss.send(wire.TypeError, wire.ErrorMsg{Code: wire.CodeCaps, Message: err.Error()})
 		return err
 	}
 	var run *udpRun
@@ -233,11 +234,11 @@ func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger)
 		carried := ss.carried
 		ss.mu.Unlock()
 		if carried <= 0 {
-			_ = ss.send(TypeError, ErrorMsg{Code: CodeCaps, Message: "a datagram run follows a download: its pace is bounded by what the session carried"})
+			_ = ss.send(wire.TypeError, wire.ErrorMsg{Code: wire.CodeCaps, Message: "a datagram run follows a download: its pace is bounded by what the session carried"})
 			return errors.New("datagram run before any download")
 		}
 		g.RateBps = min(g.RateBps, udpMaxOver*carried)
-		g.Streams, g.DurationS, g.DatagramBytes = 1, min(g.DurationS, udpMaxDuration.Seconds()), udpSize(ss.ctrl)
+		g.Streams, g.DurationS, g.DatagramBytes = 1, min(g.DurationS, wire.UDPMaxDuration.Seconds()), udpSize(ss.ctrl)
 		if g.Token, run, err = udp.offer(ss.from); err != nil {
 			return ss.fail(err)
 		}
@@ -250,7 +251,7 @@ func (ss *session) startPhase(ctx context.Context, r PhaseReq, log *slog.Logger)
 	ss.cur = ph
 	ss.mu.Unlock()
 	smp := flows.NewSampler(ph.socks.read, ss.srv.cfg.SampleEvery)
-	if err := ss.send(TypeGrant, g); err != nil {
+	if err := ss.send(wire.TypeGrant, g); err != nil {
 		ss.endPhase(ph)
 		if run != nil {
 			udp.withdraw(g.Token)
@@ -281,7 +282,7 @@ func (ss *session) endPhase(ph *phase) {
 
 // phase is a granted phase on the server.
 type phase struct {
-	grant Grant
+	grant wire.Grant
 	sess  *session
 	end   time.Time // the latest it may end
 
@@ -340,7 +341,7 @@ func (ss *session) runPhase(ctx context.Context, ph *phase, smp *flows.Sampler, 
 			running, reason = false, "server stopping"
 		case <-tick.C:
 			if s := smp.Take(); len(s) > 0 {
-				if err := ss.send(TypeSamples, Samples{Phase: ph.grant.Phase, Samples: wireSamples(s)}); err != nil {
+				if err := ss.send(wire.TypeSamples, wire.Samples{Phase: ph.grant.Phase, Samples: wire.ToWire(s)}); err != nil {
 					running, reason = false, "control connection lost"
 				}
 			}
@@ -351,16 +352,16 @@ func (ss *session) runPhase(ctx context.Context, ph *phase, smp *flows.Sampler, 
 	}
 	last := smp.Stop()
 	if len(last) > 0 {
-		_ = ss.send(TypeSamples, Samples{Phase: ph.grant.Phase, Samples: wireSamples(last)})
+		_ = ss.send(wire.TypeSamples, wire.Samples{Phase: ph.grant.Phase, Samples: wire.ToWire(last)})
 	}
 	secs := time.Since(t0).Seconds()
-	if ph.grant.Name != PhaseUpload && secs > 0 {
+	if ph.grant.Name != wire.PhaseUpload && secs > 0 {
 		ss.mu.Lock()
 		ss.carried = max(ss.carried, float64(ph.bytes.Load())*8/secs)
 		ss.mu.Unlock()
 	}
 	ss.endPhase(ph) // before phase-done: the client may ask for the next phase at once
-	_ = ss.send(TypePhaseDone, PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Seconds: secs, Reason: reason, CPU: cpuOver(cpu0, cpuOK)})
+	_ = ss.send(wire.TypePhaseDone, wire.PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Seconds: secs, Reason: reason, CPU: cpuOver(cpu0, cpuOK)})
 	log.Info("phase ended", "phase", ph.grant.Phase, "name", ph.grant.Name, "bytes", ph.bytes.Load(), "seconds", secs, "reason", reason)
 }
 
@@ -387,9 +388,9 @@ func (ph *phase) waitAttached() {
 // of the same host and a stream of the running phase. It holds ticket
 // until it is attached (a phase's streams are reserved apart from the
 // limiter's budget).
-func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, ticket *connlimit.Ticket) {
+func (s *Server) data(c net.Conn, from netip.AddrPort, a wire.Auth, ticket *connlimit.Ticket) {
 	refused := func(msg string) {
-		s.refuse(c, CodeRequest, msg, 0)
+		s.refuse(c, wire.CodeRequest, msg, 0)
 		ticket.Done(false)
 		s.lim.Refused(s.cfg.Log, from.Addr(), "data connection: "+msg)
 	}
@@ -401,7 +402,7 @@ func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, ticket *connlimit
 	ss.mu.Lock()
 	ph := ss.cur
 	ss.mu.Unlock()
-	if ph == nil || ph.grant.Phase != a.Phase || ph.grant.Name == PhaseUDP {
+	if ph == nil || ph.grant.Phase != a.Phase || ph.grant.Name == wire.PhaseUDP {
 		refused("that phase is not running")
 		return
 	}
@@ -413,7 +414,7 @@ func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, ticket *connlimit
 	log := s.cfg.Log.With("client", from.String(), "session", ss.id)
 	defer ph.wg.Done()
 	_ = c.SetWriteDeadline(time.Now().Add(s.cfg.IdleTimeout))
-	if err := WriteMsg(c, TypeGo, nil); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeGo, nil); err != nil {
 		return
 	}
 	// A stream that attaches late still ends with the session.
@@ -427,7 +428,7 @@ func (s *Server) data(c net.Conn, from netip.AddrPort, a Auth, ticket *connlimit
 		}
 	}
 	tr := transfer{c: c, ph: ph, until: until, idle: s.cfg.IdleTimeout, rate: ph.grant.RateBps / float64(ph.grant.Streams), wchunk: ss.wchunk}
-	if ph.grant.Name == PhaseUpload {
+	if ph.grant.Name == wire.PhaseUpload {
 		tr.receive()
 	} else {
 		tr.sendData()

@@ -1,6 +1,7 @@
 package twohost
 
 import (
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"math"
 	"time"
 )
@@ -39,5 +40,5 @@ func TestLength(phases int, phase, rtt time.Duration) time.Duration {
 // PlannedSeconds is TestLength as Start.PlannedS carries it: seconds,
 // rounded up to a tenth, within 0..MaxPlannedS.
 func PlannedSeconds(d time.Duration) float64 {
-	return min(math.Ceil(max(d.Seconds(), 0)*10)/10, MaxPlannedS)
+	return min(math.Ceil(max(d.Seconds(), 0)*10)/10, wire.MaxPlannedS)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -37,7 +38,7 @@ func WriteText(w io.Writer, d *Doc) {
 		name, verdicts := p.Name, phaseVerdicts(d, p.Name)
 		if p.CC != "" {
 			name, verdicts = ccPhaseText(d, p)
-		} else if u := d.UDPPhase; p.Name == PhaseUDP && u != nil {
+		} else if u := d.UDPPhase; p.Name == wire.PhaseUDP && u != nil {
 			name, verdicts = fmt.Sprintf("udp (paced %s)", units.FormatRate(u.RateBps)), fmt.Sprintf("%d of %d datagrams arrived, queue %s", u.Received, u.Sent, secs(u.QueueS))
 		} else if x, ok := pacedOf(d, p); ok {
 			name, verdicts = fmt.Sprintf("%s (paced %s)", p.Name, units.FormatRate(x.GrantedRateBps)), fmt.Sprintf("%s, lost %.2g%%", x.Verdict, 100*x.LossRate)
@@ -86,7 +87,7 @@ func WriteText(w io.Writer, d *Doc) {
 
 // pacedOf is the paced download (a loss probe) a phase record is.
 func pacedOf(d *Doc, p Phase) (PacedPhase, bool) {
-	if p.Name != PhaseDownload || p.RateBps <= 0 {
+	if p.Name != wire.PhaseDownload || p.RateBps <= 0 {
 		return PacedPhase{}, false
 	}
 	for _, x := range d.PacedPhases {
@@ -113,7 +114,7 @@ func ccPhaseText(d *Doc, p Phase) (name, verdict string) {
 }
 
 func phaseVerdicts(d *Doc, name string) string {
-	if name == PhaseCapacity && d.Capacity != nil {
+	if name == wire.PhaseCapacity && d.Capacity != nil {
 		count := map[string]int{}
 		var order []string
 		for _, v := range d.Capacity.Verdicts {

@@ -5,6 +5,7 @@ package twohost
 import (
 	"context"
 	"errors"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"net"
 	"net/netip"
 	"testing"
@@ -32,7 +33,7 @@ func udpControl(t *testing.T, addr string) (*ctrl, ClientOptions) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cc.close)
-	if _, err := cc.phase(context.Background(), o, PhaseReq{Name: PhaseDownload, Streams: 1, DurationS: 0.3, RateBps: 100e6}); err != nil {
+	if _, err := cc.phase(context.Background(), o, wire.PhaseReq{Name: wire.PhaseDownload, Streams: 1, DurationS: 0.3, RateBps: 100e6}); err != nil {
 		t.Fatal(err)
 	}
 	return cc, o
@@ -46,7 +47,7 @@ func TestUDPRunLoopback(t *testing.T) {
 		t.Fatal("the server offers no datagram runs")
 	}
 	rate, dur := 40e6, 500*time.Millisecond
-	pr, err := cc.phase(context.Background(), o, PhaseReq{Name: PhaseUDP, Streams: 1, DurationS: dur.Seconds(), RateBps: rate})
+	pr, err := cc.phase(context.Background(), o, wire.PhaseReq{Name: wire.PhaseUDP, Streams: 1, DurationS: dur.Seconds(), RateBps: rate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +57,8 @@ func TestUDPRunLoopback(t *testing.T) {
 	rate = pr.Grant.RateBps
 	want := rate * dur.Seconds() / float64(8*size)
 	t.Logf("grant %+v; done %+v; stats %+v", pr.Grant, pr.Done, *pr.UDP)
-	if size != udpMaxSize { // loopback's segments are 64 KB
-		t.Errorf("datagrams of %d bytes, want %d", size, udpMaxSize)
+	if size != wire.UDPMaxSize { // loopback's segments are 64 KB
+		t.Errorf("datagrams of %d bytes, want %d", size, wire.UDPMaxSize)
 	}
 	if n := float64(pr.Done.Datagrams); n < 0.9*want || n > 1.1*want {
 		t.Errorf("the server sent %.0f datagrams, want %.0f (its pace)", n, want)
@@ -101,7 +102,7 @@ func TestUDPRunEndsOnTimeWhenBehind(t *testing.T) {
 		return orig(pc, b, to)
 	}
 	dur := 500 * time.Millisecond
-	pr, err := cc.phase(context.Background(), o, PhaseReq{Name: PhaseUDP, Streams: 1, DurationS: dur.Seconds(), RateBps: 150e6})
+	pr, err := cc.phase(context.Background(), o, wire.PhaseReq{Name: wire.PhaseUDP, Streams: 1, DurationS: dur.Seconds(), RateBps: 150e6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,13 +126,13 @@ func TestUDPRunEndsOnTimeWhenBehind(t *testing.T) {
 func TestUDPRunOnlyToItsHost(t *testing.T) {
 	addr := startServerUDP(t, ServerConfig{}, true)
 	cc, _ := udpControl(t, addr)
-	if err := cc.send(TypePhase, PhaseReq{Name: PhaseUDP, Streams: 1, DurationS: 0.3, RateBps: 10e6}); err != nil {
+	if err := cc.send(wire.TypePhase, wire.PhaseReq{Name: wire.PhaseUDP, Streams: 1, DurationS: 0.3, RateBps: 10e6}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := cc.await(TypeGrant, 5*time.Second)
-	var g Grant
+	f, err := cc.await(wire.TypeGrant, 5*time.Second)
+	var g wire.Grant
 	if err == nil {
-		err = Decode(f, TypeGrant, &g)
+		err = wire.Decode(f, wire.TypeGrant, &g)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -156,26 +157,26 @@ func TestUDPRunOnlyToItsHost(t *testing.T) {
 	}
 	wrong := append([]byte(nil), g.Token...)
 	wrong[0] ^= 1
-	silent("127.0.0.1", udpHello(wrong))
-	silent("127.0.0.2", udpHello(g.Token)) // another host (loopback's other address)
+	silent("127.0.0.1", wire.UDPHello(wrong))
+	silent("127.0.0.2", wire.UDPHello(g.Token)) // another host (loopback's other address)
 	silent("127.0.0.1", []byte("LHU1"))
 
 	c, h := rawConn(t, addr)
 	a := authMsg(testToken, h)
-	a.Purpose, a.Session, a.Phase = PurposeData, cc.acc.Session, g.Phase
+	a.Purpose, a.Session, a.Phase = wire.PurposeData, cc.acc.Session, g.Phase
 	a.MAC = clientMAC(testToken, h.Nonce, a)
-	if err := WriteMsg(c, TypeAuth, a); err != nil {
+	if err := wire.WriteMsg(c, wire.TypeAuth, a); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = next(t, c) // welcome
 	_, err = next(t, c)
-	wantRefusal(t, err, CodeRequest)
+	wantRefusal(t, err, wire.CodeRequest)
 
 	// Without a hello the run ends, and says so.
-	f, err = cc.await(TypePhaseDone, udpClaimWindow+5*time.Second)
-	var d PhaseDone
+	f, err = cc.await(wire.TypePhaseDone, udpClaimWindow+5*time.Second)
+	var d wire.PhaseDone
 	if err == nil {
-		err = Decode(f, TypePhaseDone, &d)
+		err = wire.Decode(f, wire.TypePhaseDone, &d)
 	}
 	if err != nil || d.Reason != "no hello" || d.Datagrams != 0 {
 		t.Errorf("phase-done %+v, %v; want no hello and nothing sent", d, err)
@@ -186,7 +187,7 @@ func TestUDPRunOnlyToItsHost(t *testing.T) {
 // carried, and refuses one before any.
 func TestUDPRunPaceBounded(t *testing.T) {
 	cc, o := udpControl(t, startServerUDP(t, ServerConfig{}, true)) // 100 Mbit/s carried
-	pr, err := cc.phase(context.Background(), o, PhaseReq{Name: PhaseUDP, Streams: 1, DurationS: 0.2, RateBps: 10e9})
+	pr, err := cc.phase(context.Background(), o, wire.PhaseReq{Name: wire.PhaseUDP, Streams: 1, DurationS: 0.2, RateBps: 10e9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,9 +200,9 @@ func TestUDPRunPaceBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.close()
-	_, err = first.phase(context.Background(), o, PhaseReq{Name: PhaseUDP, Streams: 1, DurationS: 0.2, RateBps: 10e6})
-	var re *RemoteError
-	if !errors.As(err, &re) || re.Code != CodeCaps {
+	_, err = first.phase(context.Background(), o, wire.PhaseReq{Name: wire.PhaseUDP, Streams: 1, DurationS: 0.2, RateBps: 10e6})
+	var re *wire.RemoteError
+	if !errors.As(err, &re) || re.Code != wire.CodeCaps {
 		t.Errorf("a run before any download: %v, want a caps refusal", err)
 	}
 }
@@ -213,9 +214,9 @@ func TestUDPRunRefusedWithoutPort(t *testing.T) {
 	if cc.acc.Caps.UDP {
 		t.Error("caps offer datagram runs without a datagram port")
 	}
-	_, err := cc.phase(context.Background(), o, PhaseReq{Name: PhaseUDP, Streams: 1, DurationS: 0.3, RateBps: 10e6})
-	var re *RemoteError
-	if !errors.As(err, &re) || re.Code != CodeCaps {
+	_, err := cc.phase(context.Background(), o, wire.PhaseReq{Name: wire.PhaseUDP, Streams: 1, DurationS: 0.3, RateBps: 10e6})
+	var re *wire.RemoteError
+	if !errors.As(err, &re) || re.Code != wire.CodeCaps {
 		t.Errorf("err %v, want a caps refusal", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -30,12 +31,12 @@ const (
 // udpPhase asks for a datagram run (PhaseUDP) and receives it on a
 // socket connected to the server's address, with the kernel's receive
 // time of each datagram.
-func (cc *ctrl) udpPhase(ctx context.Context, o ClientOptions, r PhaseReq) (PhaseRaw, error) {
+func (cc *ctrl) udpPhase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (PhaseRaw, error) {
 	pr := PhaseRaw{AskedPace: r.RateBps}
 	var err error
 	pr.Grant, err = cc.ask(r)
-	if err == nil && pr.Grant.Name != PhaseUDP {
-		err = fmt.Errorf("%w: a %.20q grant for a datagram run", ErrFrame, pr.Grant.Name)
+	if err == nil && pr.Grant.Name != wire.PhaseUDP {
+		err = fmt.Errorf("%w: a %.20q grant for a datagram run", wire.ErrFrame, pr.Grant.Name)
 	}
 	if err != nil {
 		return pr, err
@@ -45,9 +46,9 @@ func (cc *ctrl) udpPhase(ctx context.Context, o ClientOptions, r PhaseReq) (Phas
 	var doneErr error
 	go func() {
 		// The server ends the run (phase-done) without a hello too.
-		f, err := cc.await(TypePhaseDone, udpClaimWindow+d+clientIdle)
+		f, err := cc.await(wire.TypePhaseDone, udpClaimWindow+d+clientIdle)
 		if err == nil {
-			err = Decode(f, TypePhaseDone, &pr.Done)
+			err = wire.Decode(f, wire.TypePhaseDone, &pr.Done)
 		}
 		doneErr = err
 		close(done)
@@ -58,7 +59,7 @@ func (cc *ctrl) udpPhase(ctx context.Context, o ClientOptions, r PhaseReq) (Phas
 		// pings judging the queue.
 		o.progress("no datagram run: %v", err)
 		<-done
-		pr.UDP = &UDPStats{}
+		pr.UDP = &wire.UDPStats{}
 		return pr, doneErr
 	}
 	defer pc.Close()
@@ -73,7 +74,7 @@ func (cc *ctrl) udpPhase(ctx context.Context, o ClientOptions, r PhaseReq) (Phas
 	arr := receiveUDP(pc, got, done)
 	<-done
 	pr.ClientCPU = cpuOver(cpu0, cpuOK)
-	st := udpStats(arr, pr.Grant.DatagramBytes)
+	st := wire.UDPStatsOf(arr, pr.Grant.DatagramBytes)
 	pr.UDP = &st
 	return pr, doneErr
 }
@@ -84,7 +85,7 @@ func sayHello(pc *net.UDPConn, token []byte, got, done chan struct{}) {
 	t := time.NewTicker(udpHelloEvery)
 	defer t.Stop()
 	for range udpHellos {
-		if _, err := pc.Write(udpHello(token)); errors.Is(err, net.ErrClosed) {
+		if _, err := pc.Write(wire.UDPHello(token)); errors.Is(err, net.ErrClosed) {
 			return
 		}
 		select {
@@ -99,10 +100,10 @@ func sayHello(pc *net.UDPConn, token []byte, got, done chan struct{}) {
 
 // receiveUDP records the run's datagrams until the run ended (done) and
 // udpQuiet passed without one, or the socket closed.
-func receiveUDP(pc *net.UDPConn, got, done chan struct{}) []udpArrival {
-	buf := make([]byte, udpMaxSize+1)
+func receiveUDP(pc *net.UDPConn, got, done chan struct{}) []wire.UDPArrival {
+	buf := make([]byte, wire.UDPMaxSize+1)
 	oob := make([]byte, unix.CmsgSpace(16))
-	var out []udpArrival
+	var out []wire.UDPArrival
 	first := true
 	for {
 		_ = pc.SetReadDeadline(time.Now().Add(udpQuiet))
@@ -121,7 +122,7 @@ func receiveUDP(pc *net.UDPConn, got, done chan struct{}) []udpArrival {
 			}
 			continue // an ICMP error (the server's port closed): the run's end decides
 		}
-		seq, sent, ok := parseUDPData(buf[:n])
+		seq, sent, ok := wire.ParseUDPData(buf[:n])
 		if !ok {
 			continue
 		}
@@ -129,8 +130,8 @@ func receiveUDP(pc *net.UDPConn, got, done chan struct{}) []udpArrival {
 			close(got)
 			first = false
 		}
-		if len(out) < udpMaxDatagrams {
-			out = append(out, udpArrival{Seq: seq, Sent: sent, Recv: rxTime(oob[:oobn])})
+		if len(out) < wire.UDPMaxDatagrams {
+			out = append(out, wire.UDPArrival{Seq: seq, Sent: sent, Recv: rxTime(oob[:oobn])})
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/cpuuse"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,7 +33,7 @@ type udpPort struct {
 	conn *net.UDPConn
 
 	mu      sync.Mutex
-	waiting map[[udpTokenLen]byte]*udpRun
+	waiting map[[wire.UDPTokenLen]byte]*udpRun
 }
 
 // udpRun is a granted datagram run on the server.
@@ -47,7 +48,7 @@ type udpRun struct {
 // (Caps.UDP) while it runs. Datagrams that are not the hello of a
 // waiting run, from its session's host, get nothing back.
 func (s *Server) ServeUDP(ctx context.Context, pc *net.UDPConn) error {
-	p := &udpPort{conn: pc, waiting: map[[udpTokenLen]byte]*udpRun{}}
+	p := &udpPort{conn: pc, waiting: map[[wire.UDPTokenLen]byte]*udpRun{}}
 	s.mu.Lock()
 	s.udp = p
 	s.mu.Unlock()
@@ -67,7 +68,7 @@ func (s *Server) ServeUDP(ctx context.Context, pc *net.UDPConn) error {
 			}
 			continue // an ICMP error of a run's datagrams, reported on the socket
 		}
-		if tok, ok := parseUDPHello(buf[:n]); ok {
+		if tok, ok := wire.ParseUDPHello(buf[:n]); ok {
 			p.claim(tok, from)
 		}
 	}
@@ -82,7 +83,7 @@ func (s *Server) udpPort() *udpPort {
 
 // offer registers a run under a new token.
 func (p *udpPort) offer(from netip.AddrPort) ([]byte, *udpRun, error) {
-	var tok [udpTokenLen]byte
+	var tok [wire.UDPTokenLen]byte
 	if _, err := rand.Read(tok[:]); err != nil {
 		return nil, nil, err
 	}
@@ -95,7 +96,7 @@ func (p *udpPort) offer(from netip.AddrPort) ([]byte, *udpRun, error) {
 
 // withdraw forgets a token.
 func (p *udpPort) withdraw(tok []byte) {
-	var k [udpTokenLen]byte
+	var k [wire.UDPTokenLen]byte
 	copy(k[:], tok)
 	p.mu.Lock()
 	delete(p.waiting, k)
@@ -104,7 +105,7 @@ func (p *udpPort) withdraw(tok []byte) {
 
 // claim hands a hello's source to the run waiting on its token when it
 // comes from the run's session's host; the first one wins.
-func (p *udpPort) claim(tok [udpTokenLen]byte, from netip.AddrPort) {
+func (p *udpPort) claim(tok [wire.UDPTokenLen]byte, from netip.AddrPort) {
 	p.mu.Lock()
 	r := p.waiting[tok]
 	p.mu.Unlock()
@@ -116,7 +117,7 @@ func (p *udpPort) claim(tok [udpTokenLen]byte, from netip.AddrPort) {
 
 // udpSize is the payload of a session's datagrams: what one of its
 // control connection's segments carries, plus the TCP header's 12 bytes
-// more than UDP's, within udpMinSize..udpMaxSize.
+// more than UDP's, within wire.UDPMinSize..wire.UDPMaxSize.
 func udpSize(c net.Conn) int {
 	mss := 0
 	_ = withFD(c, func(fd int) error {
@@ -127,7 +128,7 @@ func udpSize(c net.Conn) int {
 	if mss <= 0 {
 		return 1200
 	}
-	return min(max(mss+12, udpMinSize), udpMaxSize)
+	return min(max(mss+12, wire.UDPMinSize), wire.UDPMaxSize)
 }
 
 // runUDP sends a granted datagram run: it waits for the hello, then
@@ -153,7 +154,7 @@ func (ss *session) runUDP(ctx context.Context, ph *phase, p *udpPort, r *udpRun,
 	}
 	secs := time.Since(t0).Seconds()
 	ss.endPhase(ph)
-	_ = ss.send(TypePhaseDone, PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Datagrams: sent, Seconds: secs, Reason: reason, CPU: cpuOver(cpu0, cpuOK)})
+	_ = ss.send(wire.TypePhaseDone, wire.PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Datagrams: sent, Seconds: secs, Reason: reason, CPU: cpuOver(cpu0, cpuOK)})
 	log.Info("phase ended", "phase", ph.grant.Phase, "name", ph.grant.Name, "datagrams", sent, "bytes", ph.bytes.Load(), "seconds", secs, "reason", reason)
 }
 
@@ -206,7 +207,7 @@ func (ss *session) sendUDP(ctx context.Context, ph *phase, pc *net.UDPConn, dest
 				ph.capped.Store(true)
 				return sent, "bytes-cap"
 			}
-			putUDPData(buf, seq, int64(time.Since(start)))
+			wire.PutUDPData(buf, seq, int64(time.Since(start)))
 			if err := writeDatagram(pc, buf, dest); err != nil {
 				// Full socket buffers or an ICMP error: a few are the
 				// path's; many, the client is gone.

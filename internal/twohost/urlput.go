@@ -10,6 +10,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -119,7 +120,7 @@ func (d urlJudging) uploadLimit(rtt time.Duration) Limit {
 			units.FormatBytes(float64(d.Bytes)))}
 	}
 	f := *d.Flow
-	if l, ok := shortPath(Direction{Name: PhaseUpload, Sender: HostClient, Receiver: HostServer, Flow: f, ThroughputBps: f.ThroughputBps}, rtt); ok {
+	if l, ok := shortPath(Direction{Name: wire.PhaseUpload, Sender: HostClient, Receiver: HostServer, Flow: f, ThroughputBps: f.ThroughputBps}, rtt); ok {
 		return l
 	}
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))

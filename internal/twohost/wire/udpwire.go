@@ -1,4 +1,4 @@
-package twohost
+package wire
 
 import (
 	"cmp"
@@ -29,28 +29,28 @@ import (
 const (
 	udpHelloMagic = "LHU1"
 	udpDataMagic  = "LHD1"
-	udpTokenLen   = 16
-	udpHelloLen   = len(udpHelloMagic) + udpTokenLen
+	UDPTokenLen   = 16
+	udpHelloLen   = len(udpHelloMagic) + UDPTokenLen
 	udpHeaderLen  = len(udpDataMagic) + 4 + 8
-	// udpMinSize and udpMaxSize bound a datagram's payload: the server
+	// UDPMinSize and UDPMaxSize bound a datagram's payload: the server
 	// sizes it to the control connection's segments (the path's MTU).
-	udpMinSize = 512
-	udpMaxSize = 9000
-	// udpMaxDuration caps a datagram run on the server: the queue fills
+	UDPMinSize = 512
+	UDPMaxSize = 9000
+	// UDPMaxDuration caps a datagram run on the server: the queue fills
 	// in a few round trips at the paces the client asks.
-	udpMaxDuration = 3 * time.Second
-	// udpMaxDatagrams caps what a client records of one run.
-	udpMaxDatagrams = 1 << 20
+	UDPMaxDuration = 3 * time.Second
+	// UDPMaxDatagrams caps what a client records of one run.
+	UDPMaxDatagrams = 1 << 20
 )
 
-// udpHello is the client's hello for token.
-func udpHello(token []byte) []byte {
+// UDPHello is the client's hello for token.
+func UDPHello(token []byte) []byte {
 	return append([]byte(udpHelloMagic), token...)
 }
 
-// parseUDPHello returns the token of a client's hello.
-func parseUDPHello(b []byte) ([udpTokenLen]byte, bool) {
-	var tok [udpTokenLen]byte
+// ParseUDPHello returns the token of a client's hello.
+func ParseUDPHello(b []byte) ([UDPTokenLen]byte, bool) {
+	var tok [UDPTokenLen]byte
 	if len(b) != udpHelloLen || string(b[:len(udpHelloMagic)]) != udpHelloMagic {
 		return tok, false
 	}
@@ -58,15 +58,15 @@ func parseUDPHello(b []byte) ([udpTokenLen]byte, bool) {
 	return tok, true
 }
 
-// putUDPData writes a datagram's header into b (udpHeaderLen or more).
-func putUDPData(b []byte, seq uint32, sentNs int64) {
+// PutUDPData writes a datagram's header into b (udpHeaderLen or more).
+func PutUDPData(b []byte, seq uint32, sentNs int64) {
 	copy(b, udpDataMagic)
 	binary.BigEndian.PutUint32(b[4:], seq)
 	binary.BigEndian.PutUint64(b[8:], uint64(sentNs))
 }
 
-// parseUDPData reads a datagram's header.
-func parseUDPData(b []byte) (seq uint32, sentNs int64, ok bool) {
+// ParseUDPData reads a datagram's header.
+func ParseUDPData(b []byte) (seq uint32, sentNs int64, ok bool) {
 	if len(b) < udpHeaderLen || string(b[:len(udpDataMagic)]) != udpDataMagic {
 		return 0, 0, false
 	}
@@ -77,10 +77,10 @@ func parseUDPData(b []byte) (seq uint32, sentNs int64, ok bool) {
 	return binary.BigEndian.Uint32(b[4:]), sentNs, true
 }
 
-// udpArrival is one datagram as the client received it: the server's
+// UDPArrival is one datagram as the client received it: the server's
 // send time and the kernel's receive time, in nanoseconds (each on its
 // own clock).
-type udpArrival struct {
+type UDPArrival struct {
 	Seq        uint32
 	Sent, Recv int64
 }
@@ -101,13 +101,13 @@ type UDPStats struct {
 	Queue time.Duration
 }
 
-// udpMinArrivals is the fewest datagrams udpStats measures from.
+// udpMinArrivals is the fewest datagrams UDPStatsOf measures from.
 const udpMinArrivals = 32
 
-// udpStats sums up the arrivals of a run of datagrams of size bytes.
-func udpStats(arr []udpArrival, size int) UDPStats {
+// UDPStatsOf sums up the arrivals of a run of datagrams of size bytes.
+func UDPStatsOf(arr []UDPArrival, size int) UDPStats {
 	seen := make(map[uint32]bool, len(arr))
-	uniq := make([]udpArrival, 0, len(arr))
+	uniq := make([]UDPArrival, 0, len(arr))
 	for _, a := range arr {
 		if !seen[a.Seq] {
 			seen[a.Seq] = true
@@ -118,7 +118,7 @@ func udpStats(arr []udpArrival, size int) UDPStats {
 	if len(uniq) < udpMinArrivals {
 		return st
 	}
-	slices.SortFunc(uniq, func(a, b udpArrival) int { return cmp.Compare(a.Recv, b.Recv) })
+	slices.SortFunc(uniq, func(a, b UDPArrival) int { return cmp.Compare(a.Recv, b.Recv) })
 	base := uniq[0].Recv - uniq[0].Sent
 	for _, a := range uniq {
 		base = min(base, a.Recv-a.Sent)

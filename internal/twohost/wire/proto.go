@@ -1,4 +1,4 @@
-package twohost
+package wire
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"math"
 	"regexp"
 
-	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // Protocol constants.
@@ -30,8 +30,8 @@ const (
 	MaxServerFrame = 4 << 20
 	// MaxStreams is the most streams one phase may ask for.
 	MaxStreams = 64
-	// nonceLen and macLen are the sizes of nonces and HMAC-SHA256 tags.
-	nonceLen = 32
+	// NonceLen and macLen are the sizes of nonces and HMAC-SHA256 tags.
+	NonceLen = 32
 	macLen   = 32
 )
 
@@ -129,7 +129,7 @@ const MaxPlannedS = 86400
 // Accepted starts a session.
 type Accepted struct {
 	Session  string             `json:"session"`
-	Caps     Caps               `json:"caps"`
+	Caps     testdoc.Caps       `json:"caps"`
 	Snapshot *snapshot.Snapshot `json:"snapshot"`
 }
 
@@ -194,24 +194,14 @@ type PhaseDone struct {
 	// CPU is what the server process ran and waited for a CPU over the
 	// phase (added after v1: omitted by servers that predate it, or that
 	// cannot measure it).
-	CPU *CPUUse `json:"cpu,omitempty"`
-}
-
-// cpuOver is the process's CPU use since start, nil when not measured.
-func cpuOver(start cpuuse.Use, ok bool) *CPUUse {
-	end, ok2 := cpuuse.Now()
-	if !ok || !ok2 {
-		return nil
-	}
-	d := end.Sub(start)
-	return &CPUUse{RunS: d.Run.Seconds(), WaitS: d.Wait.Seconds()}
+	CPU *testdoc.CPUUse `json:"cpu,omitempty"`
 }
 
 var sessionRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 // Validate checks a decoded body; every body type has one.
 func (h Hello) Validate() error {
-	if len(h.Nonce) != nonceLen || len(h.Software) > 100 {
+	if len(h.Nonce) != NonceLen || len(h.Software) > 100 {
 		return fmt.Errorf("%w: hello: nonce of %d bytes", ErrFrame, len(h.Nonce))
 	}
 	return nil
@@ -222,7 +212,7 @@ func (a Auth) Validate() error {
 	switch {
 	case a.Purpose != PurposeControl && a.Purpose != PurposeData:
 		return fmt.Errorf("%w: auth: purpose %.20q", ErrFrame, a.Purpose)
-	case len(a.ClientNonce) != nonceLen || len(a.MAC) != macLen:
+	case len(a.ClientNonce) != NonceLen || len(a.MAC) != macLen:
 		return fmt.Errorf("%w: auth: nonce or mac of the wrong size", ErrFrame)
 	case a.Purpose == PurposeData && (!sessionRE.MatchString(a.Session) || a.Phase < 1 || a.Phase > 100 || a.Stream < 0 || a.Stream >= MaxStreams):
 		return fmt.Errorf("%w: auth: data connection without a valid session, phase and stream", ErrFrame)
@@ -301,7 +291,7 @@ var ccRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,15}$`)
 func (g Grant) Validate() error {
 	bad := len(g.Token) != 0 || g.DatagramBytes != 0
 	if g.Name == PhaseUDP {
-		bad = len(g.Token) != udpTokenLen || g.DatagramBytes < udpMinSize || g.DatagramBytes > udpMaxSize
+		bad = len(g.Token) != UDPTokenLen || g.DatagramBytes < UDPMinSize || g.DatagramBytes > UDPMaxSize
 	}
 	if bad {
 		return fmt.Errorf("%w: grant: token or datagram size", ErrFrame)

@@ -1,4 +1,4 @@
-package twohost
+package wire
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package twohost
+package wire
 
 import (
 	"bytes"
@@ -7,27 +7,27 @@ import (
 )
 
 func TestUDPWire(t *testing.T) {
-	tok := bytes.Repeat([]byte{7}, udpTokenLen)
-	got, ok := parseUDPHello(udpHello(tok))
+	tok := bytes.Repeat([]byte{7}, UDPTokenLen)
+	got, ok := ParseUDPHello(UDPHello(tok))
 	if !ok || !bytes.Equal(got[:], tok) {
 		t.Errorf("hello round trip: %x, %v", got, ok)
 	}
-	for _, b := range [][]byte{nil, []byte("LHU1"), append([]byte("LHU2"), tok...), append(udpHello(tok), 0)} {
-		if _, ok := parseUDPHello(b); ok {
+	for _, b := range [][]byte{nil, []byte("LHU1"), append([]byte("LHU2"), tok...), append(UDPHello(tok), 0)} {
+		if _, ok := ParseUDPHello(b); ok {
 			t.Errorf("hello %q accepted", b)
 		}
 	}
-	b := make([]byte, udpMinSize)
-	putUDPData(b, 4_000_000_000, int64(1500*time.Millisecond))
-	seq, sent, ok := parseUDPData(b)
+	b := make([]byte, UDPMinSize)
+	PutUDPData(b, 4_000_000_000, int64(1500*time.Millisecond))
+	seq, sent, ok := ParseUDPData(b)
 	if !ok || seq != 4_000_000_000 || sent != int64(1500*time.Millisecond) {
 		t.Errorf("data round trip: %d %d %v", seq, sent, ok)
 	}
-	putUDPData(b, 1, -1)
-	if _, _, ok := parseUDPData(b); ok {
+	PutUDPData(b, 1, -1)
+	if _, _, ok := ParseUDPData(b); ok {
 		t.Error("a negative send time accepted")
 	}
-	if _, _, ok := parseUDPData(b[:udpHeaderLen-1]); ok {
+	if _, _, ok := ParseUDPData(b[:udpHeaderLen-1]); ok {
 		t.Error("a short datagram accepted")
 	}
 }
@@ -36,8 +36,8 @@ func TestUDPWire(t *testing.T) {
 // through a token bucket (policer bits/s with bucket bytes; 0 none),
 // then a link of rate bits/s with a drop-tail queue of queue datagrams,
 // over 2 s: their arrivals, 50 ms of delay added to the link's.
-func link(size int, pace float64, burst time.Duration, policer float64, bucket int, rate float64, queue int) []udpArrival {
-	var out []udpArrival
+func link(size int, pace float64, burst time.Duration, policer float64, bucket int, rate float64, queue int) []UDPArrival {
+	var out []UDPArrival
 	each := float64(size*8) / pace * 1e9
 	serve := float64(size*8) / rate * 1e9
 	tokens, last := float64(bucket), 0.0
@@ -64,7 +64,7 @@ func link(size int, pace float64, burst time.Duration, policer float64, bucket i
 		}
 		free = max(free, at) + serve
 		departs = append(departs, free)
-		out = append(out, udpArrival{Seq: uint32(i), Sent: int64(at), Recv: int64(free) + int64(50*time.Millisecond)})
+		out = append(out, UDPArrival{Seq: uint32(i), Sent: int64(at), Recv: int64(free) + int64(50*time.Millisecond)})
 	}
 	return out
 }
@@ -76,7 +76,7 @@ func TestUDPStatsQueueOrPolicer(t *testing.T) {
 	size := 1460
 	for _, tc := range []struct {
 		name               string
-		arr                []udpArrival
+		arr                []UDPArrival
 		wantBps            float64
 		minQueue, maxQueue time.Duration
 	}{
@@ -93,7 +93,7 @@ func TestUDPStatsQueueOrPolicer(t *testing.T) {
 		{"policer, bursts of 1 ms", link(size, 62.5e6, time.Millisecond, 50e6, 64<<10, 100e6, 400), 50e6, 0, 400 * time.Microsecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := udpStats(tc.arr, size)
+			st := UDPStatsOf(tc.arr, size)
 			t.Logf("%d arrived, %.4g bit/s, queue %s", st.Received, st.Bps, st.Queue)
 			if st.Bps < 0.97*tc.wantBps || st.Bps > 1.03*tc.wantBps {
 				t.Errorf("arrived at %.4g bit/s, want %.4g", st.Bps, tc.wantBps)
@@ -104,10 +104,10 @@ func TestUDPStatsQueueOrPolicer(t *testing.T) {
 		})
 	}
 	dup := link(size, 62.5e6, 0, 0, 0, 100e6, 400)
-	if st := udpStats(append(dup, dup[:10]...), size); st.Received != int64(len(dup)) {
+	if st := UDPStatsOf(append(dup, dup[:10]...), size); st.Received != int64(len(dup)) {
 		t.Errorf("duplicates counted: %d of %d", st.Received, len(dup))
 	}
-	if st := udpStats(dup[:10], size); st.Received != 10 || st.Bps != 0 || st.Queue != 0 {
+	if st := UDPStatsOf(dup[:10], size); st.Received != 10 || st.Bps != 0 || st.Queue != 0 {
 		t.Errorf("10 datagrams measured something: %+v", st)
 	}
 }
@@ -116,17 +116,17 @@ func TestUDPStatsQueueOrPolicer(t *testing.T) {
 // accept writes back the same.
 func FuzzUDPDatagram(f *testing.F) {
 	b := make([]byte, udpHeaderLen)
-	putUDPData(b, 3, 12345)
+	PutUDPData(b, 3, 12345)
 	f.Add(b)
-	f.Add(udpHello(bytes.Repeat([]byte{1}, udpTokenLen)))
+	f.Add(UDPHello(bytes.Repeat([]byte{1}, UDPTokenLen)))
 	f.Add([]byte("LHD1"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if tok, ok := parseUDPHello(b); ok && !bytes.Equal(udpHello(tok[:]), b) {
+		if tok, ok := ParseUDPHello(b); ok && !bytes.Equal(UDPHello(tok[:]), b) {
 			t.Errorf("hello %x read as %x", b, tok)
 		}
-		if seq, sent, ok := parseUDPData(b); ok {
+		if seq, sent, ok := ParseUDPData(b); ok {
 			w := make([]byte, udpHeaderLen)
-			putUDPData(w, seq, sent)
+			PutUDPData(w, seq, sent)
 			if !bytes.Equal(w, b[:udpHeaderLen]) {
 				t.Errorf("data %x read as %d %d", b, seq, sent)
 			}

@@ -1,4 +1,4 @@
-package twohost
+package wire
 
 import (
 	"net/netip"
@@ -12,7 +12,7 @@ import (
 // field of flows.Sock (or of anything else outside this file) cannot
 // change what two hosts of different versions say to each other. The
 // names are those v1 has used since it was released (Go's default
-// names of the socket's fields at the time); testdata/wire/*.json holds
+// names of the socket's fields at the time); testdata/wire/v1.frames holds
 // the frames as they must stay (wire_test.go).
 
 // WireSample is one socket's tcp_info at T seconds after the phase
@@ -63,8 +63,8 @@ type WireSock struct {
 	RcvOOO     int64 `json:"RcvOOO,omitempty"`
 }
 
-// wireSamples converts a sampler's samples for the Samples frame.
-func wireSamples(in []flows.Sample) []WireSample {
+// ToWire converts a sampler's samples for the Samples frame.
+func ToWire(in []flows.Sample) []WireSample {
 	out := make([]WireSample, len(in))
 	for i, s := range in {
 		out[i] = WireSample{T: s.T, Sock: wireSock(s.Sock)}
@@ -72,8 +72,8 @@ func wireSamples(in []flows.Sample) []WireSample {
 	return out
 }
 
-// fromWire converts a Samples frame's samples back.
-func fromWire(in []WireSample) []flows.Sample {
+// FromWire converts a Samples frame's samples back.
+func FromWire(in []WireSample) []flows.Sample {
 	out := make([]flows.Sample, len(in))
 	for i, s := range in {
 		out[i] = flows.Sample{T: s.T, Sock: s.Sock.Sock()}

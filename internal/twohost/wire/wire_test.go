@@ -1,4 +1,4 @@
-package twohost
+package wire
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul/longhaul/internal/golden"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/sysconf"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // wireSock1 is a socket with every field set to a value of its own.
@@ -33,7 +34,7 @@ func v1Frames() []struct {
 	typ  string
 	body any
 } {
-	nonce := bytes.Repeat([]byte{7}, nonceLen)
+	nonce := bytes.Repeat([]byte{7}, NonceLen)
 	mac := bytes.Repeat([]byte{9}, macLen)
 	snap := &snapshot.Snapshot{Source: "live", Hostname: "far", Kernel: sysconf.Kernel{Release: "6.1.0"},
 		Sysctls: map[string]string{"net.ipv4.tcp_rmem": "4096 131072 6291456"}, PageSize: 4096,
@@ -49,12 +50,12 @@ func v1Frames() []struct {
 		{TypeWelcome, Welcome{MAC: mac}},
 		{TypeError, ErrorMsg{Code: CodeBusy, Message: "one test at a time", RetryAfterS: 5}},
 		{TypeStart, Start{Software: "longhaul 1.0"}},
-		{TypeAccepted, Accepted{Session: strings.Repeat("cd", 16), Caps: Caps{MaxDurationS: 60, MaxBytes: 1 << 30, MaxRateBps: 1e9, MaxStreams: 8}, Snapshot: snap}},
+		{TypeAccepted, Accepted{Session: strings.Repeat("cd", 16), Caps: testdoc.Caps{MaxDurationS: 60, MaxBytes: 1 << 30, MaxRateBps: 1e9, MaxStreams: 8}, Snapshot: snap}},
 		{TypePing, Ping{Seq: 4}},
 		{TypePong, Ping{Seq: 4}},
 		{TypePhase, PhaseReq{Name: PhaseCapacity, Streams: 8, DurationS: 6, RateBps: 5e8}},
 		{TypeGrant, Grant{Phase: 2, Name: PhaseCapacity, Streams: 8, DurationS: 6, RateBps: 5e8, MaxBytes: 1 << 29}},
-		{TypeSamples, Samples{Phase: 2, Samples: wireSamples([]flows.Sample{{T: 1.25, Sock: wireSock1}})}},
+		{TypeSamples, Samples{Phase: 2, Samples: ToWire([]flows.Sample{{T: 1.25, Sock: wireSock1}})}},
 		{TypePhaseDone, PhaseDone{Phase: 2, Bytes: 123_456_789, Seconds: 6.01, Reason: "duration"}},
 		{TypeBye, nil},
 	}
@@ -90,7 +91,7 @@ func TestWireV1Golden(t *testing.T) {
 		if err := Decode(fr, TypeSamples, &s); err != nil {
 			t.Fatal(err)
 		}
-		if got := fromWire(s.Samples); len(got) != 1 || got[0].T != 1.25 || got[0].Sock != wireSock1 {
+		if got := FromWire(s.Samples); len(got) != 1 || got[0].T != 1.25 || got[0].Sock != wireSock1 {
 			t.Fatalf("samples decode to %+v", got)
 		}
 	}
@@ -195,9 +196,9 @@ func TestPhaseCCValidated(t *testing.T) {
 // one is refused.
 func TestPhaseDoneCPU(t *testing.T) {
 	for _, c := range []struct {
-		cpu *CPUUse
+		cpu *testdoc.CPUUse
 		ok  bool
-	}{{nil, true}, {&CPUUse{RunS: 0.8, WaitS: 3}, true}, {&CPUUse{RunS: -1}, false}, {&CPUUse{WaitS: math.NaN()}, false}, {&CPUUse{RunS: math.Inf(1)}, false}} {
+	}{{nil, true}, {&testdoc.CPUUse{RunS: 0.8, WaitS: 3}, true}, {&testdoc.CPUUse{RunS: -1}, false}, {&testdoc.CPUUse{WaitS: math.NaN()}, false}, {&testdoc.CPUUse{RunS: math.Inf(1)}, false}} {
 		d := PhaseDone{Phase: 1, Seconds: 4, Reason: "duration", CPU: c.cpu}
 		if err := d.Validate(); (err == nil) != c.ok {
 			t.Errorf("cpu %+v: Validate %v", c.cpu, err)

@@ -167,6 +167,9 @@ func (p probeArgs) config(netns string) (*probe.Prober, error) {
 		}
 		return nil, nil
 	}
+	if p.rounds < 1 || p.rounds > probe.MaxRounds {
+		return nil, usagef("--probe-rounds must be 1..%d, got %d", probe.MaxRounds, p.rounds)
+	}
 	cfg := probe.Config{Allowed: probe.Allowed{Ports: p.ports.ports}, Phase: p.phase.D, Rounds: p.rounds, Timeout: p.timeout.D, MinInterval: p.minInterval.D, Concurrent: p.concurrency, Streams: p.streams,
 		MaxRateBps: p.maxRate.Bps, MaxBytes: p.maxBytes.N, Netns: netns}
 	for _, s := range p.allow {

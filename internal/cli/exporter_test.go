@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,10 @@ func TestExporterBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("probe-token-0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -42,6 +48,8 @@ func TestExporterBadInput(t *testing.T) {
 		{"path twice", []string{"exporter", "--peer-group", "sin=10.0.0.0/8", "--peer-path", "sin=170ms/1Gbit/s", "--peer-path", "sin=150ms/1Gbit/s"}, 2, "given twice"},
 		{"max series too small", []string{"exporter", "--max-series", "50"}, 2, "give 113..10000000"},
 		{"stray argument", []string{"exporter", "now"}, 2, "takes no arguments"},
+		{"probe rounds zero", []string{"exporter", "--probe-allow", "198.18.0.0/24", "--probe-auth", tok, "--probe-rounds", "0"}, 2, "--probe-rounds must be 1..1000"},
+		{"probe phase too short", []string{"exporter", "--probe-allow", "198.18.0.0/24", "--probe-auth", tok, "--probe-phase", "1s"}, 2, "--probe-phase"},
 		{"cert without key", []string{"exporter", "--tls-cert-file", "cert.pem"}, 2, "go together"},
 		{"missing token file", []string{"exporter", "--listen", "127.0.0.1:0", "--auth-token-file", "/nonexistent/token"}, 1, "no such file"},
 		{"missing netns", []string{"exporter", "--netns", "lh-no-such-ns", "--listen", "127.0.0.1:0"}, 1, "does not exist"},

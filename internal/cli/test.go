@@ -277,7 +277,7 @@ func printTest(w io.Writer, a testArgs, doc *testdoc.Doc, wrotePlans, wrote stri
 	if a.json {
 		return writeJSON(w, doc)
 	}
-	twohost.WriteText(w, doc)
+	testdoc.WriteText(w, doc)
 	switch {
 	case a.out != "" && doc.Plans != nil:
 		fmt.Fprintf(w, "\nwrote %s: %s\n", a.out, wrotePlans)
@@ -379,14 +379,14 @@ func runCompare(args []string, asJSON bool, stdout io.Writer) error {
 			return usagef("test --compare: %s: %v", p, err)
 		}
 	}
-	rows, err := twohost.Compare(docs[0], docs[1])
+	rows, err := testdoc.Compare(docs[0], docs[1])
 	if err != nil {
 		return badinput.Wrap(err)
 	}
 	if asJSON {
 		return writeJSON(stdout, map[string]any{"schema": "longhaul.test-compare/v1", "directions": rows})
 	}
-	twohost.WriteCompare(stdout, rows)
+	testdoc.WriteCompare(stdout, rows)
 	return nil
 }
 
@@ -443,7 +443,7 @@ func runTestURL(c *cobra.Command, a testArgs, u string) error {
 	if a.json {
 		return writeJSON(stdout, doc)
 	}
-	twohost.WriteURLText(stdout, doc)
+	testdoc.WriteURLText(stdout, doc)
 	if a.out != "" {
 		more := ""
 		if doc.Plan != nil {

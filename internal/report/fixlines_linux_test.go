@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/longhaul/longhaul/internal/twohost"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
@@ -131,7 +130,7 @@ func renderBoth(t *testing.T, b []byte) (text string, page *Page, hasPlan bool) 
 		if err := json.Unmarshal(b, &d); err != nil {
 			t.Fatal(err)
 		}
-		twohost.WriteURLText(&w, &d)
+		testdoc.WriteURLText(&w, &d)
 		p, err := BuildTestURL(bytes.NewReader(b))
 		if err != nil {
 			t.Fatal(err)
@@ -142,7 +141,7 @@ func renderBoth(t *testing.T, b []byte) (text string, page *Page, hasPlan bool) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	twohost.WriteText(&w, d)
+	testdoc.WriteText(&w, d)
 	p, err := BuildTest(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -39,7 +40,7 @@ func (d *judging) directionFix(dir Direction) string {
 		}
 		for _, it := range items {
 			if it.Key == l.Setting {
-				return fmt.Sprintf("the %s's plan: %s", l.Host, itemLine(it))
+				return fmt.Sprintf("the %s's plan: %s", l.Host, testdoc.PlanLine(it))
 			}
 		}
 		return fmt.Sprintf("the %s's plan leaves %s as it is (%s): for %s at %s it is enough", l.Host, l.Setting, l.Value,
@@ -77,7 +78,7 @@ func (d *judging) fixLines() []string {
 		name  string
 		items []plan.Item
 	}{{HostClient, d.Plans.Client.Items}, {HostServer, d.Plans.Server.Items}} {
-		lines := itemLines(h.items)
+		lines := testdoc.PlanLines(h.items)
 		if len(lines) == 0 {
 			out = append(out, fmt.Sprintf("  %s: nothing to change", h.name))
 			continue
@@ -96,7 +97,7 @@ func (d urlJudging) fixLines() []string {
 	var out []string
 	if d.Plan != nil {
 		out = append(out, "this host's plan (longhaul apply client-plan.json, written with -o):")
-		for _, l := range itemLines(d.Plan.Items) {
+		for _, l := range testdoc.PlanLines(d.Plan.Items) {
 			out = append(out, "  "+l)
 		}
 	}
@@ -105,3 +106,6 @@ func (d urlJudging) fixLines() []string {
 	}
 	return out
 }
+
+// secs prints seconds as test's text does (testdoc.FormatSeconds).
+func secs(s float64) string { return testdoc.FormatSeconds(s) }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/iperf3"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -99,7 +100,7 @@ func TestJudgeIperf3(t *testing.T) {
 				t.Errorf("no plan for this host: fix %q, notes %q", d.Fix, d.Notes)
 			}
 			var text strings.Builder
-			WriteText(&text, d)
+			testdoc.WriteText(&text, d)
 			if strings.Contains(text.String(), "(0% of the steady half)") {
 				t.Errorf("the text gives a share the judge did not measure:\n%s", text.String())
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -309,7 +310,7 @@ func (d *judging) iperfPlan(rtt time.Duration) {
 	if d.Plans != nil {
 		d.Fix = append(d.Fix, "", fmt.Sprintf("this host's plan for %s at %s (path rate %s; longhaul apply client-plan.json, written with -o):",
 			secs(d.RTT.MinS), units.FormatRate(d.PathRateBps), d.PathRateBasis))
-		for _, l := range itemLines(d.Plans.Client.Items) {
+		for _, l := range testdoc.PlanLines(d.Plans.Client.Items) {
 			d.Fix = append(d.Fix, "  "+l)
 		}
 	}

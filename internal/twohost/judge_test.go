@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -234,7 +235,7 @@ func TestWriteTextGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	WriteText(&b, d)
+	testdoc.WriteText(&b, d)
 	file := filepath.Join("testdata", "text.golden")
 	if diff := cmp.Diff(string(golden.Read(t, file, b.Bytes())), b.String()); diff != "" {
 		t.Errorf("text differs from %s (-want +got; go test -update after review):\n%s", file, diff)
@@ -337,7 +338,7 @@ func TestJudgeCCPhase(t *testing.T) {
 			t.Errorf("granted %v: cause text %q", granted, c.Text)
 		}
 		var txt bytes.Buffer
-		WriteText(&txt, d)
+		testdoc.WriteText(&txt, d)
 		want := "download (bbr)"
 		if !granted {
 			want = "the server sent with its default"
@@ -366,7 +367,7 @@ func TestJudgeBlackHole(t *testing.T) {
 		t.Errorf("fix %q", d.Fix)
 	}
 	var txt bytes.Buffer
-	WriteText(&txt, d)
+	testdoc.WriteText(&txt, d)
 	if !strings.Contains(txt.String(), "path: a PMTU black hole") {
 		t.Errorf("text:\n%s", txt.String())
 	}
@@ -412,7 +413,7 @@ func TestJudgePacedPolicer(t *testing.T) {
 		t.Errorf("policer %.4g, path rate %.4g (%s)", r, d.PathRateBps, d.PathRateBasis)
 	}
 	var txt bytes.Buffer
-	WriteText(&txt, d)
+	testdoc.WriteText(&txt, d)
 	if !strings.Contains(txt.String(), "download (paced 60 Mbit/s)") {
 		t.Errorf("text:\n%s", txt.String())
 	}
@@ -529,7 +530,7 @@ func TestJudgeRandomLossSeenAtThePathsRate(t *testing.T) {
 		t.Fatalf("verdict %s, cause %+v, seen %+v", dir.Flow.Verdict.Verdict, dir.Cause, dir.Seen)
 	}
 	var txt bytes.Buffer
-	WriteText(&txt, d)
+	testdoc.WriteText(&txt, d)
 	if !strings.Contains(txt.String(), "also seen: random loss: paced at 70 Mbit/s") {
 		t.Errorf("text:\n%s", txt.String())
 	}

@@ -3,7 +3,6 @@ package twohost
 import (
 	"cmp"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
@@ -219,37 +218,4 @@ func (d urlJudging) planFor(rtt time.Duration, rateBps float64) {
 		return
 	}
 	d.Plan = &p
-}
-
-// WriteURLText prints a URL test for people.
-func WriteURLText(w io.Writer, d *URLDoc) {
-	if d.Direction == URLUpload {
-		writeUploadText(w, d)
-		return
-	}
-	ended := "the body ended"
-	if !d.Complete {
-		ended = "stopped at the time limit"
-	}
-	fmt.Fprintf(w, "longhaul test %s (%s, %s): %s\n", d.URL, d.Remote, d.Status, ended)
-	fmt.Fprintf(w, "  %s in %s: %s; steady half %s\n", units.FormatBytes(float64(d.Bytes)), secs(d.DurationS), units.FormatRate(d.ThroughputBps), units.FormatRate(d.SteadyBps))
-	fmt.Fprintf(w, "  rtt: handshake %s, under load %s (%.0f round trips)\n", secs(d.ConnectS), secs(d.LoadedRTT), d.Rounds)
-	fmt.Fprintf(w, "  window: advertised up to %s, tcp_rmem allows %s; in flight %s", units.FormatBytes(float64(d.MaxWindowBytes)),
-		units.FormatBytes(float64(d.WindowCeilingBytes)), units.FormatBytes(d.InFlightBytes))
-	if d.OutOfOrder > 0 {
-		fmt.Fprintf(w, "; %d segments out of order", d.OutOfOrder)
-	}
-	fmt.Fprintf(w, "\n\nlimited by %s\n", d.Limit.Text)
-	if len(d.Fix) > 0 {
-		fmt.Fprintln(w)
-		for _, l := range d.Fix {
-			fmt.Fprintln(w, l)
-		}
-	}
-	if d.Limit.Host == HostServerOrPath {
-		fmt.Fprintf(w, "\nnote: the far end is not longhaul, so its send side and the path look alike from here\n")
-	}
-	for _, n := range d.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // urlDownload is a receiver's samples: rate bits/s for secs seconds at rtt,
@@ -77,7 +78,7 @@ func TestJudgeURL(t *testing.T) {
 				t.Errorf("plan hint %q; want the plan command for 200ms", d.PlanHint)
 			}
 			var b bytes.Buffer
-			WriteURLText(&b, d)
+			testdoc.WriteURLText(&b, d)
 			if !strings.Contains(b.String(), d.Limit.Text) {
 				t.Errorf("text does not say the limit:\n%s", b.String())
 			}

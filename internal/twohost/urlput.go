@@ -2,7 +2,6 @@ package twohost
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -217,31 +216,4 @@ func (d urlJudging) uploadFix(rtt time.Duration, rateBps float64) []string {
 		return []string{"fix for the upload: on this host, sysctl -w net.ipv4.tcp_window_scaling=1"}
 	}
 	return d.fixLines()
-}
-
-// writeUploadText prints an upload to a URL for people.
-func writeUploadText(w io.Writer, d *URLDoc) {
-	ended := "the body was sent and the server answered"
-	if !d.Complete {
-		ended = "stopped at the time limit"
-	}
-	fmt.Fprintf(w, "longhaul test %s --upload (%s, %s, %s): %s\n", d.URL, d.Remote, d.Method, d.Status, ended)
-	fmt.Fprintf(w, "  %s of a %s body in %s: %s; steady half %s\n", units.FormatBytes(float64(d.Bytes)), units.FormatBytes(float64(d.BodyBytes)),
-		secs(d.DurationS), units.FormatRate(d.ThroughputBps), units.FormatRate(d.SteadyBps))
-	fmt.Fprintf(w, "  rtt: handshake %s, under load %s (%.0f round trips)\n", secs(d.ConnectS), secs(d.LoadedRTT), d.Rounds)
-	fmt.Fprintf(w, "  window: the server advertised up to %s; in flight %s (this host's tcp_wmem allows %s by the path model); %d segments retransmitted\n",
-		units.FormatBytes(float64(d.PeerWindowBytes)), units.FormatBytes(d.InFlightBytes), units.FormatBytes(float64(d.SendCeilingBytes)), d.Retrans)
-	if f := d.Flow; f != nil {
-		fmt.Fprintf(w, "  verdict of this host's socket: %s (%.0f%% of the steady half): %s\n", f.Verdict.Verdict, 100*f.Verdict.Share, strings.TrimSuffix(f.Verdict.Summary, "."))
-	}
-	fmt.Fprintf(w, "\nlimited by %s\n", d.Limit.Text)
-	if len(d.Fix) > 0 {
-		fmt.Fprintln(w)
-		for _, l := range d.Fix {
-			fmt.Fprintln(w, l)
-		}
-	}
-	for _, n := range d.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -135,7 +136,7 @@ func TestJudgeURLUpload(t *testing.T) {
 				t.Errorf("fix %q lacks %q", fix, tc.fix)
 			}
 			var b bytes.Buffer
-			WriteURLText(&b, d)
+			testdoc.WriteURLText(&b, d)
 			if !strings.Contains(b.String(), d.Limit.Text) || !strings.Contains(b.String(), "--upload") {
 				t.Errorf("text does not say the limit:\n%s", b.String())
 			}

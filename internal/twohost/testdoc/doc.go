@@ -1,8 +1,9 @@
 // Package testdoc holds the documents `longhaul test` writes, as Go
-// types and nothing else: longhaul.test/v1 ([Doc] and what it holds) and
-// longhaul.test-url/v1 ([URLDoc]). twohost produces them; report, lab
-// and the tests read these types. The package has no Linux-only
-// dependency, so every reader builds on every platform.
+// types, and their text for people: longhaul.test/v1 ([Doc] and what it
+// holds, [WriteText], [Compare]) and longhaul.test-url/v1 ([URLDoc],
+// [WriteURLText]). twohost's judge produces them; report, lab and the
+// tests read these types. The package does no I/O of its own and has no
+// Linux-only dependency, so every reader builds on every platform.
 package testdoc
 
 import (
@@ -24,6 +25,14 @@ const (
 	HostServer = "server"
 	HostPath   = "path"
 	HostTest   = "test"
+)
+
+// Phase names: a Phase's Name, as the wire asks for the phases.
+const (
+	PhaseDownload = "download" // the server sends
+	PhaseUpload   = "upload"   // the client sends
+	PhaseCapacity = "capacity" // the server sends on N streams
+	PhaseUDP      = "udp"      // the server paces datagrams
 )
 
 // Doc is a test's result: schema longhaul.test/v1.

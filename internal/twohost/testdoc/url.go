@@ -19,8 +19,8 @@ const HostServerOrPath = "server-or-path"
 
 // Directions of a URL test.
 const (
-	URLDownload = "download" // this host receives: GET
-	URLUpload   = "upload"   // this host sends: PUT or POST
+	URLDownload = PhaseDownload // this host receives: GET
+	URLUpload   = PhaseUpload   // this host sends: PUT or POST
 )
 
 // URLSample is the downloading socket's tcp_info at one moment (this

@@ -140,10 +140,10 @@ type Ping struct {
 
 // Phase names.
 const (
-	PhaseDownload = "download" // the server sends
-	PhaseUpload   = "upload"   // the client sends
-	PhaseCapacity = "capacity" // the server sends on N streams
-	PhaseUDP      = "udp"      // the server paces datagrams (udpwire.go)
+	PhaseDownload = testdoc.PhaseDownload // the server sends
+	PhaseUpload   = testdoc.PhaseUpload   // the client sends
+	PhaseCapacity = testdoc.PhaseCapacity // the server sends on N streams
+	PhaseUDP      = testdoc.PhaseUDP      // the server paces datagrams (udpwire.go)
 )
 
 // PhaseReq asks for a phase.

@@ -1,4 +1,4 @@
-package twohost
+package testdoc
 
 import (
 	"errors"
@@ -10,14 +10,13 @@ import (
 
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/plan"
-	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
-// secs prints seconds as a duration: to 100 µs from a millisecond up,
+// FormatSeconds prints seconds as a duration: to 100 µs from a millisecond up,
 // to the microsecond below (a loopback or LAN round trip of 30 µs read
 // "0 s").
-func secs(s float64) string {
+func FormatSeconds(s float64) string {
 	d := time.Duration(s * float64(time.Second))
 	if d >= time.Millisecond || d <= -time.Millisecond {
 		return units.FormatDuration(d.Round(100 * time.Microsecond))
@@ -27,19 +26,19 @@ func secs(s float64) string {
 
 // WriteText prints a document for people.
 func WriteText(w io.Writer, d *Doc) {
-	fmt.Fprintf(w, "longhaul test %s: rtt min %s", d.Server, secs(d.RTT.MinS))
+	fmt.Fprintf(w, "longhaul test %s: rtt min %s", d.Server, FormatSeconds(d.RTT.MinS))
 	if d.RTT.LoadedS > 0 {
-		fmt.Fprintf(w, ", under load %s", secs(d.RTT.LoadedS))
+		fmt.Fprintf(w, ", under load %s", FormatSeconds(d.RTT.LoadedS))
 	}
-	fmt.Fprintf(w, "; phases of %s\n", secs(d.PhaseLengthS))
+	fmt.Fprintf(w, "; phases of %s\n", FormatSeconds(d.PhaseLengthS))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\nphase\tstreams\tthroughput\tverdicts (sender)\tended by")
 	for _, p := range d.Phases {
 		name, verdicts := p.Name, phaseVerdicts(d, p.Name)
 		if p.CC != "" {
 			name, verdicts = ccPhaseText(d, p)
-		} else if u := d.UDPPhase; p.Name == wire.PhaseUDP && u != nil {
-			name, verdicts = fmt.Sprintf("udp (paced %s)", units.FormatRate(u.RateBps)), fmt.Sprintf("%d of %d datagrams arrived, queue %s", u.Received, u.Sent, secs(u.QueueS))
+		} else if u := d.UDPPhase; p.Name == PhaseUDP && u != nil {
+			name, verdicts = fmt.Sprintf("udp (paced %s)", units.FormatRate(u.RateBps)), fmt.Sprintf("%d of %d datagrams arrived, queue %s", u.Received, u.Sent, FormatSeconds(u.QueueS))
 		} else if x, ok := pacedOf(d, p); ok {
 			name, verdicts = fmt.Sprintf("%s (paced %s)", p.Name, units.FormatRate(x.GrantedRateBps)), fmt.Sprintf("%s, lost %.2g%%", x.Verdict, 100*x.LossRate)
 		}
@@ -87,7 +86,7 @@ func WriteText(w io.Writer, d *Doc) {
 
 // pacedOf is the paced download (a loss probe) a phase record is.
 func pacedOf(d *Doc, p Phase) (PacedPhase, bool) {
-	if p.Name != wire.PhaseDownload || p.RateBps <= 0 {
+	if p.Name != PhaseDownload || p.RateBps <= 0 {
 		return PacedPhase{}, false
 	}
 	for _, x := range d.PacedPhases {
@@ -114,7 +113,7 @@ func ccPhaseText(d *Doc, p Phase) (name, verdict string) {
 }
 
 func phaseVerdicts(d *Doc, name string) string {
-	if name == wire.PhaseCapacity && d.Capacity != nil {
+	if name == PhaseCapacity && d.Capacity != nil {
 		count := map[string]int{}
 		var order []string
 		for _, v := range d.Capacity.Verdicts {
@@ -201,15 +200,18 @@ func WriteCompare(w io.Writer, rows []CompareRow) {
 	tw.Flush()
 }
 
-func itemLines(items []plan.Item) []string {
+// PlanLines are a plan's items as test prints them, one a line (an
+// application's socket options left to the plan files).
+func PlanLines(items []plan.Item) []string {
 	var out []string
 	for _, it := range items {
 		if it.Kind == plan.KindApp {
 			continue // about applications' socket options: see the plan files
 		}
-		out = append(out, itemLine(it))
+		out = append(out, PlanLine(it))
 	}
 	return out
 }
 
-func itemLine(it plan.Item) string { return fmt.Sprintf("%s: %s -> %s", it.Key, it.Current, it.New) }
+// PlanLine is one item of a plan as test prints it.
+func PlanLine(it plan.Item) string { return fmt.Sprintf("%s: %s -> %s", it.Key, it.Current, it.New) }

@@ -31,15 +31,16 @@ build:
 # no unreachable code is left unexplained (scripts/deadcode.allow). Every
 # test file builds on Linux (none is macOS-only), so vet runs there only:
 # vetting for macOS too cost 50 s more of a cold build. The test's
-# documents and the two-host wire (internal/twohost/testdoc, wire) are
-# vetted, tests included, for macOS and Windows: they build everywhere.
+# documents, the two-host wire and the judge (internal/twohost/testdoc,
+# wire, judge) are vetted, tests included, for macOS and Windows: they
+# build everywhere.
 vet:
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	GOOS=darwin $(GO) build -o /dev/null ./cmd/longhaul
 	GOOS=windows $(GO) build -o /dev/null ./cmd/longhaul
-	GOOS=darwin $(GO) vet ./internal/twohost/testdoc ./internal/twohost/wire
-	GOOS=windows $(GO) vet ./internal/twohost/testdoc ./internal/twohost/wire
+	GOOS=darwin $(GO) vet ./internal/twohost/testdoc ./internal/twohost/wire ./internal/twohost/judge
+	GOOS=windows $(GO) vet ./internal/twohost/testdoc ./internal/twohost/wire ./internal/twohost/judge
 	@scripts/deadcode.sh
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt: not formatted: $$out" >&2; exit 1; fi

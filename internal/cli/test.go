@@ -20,6 +20,7 @@ import (
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
@@ -257,8 +258,8 @@ func runTest(ctx context.Context, a testArgs, args []string, stdout, stderr io.W
 }
 
 // judgeTest judges raw, writes -o's files and prints the result.
-func judgeTest(a testArgs, raw *twohost.Raw, stdout, stderr io.Writer) error {
-	doc, err := twohost.Judge(raw, twohost.JudgeOptions{RateBps: a.rate.Bps})
+func judgeTest(a testArgs, raw *judge.Raw, stdout, stderr io.Writer) error {
+	doc, err := judge.Judge(raw, judge.JudgeOptions{RateBps: a.rate.Bps})
 	if err != nil {
 		return fmt.Errorf("test: %w", err)
 	}
@@ -287,7 +288,7 @@ func printTest(w io.Writer, a testArgs, doc *testdoc.Doc, wrotePlans, wrote stri
 	return nil
 }
 
-func writeTestFiles(dir string, doc *testdoc.Doc, raw *twohost.Raw, warn io.Writer) error {
+func writeTestFiles(dir string, doc *testdoc.Doc, raw *judge.Raw, warn io.Writer) error {
 	var b bytes.Buffer
 	if err := twohost.WriteRaw(&b, raw); err != nil {
 		return err
@@ -427,7 +428,7 @@ func runTestURL(c *cobra.Command, a testArgs, u string) error {
 	if err != nil {
 		return fmt.Errorf("test: %w", err)
 	}
-	doc, err := twohost.JudgeURL(raw, a.rate.Bps)
+	doc, err := judge.JudgeURL(raw, a.rate.Bps)
 	if err != nil {
 		return fmt.Errorf("test: %w", err)
 	}

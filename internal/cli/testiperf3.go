@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/spf13/cobra"
 )
 
@@ -42,7 +43,7 @@ func runTestIperf3(c *cobra.Command, a testArgs, target string) error {
 	if err != nil {
 		return fmt.Errorf("test: %w", err)
 	}
-	doc, err := twohost.JudgeIperf3(raw, a.rate.Bps)
+	doc, err := judge.JudgeIperf3(raw, a.rate.Bps)
 	if err != nil {
 		return fmt.Errorf("test: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -99,7 +100,7 @@ type Progress struct {
 }
 
 // Run runs a test against a server.
-func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
+func Run(ctx context.Context, o ClientOptions) (*judge.Raw, error) {
 	if o.DialTimeout == 0 {
 		o.DialTimeout = 10 * time.Second
 	}
@@ -129,7 +130,7 @@ func Run(ctx context.Context, o ClientOptions) (*Raw, error) {
 	defer cc.close()
 	defer context.AfterFunc(ctx, cc.close)() // the pings and waits between phases end with ctx too
 	cc.wchunk = writeChunk(mine)
-	raw := &Raw{Server: o.Addr, Started: time.Now().UTC(), Client: mine, ServerSnap: cc.acc.Snapshot, Caps: cc.acc.Caps, BlackHoleMSS: blackHole}
+	raw := &judge.Raw{Server: o.Addr, Started: time.Now().UTC(), Client: mine, ServerSnap: cc.acc.Snapshot, Caps: cc.acc.Caps, BlackHoleMSS: blackHole}
 	o.progress("connected to %s: session %s, the server allows %s", o.Addr, cc.acc.Session[:8], cc.acc.Caps.Text())
 	if raw.IdleRTTs, err = cc.pings(ctx, RTTProbes, pingGap); err != nil {
 		return nil, err

@@ -14,16 +14,17 @@ import (
 
 	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // phase asks for one phase, runs its streams and collects both ends'
 // samples.
-func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (PhaseRaw, error) {
+func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (judge.PhaseRaw, error) {
 	if r.Name == wire.PhaseUDP {
 		return cc.udpPhase(ctx, o, r)
 	}
-	pr := PhaseRaw{AskedCC: r.CC}
+	pr := judge.PhaseRaw{AskedCC: r.CC}
 	if r.RateBps != o.RateBps {
 		pr.AskedPace = r.RateBps
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/iperf3"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -47,11 +48,11 @@ const (
 
 // RunIperf3 runs the phases against the iperf3 server, sampling this
 // host's data sockets every 100 ms, and gathers this host's snapshot.
-func RunIperf3(ctx context.Context, o IperfOptions) (*IperfRaw, error) {
+func RunIperf3(ctx context.Context, o IperfOptions) (*judge.IperfRaw, error) {
 	if o.Duration <= 0 {
 		o.Duration = DefaultIperfPhase
 	}
-	raw := &IperfRaw{Server: "iperf3://" + o.Addr, Started: time.Now().UTC(), PhaseLength: o.Duration}
+	raw := &judge.IperfRaw{Server: "iperf3://" + o.Addr, Started: time.Now().UTC(), PhaseLength: o.Duration}
 	var err error
 	if raw.Client, err = snapshot.Gather(snapshot.Options{Netns: o.Netns}); err != nil {
 		return nil, fmt.Errorf("this host's snapshot: %w", err)
@@ -75,7 +76,7 @@ func RunIperf3(ctx context.Context, o IperfOptions) (*IperfRaw, error) {
 		if o.Progress != nil {
 			fmt.Fprintf(o.Progress, "longhaul: iperf3 %s: %d stream(s), %s\n", s.name, s.streams, o.Duration)
 		}
-		var p IperfPhase
+		var p judge.IperfPhase
 		for try := 1; ; try++ {
 			p, err = runIperfPhase(ctx, o, s.name, s.streams, s.reverse, i > 0)
 			// After our own test the server may still be busy with it, or
@@ -103,8 +104,8 @@ func RunIperf3(ctx context.Context, o IperfOptions) (*IperfRaw, error) {
 // again: an earlier phase ran, so a refused control connection is the
 // server reopening its listener after our own test (iperf3 -s closes it
 // between tests) and is tried again for a while.
-func runIperfPhase(ctx context.Context, o IperfOptions, name string, streams int, reverse, again bool) (IperfPhase, error) {
-	p := IperfPhase{Name: name}
+func runIperfPhase(ctx context.Context, o IperfOptions, name string, streams int, reverse, again bool) (judge.IperfPhase, error) {
+	p := judge.IperfPhase{Name: name}
 	var (
 		mu    sync.Mutex
 		first = true

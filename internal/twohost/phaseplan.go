@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/badinput"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -15,18 +16,18 @@ import (
 // lossProbes are the phases that follow a download that lost segments
 // (ClientOptions.LossProbes, lossProbePlan), as many as the server's
 // time cap leaves room for.
-func (o ClientOptions) lossProbes(down PhaseRaw, raw *Raw, d, used time.Duration) []lossProbe {
+func (o ClientOptions) lossProbes(down judge.PhaseRaw, raw *judge.Raw, d, used time.Duration) []lossProbe {
 	var lost int64
 	for _, s := range down.Server {
 		lost = max(lost, s.Sock.Retrans)
 	}
-	carried := aggregateRate(down.Server)
+	carried := judge.AggregateRate(down.Server)
 	if lost == 0 || carried <= 0 {
 		return nil
 	}
 	out := lossProbePlan(carried, serverHasBBR(raw), raw.Caps.UDP, o.CCs, d)
 	left := raw.Caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
-	fit := int(left / (d + phaseExtra(minDur(raw.IdleRTTs))).Seconds())
+	fit := int(left / (d + phaseExtra(judge.MinDur(raw.IdleRTTs))).Seconds())
 	if fit < len(out) {
 		o.progress("the server's time cap leaves room for %d of the %d phases that tell the path's loss causes apart", max(fit, 0), len(out))
 		out = out[:max(fit, 0)]
@@ -83,8 +84,8 @@ func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) 
 // planPhases is the phases Run runs and their length: sized (phases),
 // fitted to ctx's deadline (raw.PhaseCut says how), their pace lowered
 // to the byte cap (o.RateBps too: the plain phases are those at it).
-func (o *ClientOptions) planPhases(ctx context.Context, raw *Raw, used time.Duration) ([]wire.PhaseReq, time.Duration, error) {
-	rtt := minDur(raw.IdleRTTs)
+func (o *ClientOptions) planPhases(ctx context.Context, raw *judge.Raw, used time.Duration) ([]wire.PhaseReq, time.Duration, error) {
+	rtt := judge.MinDur(raw.IdleRTTs)
 	plan, d, err := o.phases(rtt, raw.Caps, used)
 	if err == nil {
 		plan, d, raw.PhaseCut, err = o.fitDeadline(ctx, plan, d, rtt)

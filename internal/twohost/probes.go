@@ -1,6 +1,7 @@
 package twohost
 
 import (
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"slices"
 	"strings"
@@ -73,7 +74,7 @@ func lossProbePlan(carried float64, bbrOK, udpOK bool, ccs []string, d time.Dura
 
 // serverHasBBR: the server's snapshot lists bbr among its available
 // congestion controls.
-func serverHasBBR(raw *Raw) bool {
+func serverHasBBR(raw *judge.Raw) bool {
 	return raw.ServerSnap != nil && slices.Contains(strings.Fields(raw.ServerSnap.Sysctls["net.ipv4.tcp_available_congestion_control"]), "bbr")
 }
 
@@ -83,11 +84,11 @@ func serverHasBBR(raw *Raw) bool {
 // through a 50 Mbit/s policer with a 64 KB burst, the run paced at 56
 // Mbit/s 44.8; datagrams at 1.25 times bbr's rate went through whole and
 // told nothing). The datagram run is paced above it.
-func probeCeiling(raw *Raw) float64 {
+func probeCeiling(raw *judge.Raw) float64 {
 	best := 0.0
 	for _, p := range raw.Phases {
 		if p.Grant.Name == wire.PhaseDownload && p.Grant.Streams == 1 {
-			best = max(best, aggregateRate(p.Server))
+			best = max(best, judge.AggregateRate(p.Server))
 		}
 	}
 	return best
@@ -96,13 +97,13 @@ func probeCeiling(raw *Raw) float64 {
 // probeBest is the most a single-stream download the server did not
 // pace carried so far (with its default congestion control, or one
 // asked and granted): the reference of the paced probes.
-func probeBest(raw *Raw) float64 {
+func probeBest(raw *judge.Raw) float64 {
 	best := 0.0
 	for _, p := range raw.Phases {
 		if p.Grant.Name != wire.PhaseDownload || p.AskedPace > 0 || p.Grant.RateBps > 0 || (p.AskedCC != "" && p.Grant.CC != p.AskedCC) {
 			continue
 		}
-		best = max(best, aggregateRate(p.Server))
+		best = max(best, judge.AggregateRate(p.Server))
 	}
 	return best
 }

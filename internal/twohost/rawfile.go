@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/badinput"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -17,8 +18,8 @@ const RawSchema = "longhaul.test-raw/v1"
 
 // rawFile is the file's form: the schema beside the measurements.
 type rawFile struct {
-	Schema string `json:"schema"`
-	Raw    *Raw   `json:"raw"`
+	Schema string     `json:"schema"`
+	Raw    *judge.Raw `json:"raw"`
 }
 
 // Caps of a raw file read back: a test within the server's caps stays
@@ -32,15 +33,15 @@ const (
 )
 
 // WriteRaw writes raw as a RawSchema document.
-func WriteRaw(w io.Writer, raw *Raw) error {
+func WriteRaw(w io.Writer, raw *judge.Raw) error {
 	enc := json.NewEncoder(w)
 	return enc.Encode(rawFile{Schema: RawSchema, Raw: raw})
 }
 
-// ReadRaw reads a RawSchema document back and checks what Judge takes
+// ReadRaw reads a RawSchema document back and checks what judge.Judge takes
 // on trust from this host's own measurements (the server's part it
 // checks as it does for a live server's).
-func ReadRaw(r io.Reader) (*Raw, error) {
+func ReadRaw(r io.Reader) (*judge.Raw, error) {
 	var f rawFile
 	dec := json.NewDecoder(io.LimitReader(r, maxRawBytes))
 	if err := dec.Decode(&f); err != nil {
@@ -61,7 +62,7 @@ func ReadRaw(r io.Reader) (*Raw, error) {
 
 // checkRaw bounds what a live test bounds itself: the phases, the pings
 // (none negative), the samples of each phase.
-func checkRaw(raw *Raw) error {
+func checkRaw(raw *judge.Raw) error {
 	if len(raw.Phases) > maxRawPhases {
 		return fmt.Errorf("%d phases, at most %d", len(raw.Phases), maxRawPhases)
 	}

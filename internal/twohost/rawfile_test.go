@@ -10,12 +10,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // lossyRaw is a download at the path's rate whose paced run lost at
 // random, with the hosts' snapshots: what test --judge reads back.
-func lossyRaw() *Raw {
+func lossyRaw() *judge.Raw {
 	big := "4096 131072 33554432"
 	rtt := 50 * time.Millisecond
 	down := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 92e6, rtt: rtt, flight: 600_000, ssthresh: 1 << 20})
@@ -42,8 +43,8 @@ func TestJudgeRawRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(raw, back, cmpopts.EquateComparable(netip.AddrPort{})); diff != "" {
 		t.Errorf("read back differs (-written +read):\n%s", diff)
 	}
-	judge := func(r *Raw) []byte {
-		d, err := Judge(r, JudgeOptions{RateBps: 100e6})
+	judge := func(r *judge.Raw) []byte {
+		d, err := judge.Judge(r, judge.JudgeOptions{RateBps: 100e6})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +64,7 @@ func TestJudgeRawRoundTrip(t *testing.T) {
 }
 
 func TestReadRawRejects(t *testing.T) {
-	encode := func(edit func(*Raw)) string {
+	encode := func(edit func(*judge.Raw)) string {
 		r := lossyRaw()
 		edit(r)
 		var b bytes.Buffer
@@ -76,11 +77,11 @@ func TestReadRawRejects(t *testing.T) {
 		"not JSON":       {"PK\x03\x04", "not a longhaul test's measurements"},
 		"a test result":  {`{"schema":"longhaul.test/v1","directions":[]}`, `schema "longhaul.test/v1", want longhaul.test-raw/v1`},
 		"no raw":         {`{"schema":"longhaul.test-raw/v1"}`, "without measurements"},
-		"negative ping":  {encode(func(r *Raw) { r.Phases[0].LoadedRTTs[1] = -time.Millisecond }), "phase 1's pings: a negative round trip"},
-		"negative idle":  {encode(func(r *Raw) { r.IdleRTTs = []time.Duration{-1} }), "idle pings: a negative round trip"},
-		"many phases":    {encode(func(r *Raw) { r.Phases = make([]PhaseRaw, maxRawPhases+1) }), "65 phases, at most 64"},
-		"streams":        {encode(func(r *Raw) { r.Phases[1].Grant.Streams = wire.MaxStreams + 1 }), "phase 2: 65 streams"},
-		"negative phase": {encode(func(r *Raw) { r.PhaseLength = -time.Second }), "negative phase length"},
+		"negative ping":  {encode(func(r *judge.Raw) { r.Phases[0].LoadedRTTs[1] = -time.Millisecond }), "phase 1's pings: a negative round trip"},
+		"negative idle":  {encode(func(r *judge.Raw) { r.IdleRTTs = []time.Duration{-1} }), "idle pings: a negative round trip"},
+		"many phases":    {encode(func(r *judge.Raw) { r.Phases = make([]judge.PhaseRaw, maxRawPhases+1) }), "65 phases, at most 64"},
+		"streams":        {encode(func(r *judge.Raw) { r.Phases[1].Grant.Streams = wire.MaxStreams + 1 }), "phase 2: 65 streams"},
+		"negative phase": {encode(func(r *judge.Raw) { r.PhaseLength = -time.Second }), "negative phase length"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -105,6 +106,6 @@ func FuzzJudgeRaw(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_, _ = Judge(raw, JudgeOptions{})
+		_, _ = judge.Judge(raw, judge.JudgeOptions{})
 	})
 }

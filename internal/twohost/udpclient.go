@@ -14,6 +14,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"golang.org/x/sys/unix"
 )
@@ -31,8 +32,8 @@ const (
 // udpPhase asks for a datagram run (PhaseUDP) and receives it on a
 // socket connected to the server's address, with the kernel's receive
 // time of each datagram.
-func (cc *ctrl) udpPhase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (PhaseRaw, error) {
-	pr := PhaseRaw{AskedPace: r.RateBps}
+func (cc *ctrl) udpPhase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (judge.PhaseRaw, error) {
+	pr := judge.PhaseRaw{AskedPace: r.RateBps}
 	var err error
 	pr.Grant, err = cc.ask(r)
 	if err == nil && pr.Grant.Name != wire.PhaseUDP {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/units"
 	"golang.org/x/sys/unix"
 )
@@ -59,7 +60,7 @@ func IsURL(s string) bool {
 // RunURL downloads from o.URL (or uploads to it, o.Upload) on one fresh
 // TCP connection (no proxy, no compression), sampling the socket's
 // tcp_info every 100 ms, and gathers this host's snapshot.
-func RunURL(ctx context.Context, o URLOptions) (*URLRaw, error) {
+func RunURL(ctx context.Context, o URLOptions) (*judge.URLRaw, error) {
 	if !IsURL(o.URL) {
 		return nil, badinput.Errorf("test: %q is not an http:// or https:// URL", o.URL)
 	}
@@ -69,7 +70,7 @@ func RunURL(ctx context.Context, o URLOptions) (*URLRaw, error) {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 10 * time.Second
 	}
-	raw := &URLRaw{URL: o.URL, Started: time.Now().UTC(), DurationIn: o.Limit}
+	raw := &judge.URLRaw{URL: o.URL, Started: time.Now().UTC(), DurationIn: o.Limit}
 	var err error
 	if raw.Client, err = snapshot.Gather(snapshot.Options{Netns: o.Netns}); err != nil {
 		return nil, fmt.Errorf("this host's snapshot: %w", err)
@@ -186,7 +187,7 @@ func unwrapURL(err error) error {
 
 // readBody reads the body to its end or to the limit, sampling the
 // socket meanwhile.
-func readBody(ctx context.Context, raw *URLRaw, body io.Reader, c net.Conn, start time.Time, o URLOptions) error {
+func readBody(ctx context.Context, raw *judge.URLRaw, body io.Reader, c net.Conn, start time.Time, o URLOptions) error {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var samples []URLSample

@@ -18,6 +18,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/flows"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -108,7 +109,7 @@ func uploadMethod(m string) (string, error) {
 // sending socket's tcp_info every 100 ms (flows.Info: the peer's window,
 // the rwnd- and sndbuf-limited times, cwnd, RTT, retransmissions), until
 // the server answers or o.Limit after the connection is up.
-func runUpload(ctx context.Context, o URLOptions, raw *URLRaw) (*URLRaw, error) {
+func runUpload(ctx context.Context, o URLOptions, raw *judge.URLRaw) (*judge.URLRaw, error) {
 	method, err := uploadMethod(o.Method)
 	if err != nil {
 		return nil, err
@@ -184,7 +185,7 @@ func sendingSocket(cw *connWatch) ([]flows.Sock, error) {
 // uploadFailed: an upload that got no answer. At the time limit it is a
 // measurement (the bytes the server acknowledged); interrupted, the
 // context's error; otherwise one line saying how far the body got.
-func uploadFailed(ctx, reqCtx context.Context, raw *URLRaw, err error, sent int64) error {
+func uploadFailed(ctx, reqCtx context.Context, raw *judge.URLRaw, err error, sent int64) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -205,7 +206,7 @@ func uploadFailed(ctx, reqCtx context.Context, raw *URLRaw, err error, sent int6
 
 // uploadAnswered checks the server's answer: 2xx is an upload (a note
 // when it came before the whole body), a redirect or a refusal one line.
-func uploadAnswered(raw *URLRaw, resp *http.Response, sent int64) error {
+func uploadAnswered(raw *judge.URLRaw, resp *http.Response, sent int64) error {
 	raw.Status = resp.Status
 	switch resp.StatusCode / 100 {
 	case 2:

@@ -4,6 +4,7 @@ package twohost
 
 import (
 	"context"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,7 +16,7 @@ import (
 )
 
 // uploadTo runs an upload on loopback against handler.
-func uploadTo(t *testing.T, handler http.HandlerFunc, o URLOptions) (*URLRaw, error) {
+func uploadTo(t *testing.T, handler http.HandlerFunc, o URLOptions) (*judge.URLRaw, error) {
 	t.Helper()
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)

@@ -87,7 +87,7 @@ type URLDoc struct {
 	// report shows it: this host's plan, or how to get one.
 	Fix []string `json:"fix,omitempty"`
 
-	// An upload's (urlput.go): the method and the body's size, the
+	// An upload's (test URL --upload): the method and the body's size, the
 	// sending socket's verdict (flows.Judge over the steady half, as
 	// test judges a direction), the server's advertised window at most
 	// in the steady half, what this host's tcp_wmem allows in flight,

@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"fmt"
@@ -25,17 +25,17 @@ func (d *judging) setFixes() {
 // directionFix is a direction's fix: for a host's buffer, that host's
 // plan item for the setting; for a path cause, the cause's; for a
 // window-bound flow at the path's rate, none; otherwise the verdict's fix, which sizes nothing.
-func (d *judging) directionFix(dir Direction) string {
+func (d *judging) directionFix(dir testdoc.Direction) string {
 	l, v := dir.Limit, dir.Flow.Verdict.Verdict
 	switch {
 	case dir.Cause != nil && l.Setting == dir.Cause.Name:
 		return strings.Join(dir.Cause.Fix, "; ")
-	case l.Setting != "" && (l.Host == HostClient || l.Host == HostServer):
+	case l.Setting != "" && (l.Host == testdoc.HostClient || l.Host == testdoc.HostServer):
 		if d.Plans == nil {
 			return fmt.Sprintf("raise %s's maximum on the %s; no plan sizes it, the path's rate is %s", l.Setting, l.Host, d.PathRateBasis)
 		}
 		items := d.Plans.Client.Items
-		if l.Host == HostServer {
+		if l.Host == testdoc.HostServer {
 			items = d.Plans.Server.Items
 		}
 		for _, it := range items {
@@ -45,11 +45,11 @@ func (d *judging) directionFix(dir Direction) string {
 		}
 		return fmt.Sprintf("the %s's plan leaves %s as it is (%s): for %s at %s it is enough", l.Host, l.Setting, l.Value,
 			units.FormatRate(d.PathRateBps), secs(d.RTT.MinS))
-	case l.Host == HostPath && (v == diagnose.RwndLimited || v == diagnose.SndbufLimited):
+	case l.Host == testdoc.HostPath && (v == diagnose.RwndLimited || v == diagnose.SndbufLimited):
 		return "nothing to change on the hosts: the flow ran at the path's rate, and a larger window would only lengthen the bottleneck's queue"
-	case l.Host == HostTest:
+	case l.Host == testdoc.HostTest:
 		return "test longer (--rounds or --duration): the flow had not left slow start"
-	case l.Host == HostPath && v == diagnose.Bottleneck && dir.Cause == nil:
+	case l.Host == testdoc.HostPath && v == diagnose.Bottleneck && dir.Cause == nil:
 		return fmt.Sprintf("nothing to change on the hosts for this direction: the flow filled the path (%s)", units.FormatRate(dir.ThroughputBps))
 	case dir.Cause != nil:
 		return strings.Join(dir.Cause.Fix, "; ")
@@ -77,7 +77,7 @@ func (d *judging) fixLines() []string {
 	for _, h := range []struct {
 		name  string
 		items []plan.Item
-	}{{HostClient, d.Plans.Client.Items}, {HostServer, d.Plans.Server.Items}} {
+	}{{testdoc.HostClient, d.Plans.Client.Items}, {testdoc.HostServer, d.Plans.Server.Items}} {
 		lines := testdoc.PlanLines(h.items)
 		if len(lines) == 0 {
 			out = append(out, fmt.Sprintf("  %s: nothing to change", h.name))

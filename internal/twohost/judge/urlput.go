@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -27,13 +28,13 @@ const smallPeerWindow = 64 << 10
 // the setting behind the verdict. The server's receive window is seen
 // here as the peer's advertised window, so no capture is needed to name
 // it; the server's settings themselves are not seen.
-func judgeUpload(raw *URLRaw, rateBps float64) *URLDoc {
-	d := urlJudging{&URLDoc{Schema: URLSchema, Started: raw.Started, Direction: URLUpload, URL: raw.URL, Remote: raw.Remote, Status: raw.Status,
+func judgeUpload(raw *URLRaw, rateBps float64) *testdoc.URLDoc {
+	d := urlJudging{&testdoc.URLDoc{Schema: testdoc.URLSchema, Started: raw.Started, Direction: testdoc.URLUpload, URL: raw.URL, Remote: raw.Remote, Status: raw.Status,
 		Method: raw.Method, BodyBytes: raw.BodySize, Bytes: raw.Bytes, Complete: raw.Complete, DurationS: raw.Duration.Seconds(),
-		ConnectS: raw.Connect.Seconds(), Client: raw.Client, Samples: []URLSample{}, SendSamples: []results.Sample{},
+		ConnectS: raw.Connect.Seconds(), Client: raw.Client, Samples: []testdoc.URLSample{}, SendSamples: []results.Sample{},
 		Notes: append([]string(nil), raw.Notes...)}}
 	for _, s := range raw.Sent {
-		d.SendSamples = append(d.SendSamples, flows.ResultSample(s.T, HostClient, s.Sock))
+		d.SendSamples = append(d.SendSamples, flows.ResultSample(s.T, testdoc.HostClient, s.Sock))
 	}
 	if raw.Duration > 0 {
 		d.ThroughputBps = float64(raw.Bytes) * 8 / raw.Duration.Seconds()
@@ -113,13 +114,13 @@ func sendCeiling(raw *URLRaw, rtt time.Duration) int64 {
 // verdict: the server's receive window (its size as advertised), this
 // host's tcp_wmem, the path (its loss by the Mathis bound), the test's
 // length, or this host's sending application.
-func (d urlJudging) uploadLimit(rtt time.Duration) Limit {
+func (d urlJudging) uploadLimit(rtt time.Duration) testdoc.Limit {
 	if d.Flow == nil || rtt <= 0 {
-		return Limit{Host: HostTest, Text: fmt.Sprintf("the upload's length: %s moved in fewer than three 100 ms samples, too short to judge; a larger --size or a longer --duration measures the path",
+		return testdoc.Limit{Host: testdoc.HostTest, Text: fmt.Sprintf("the upload's length: %s moved in fewer than three 100 ms samples, too short to judge; a larger --size or a longer --duration measures the path",
 			units.FormatBytes(float64(d.Bytes)))}
 	}
 	f := *d.Flow
-	if l, ok := shortPath(Direction{Name: wire.PhaseUpload, Sender: HostClient, Receiver: HostServer, Flow: f, ThroughputBps: f.ThroughputBps}, rtt); ok {
+	if l, ok := shortPath(testdoc.Direction{Name: wire.PhaseUpload, Sender: testdoc.HostClient, Receiver: testdoc.HostServer, Flow: f, ThroughputBps: f.ThroughputBps}, rtt); ok {
 		return l
 	}
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
@@ -131,49 +132,49 @@ func (d urlJudging) uploadLimit(rtt time.Duration) Limit {
 		if d.Client != nil {
 			wmem = d.Client.Sysctls["net.ipv4.tcp_wmem"]
 		}
-		return Limit{Host: HostClient, Setting: "net.ipv4.tcp_wmem", Value: wmem,
+		return testdoc.Limit{Host: testdoc.HostClient, Setting: "net.ipv4.tcp_wmem", Value: wmem,
 			// The flight measured, not the model's: on the emulated path
 			// the model put twice the flight a 64 KiB tcp_wmem held.
 			Text: fmt.Sprintf("this host's send buffer: net.ipv4.tcp_wmem max %s held the flight at %s: %s at %s",
 				maxIEC(wmem), units.FormatBytes(d.InFlightBytes), units.FormatRate(d.SteadyBps), at)}
 	case diagnose.Bottleneck:
-		return Limit{Host: HostPath, Text: "the path: the congestion window filled the bottleneck (" + strings.TrimSuffix(f.Verdict.Summary, ".") + ")"}
+		return testdoc.Limit{Host: testdoc.HostPath, Text: "the path: the congestion window filled the bottleneck (" + strings.TrimSuffix(f.Verdict.Summary, ".") + ")"}
 	case diagnose.LossLimited:
-		l := Limit{Host: HostPath, Text: "the path: packet loss holds the congestion window down (" + d.mathis(f, rtt) + ")"}
+		l := testdoc.Limit{Host: testdoc.HostPath, Text: "the path: packet loss holds the congestion window down (" + d.mathis(f, rtt) + ")"}
 		if f.Cause != nil {
 			l.Setting, l.Text = f.Cause.Name, "the path: "+f.Cause.Text
 		}
 		return l
 	case diagnose.SlowStart:
-		return Limit{Host: HostTest, Text: "the upload's length: the flow was still in slow start; a larger --size or a longer --duration measures the path"}
+		return testdoc.Limit{Host: testdoc.HostTest, Text: "the upload's length: the flow was still in slow start; a larger --size or a longer --duration measures the path"}
 	case diagnose.AppLimited:
-		return Limit{Host: HostClient, Text: "this host's sending: longhaul's writes left the socket with nothing to send most of the time (CPU, TLS, or reading --body)"}
+		return testdoc.Limit{Host: testdoc.HostClient, Text: "this host's sending: longhaul's writes left the socket with nothing to send most of the time (CPU, TLS, or reading --body)"}
 	}
-	return Limit{Host: "unknown", Text: "unknown: " + f.Verdict.Summary}
+	return testdoc.Limit{Host: "unknown", Text: "unknown: " + f.Verdict.Summary}
 }
 
 // serverWindow names the server's advertised window as the limit, with
 // its size: a window pinned small is the application's SO_RCVBUF; an
 // unscaled one (64 KB at most) is window scaling, off on this host (its
 // setting) or on the server or stripped on the way.
-func (d urlJudging) serverWindow(f flows.Flow, rtt time.Duration) Limit {
+func (d urlJudging) serverWindow(f flows.Flow, rtt time.Duration) testdoc.Limit {
 	wnd := float64(d.PeerWindowBytes)
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
 	holds := fmt.Sprintf("the server's receive window (%s), which holds this upload at %s (one window per %s round trip)",
 		units.FormatBytes(wnd), units.FormatRate(d.SteadyBps), at)
 	if unscaled(f) {
 		if d.Client != nil && windowScaling(d.Client) == 0 {
-			return Limit{Host: HostClient, Setting: "net.ipv4.tcp_window_scaling", Value: "0",
+			return testdoc.Limit{Host: testdoc.HostClient, Setting: "net.ipv4.tcp_window_scaling", Value: "0",
 				Text: holds + ": this host's net.ipv4.tcp_window_scaling is 0, so no window can exceed 64 KB"}
 		}
-		return Limit{Host: HostServer, Setting: "net.ipv4.tcp_window_scaling",
+		return testdoc.Limit{Host: testdoc.HostServer, Setting: "net.ipv4.tcp_window_scaling",
 			Text: holds + ": the connection has no window scaling (off on the server, or stripped by a middlebox), so no window can exceed 64 KB"}
 	}
 	if wnd < smallPeerWindow {
-		return Limit{Host: HostServer, Setting: "SO_RCVBUF",
+		return testdoc.Limit{Host: testdoc.HostServer, Setting: "SO_RCVBUF",
 			Text: holds + ": its application sets a small SO_RCVBUF (e.g. nginx listen ... rcvbuf=), which also stops receive autotuning"}
 	}
-	return Limit{Host: HostServer, Setting: "net.ipv4.tcp_rmem",
+	return testdoc.Limit{Host: testdoc.HostServer, Setting: "net.ipv4.tcp_rmem",
 		Text: holds + ": the server's net.ipv4.tcp_rmem maximum (or an SO_RCVBUF its application sets) allows no larger window"}
 }
 
@@ -202,15 +203,15 @@ func (d urlJudging) uploadFix(rtt time.Duration, rateBps float64) []string {
 			units.FormatDuration(rtt.Round(time.Millisecond)), units.FormatRate(rateBps))
 	}
 	switch {
-	case l.Host == HostServer && l.Setting == "SO_RCVBUF":
+	case l.Host == testdoc.HostServer && l.Setting == "SO_RCVBUF":
 		return []string{"fix for the upload: on the server, remove its application's SO_RCVBUF (nginx: rcvbuf= on the listen line) so that autotuning grows the window, or set it to at least " + need + "; nothing to change on this host"}
-	case l.Host == HostServer && l.Setting == "net.ipv4.tcp_rmem":
+	case l.Host == testdoc.HostServer && l.Setting == "net.ipv4.tcp_rmem":
 		return []string{"fix for the upload: on the server, raise net.ipv4.tcp_rmem's maximum (and any SO_RCVBUF its application sets) to at least " + need + "; nothing to change on this host"}
-	case l.Host == HostServer:
+	case l.Host == testdoc.HostServer:
 		return []string{"fix for the upload: on the server, set net.ipv4.tcp_window_scaling=1, or find the middlebox that strips the option"}
-	case l.Host == HostPath && d.Flow != nil && d.Flow.Cause != nil:
+	case l.Host == testdoc.HostPath && d.Flow != nil && d.Flow.Cause != nil:
 		return []string{"fix for the path (" + d.Flow.Cause.Name + "): " + strings.Join(d.Flow.Cause.Fix, "; ")}
-	case l.Host == HostPath:
+	case l.Host == testdoc.HostPath:
 		return []string{"fix for the upload: nothing to change on the hosts"}
 	case l.Setting == "net.ipv4.tcp_window_scaling":
 		return []string{"fix for the upload: on this host, sysctl -w net.ipv4.tcp_window_scaling=1"}

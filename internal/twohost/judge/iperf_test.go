@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"strings"
@@ -12,11 +12,11 @@ import (
 
 // recv is a download's receive side as this host samples it: rate bits/s
 // at rtt with the window it advertised.
-func recvSamples(rate float64, rtt time.Duration, wnd int64, secs float64) []URLSample {
-	var out []URLSample
+func recvSamples(rate float64, rtt time.Duration, wnd int64, secs float64) []testdoc.URLSample {
+	var out []testdoc.URLSample
 	var got int64
 	for i := 0; float64(i)*0.1 <= secs; i++ {
-		out = append(out, URLSample{T: float64(i) * 0.1, BytesReceived: got, RcvWnd: wnd, RcvSpace: wnd, RcvRTT: rtt.Seconds(), RTT: rtt.Seconds(), MinRTT: rtt.Seconds()})
+		out = append(out, testdoc.URLSample{T: float64(i) * 0.1, BytesReceived: got, RcvWnd: wnd, RcvSpace: wnd, RcvRTT: rtt.Seconds(), RTT: rtt.Seconds(), MinRTT: rtt.Seconds()})
 		got += int64(rate * 0.1 / 8)
 	}
 	return out
@@ -34,7 +34,7 @@ func serverStream(bytes int64, cwnd int64, rtt time.Duration, retransPerSec int6
 	return s
 }
 
-func iperfDownPhase(rcv []URLSample, s iperf3.Stream, asJSON bool) IperfPhase {
+func iperfDownPhase(rcv []testdoc.URLSample, s iperf3.Stream, asJSON bool) IperfPhase {
 	r := &iperf3.Result{Reverse: true, Elapsed: 5 * time.Second, Streams: []iperf3.Stream{s}, ServerOutputJSON: asJSON}
 	if !asJSON {
 		r.ServerOutputText = "[  5] ..."
@@ -70,12 +70,12 @@ func TestJudgeIperf3(t *testing.T) {
 		setting string
 		words   []string
 	}{
-		{"upload held by the server's window", [2]string{big, big}, iperfUpPhase(stream{port: 1, rate: 28e6, rtt: rtt, flight: 180000, rwndShare: 0.9}, 180000), 0, wire.PhaseUpload, HostServer, "net.ipv4.tcp_rmem", []string{"the iperf3 server's receive window (180 kB)"}},
-		{"upload held by this host's tcp_wmem", [2]string{big, "4096 16384 262144"}, iperfUpPhase(stream{port: 1, rate: 30e6, rtt: rtt, flight: 190000, sndShare: 0.9}, 0), 0, wire.PhaseUpload, HostClient, "net.ipv4.tcp_wmem", []string{"send buffer"}},
-		{"download held by this host's tcp_rmem", [2]string{small, big}, iperfDownPhase(recvSamples(0.95*windowRate, rtt, window, 5), serverStream(int64(0.95*windowRate*5/8), 300000, rtt, 0, 5), true), 100e6, wire.PhaseDownload, HostClient, "net.ipv4.tcp_rmem", []string{"this host's receive buffer"}},
-		{"download held by the path's loss", [2]string{big, big}, iperfDownPhase(recvSamples(8e6, rtt, 4<<20, 5), serverStream(5e6, 60000, rtt, 60, 5), true), 0, wire.PhaseDownload, HostPath, "", []string{"packet loss", "retransmitted 300 segments"}},
-		{"download held by the server's sending side", [2]string{big, big}, iperfDownPhase(recvSamples(10e6, rtt, 4<<20, 5), serverStream(6e6, 64000, rtt, 0, 5), true), 0, wire.PhaseDownload, HostServer, "", []string{"congestion window stayed at 64 kB", "not seen from here"}},
-		{"download from a plain server", [2]string{big, big}, iperfDownPhase(recvSamples(10e6, rtt, 4<<20, 5), serverStream(6e6, -1, -1, 0, 5), false), 0, wire.PhaseDownload, HostServerOrPath, "", []string{"it retransmitted 0 segments"}},
+		{"upload held by the server's window", [2]string{big, big}, iperfUpPhase(stream{port: 1, rate: 28e6, rtt: rtt, flight: 180000, rwndShare: 0.9}, 180000), 0, wire.PhaseUpload, testdoc.HostServer, "net.ipv4.tcp_rmem", []string{"the iperf3 server's receive window (180 kB)"}},
+		{"upload held by this host's tcp_wmem", [2]string{big, "4096 16384 262144"}, iperfUpPhase(stream{port: 1, rate: 30e6, rtt: rtt, flight: 190000, sndShare: 0.9}, 0), 0, wire.PhaseUpload, testdoc.HostClient, "net.ipv4.tcp_wmem", []string{"send buffer"}},
+		{"download held by this host's tcp_rmem", [2]string{small, big}, iperfDownPhase(recvSamples(0.95*windowRate, rtt, window, 5), serverStream(int64(0.95*windowRate*5/8), 300000, rtt, 0, 5), true), 100e6, wire.PhaseDownload, testdoc.HostClient, "net.ipv4.tcp_rmem", []string{"this host's receive buffer"}},
+		{"download held by the path's loss", [2]string{big, big}, iperfDownPhase(recvSamples(8e6, rtt, 4<<20, 5), serverStream(5e6, 60000, rtt, 60, 5), true), 0, wire.PhaseDownload, testdoc.HostPath, "", []string{"packet loss", "retransmitted 300 segments"}},
+		{"download held by the server's sending side", [2]string{big, big}, iperfDownPhase(recvSamples(10e6, rtt, 4<<20, 5), serverStream(6e6, 64000, rtt, 0, 5), true), 0, wire.PhaseDownload, testdoc.HostServer, "", []string{"congestion window stayed at 64 kB", "not seen from here"}},
+		{"download from a plain server", [2]string{big, big}, iperfDownPhase(recvSamples(10e6, rtt, 4<<20, 5), serverStream(6e6, -1, -1, 0, 5), false), 0, wire.PhaseDownload, testdoc.HostServerOrPath, "", []string{"it retransmitted 0 segments"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -84,7 +84,7 @@ func TestJudgeIperf3(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Schema != Schema || len(d.Directions) != 1 || d.Directions[0].Name != c.dir {
+			if d.Schema != testdoc.Schema || len(d.Directions) != 1 || d.Directions[0].Name != c.dir {
 				t.Fatalf("schema %s, directions %+v", d.Schema, d.Directions)
 			}
 			l := d.Directions[0].Limit
@@ -96,7 +96,7 @@ func TestJudgeIperf3(t *testing.T) {
 					t.Errorf("limit %q does not say %q", l.Text, w)
 				}
 			}
-			if c.host == HostClient && c.rate > 0 && (d.Plans == nil || !strings.Contains(strings.Join(d.Fix, "\n"), "this host's plan")) {
+			if c.host == testdoc.HostClient && c.rate > 0 && (d.Plans == nil || !strings.Contains(strings.Join(d.Fix, "\n"), "this host's plan")) {
 				t.Errorf("no plan for this host: fix %q, notes %q", d.Fix, d.Notes)
 			}
 			var text strings.Builder

@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ func urlDownload(rate float64, rtt time.Duration, window int64, secs float64, oo
 	raw := &URLRaw{URL: "http://198.18.0.2/big", Remote: "198.18.0.2:80", Status: "200 OK", Connect: rtt,
 		Duration: time.Duration(secs * float64(time.Second)), Bytes: int64(rate * secs / 8)}
 	for t := 0.0; t <= secs+1e-9; t += 0.1 {
-		raw.Samples = append(raw.Samples, URLSample{T: t, BytesReceived: int64(rate * t / 8), RcvWnd: window,
+		raw.Samples = append(raw.Samples, testdoc.URLSample{T: t, BytesReceived: int64(rate * t / 8), RcvWnd: window,
 			RcvRTT: rtt.Seconds(), RTT: rtt.Seconds(), MinRTT: rtt.Seconds(), OutOfOrder: int64(float64(ooo) * t / secs)})
 	}
 	return raw
@@ -42,18 +42,18 @@ func TestJudgeURL(t *testing.T) {
 		inText  string
 		plan    bool
 	}{
-		{"client tcp_rmem", urlDownload(0.98*(1<<20)*8/0.2, rtt, 1<<20, 20, 0), "small", 1e9, HostClient, "net.ipv4.tcp_rmem", "tcp_rmem max 1 MiB", true},
-		{"client tcp_rmem, no rate", urlDownload(0.98*(1<<20)*8/0.2, rtt, 1<<20, 20, 0), "small", 0, HostClient, "net.ipv4.tcp_rmem", "tcp_rmem max 1 MiB", false},
-		{"autotuning short of tcp_rmem", urlDownload(0.9*(8<<20)*8/0.2, rtt, 8<<20, 20, 0), "big", 0, HostClient, "", "autotuning had grown it", false},
-		{"window open", urlDownload(50e6, rtt, 64<<20, 20, 0), "big", 0, HostServerOrPath, "", "send side", false},
-		{"window open, a few out of order", urlDownload(50e6, rtt, 64<<20, 20, 3), "big", 0, HostServerOrPath, "", "send side", false},
-		{"window open, loss", urlDownload(5e6, rtt, 64<<20, 20, 500), "big", 0, HostServerOrPath, "", "out of order", false},
-		{"short", urlDownload(1e6, rtt, 64<<10, 1, 0), "big", 0, HostTest, "", "round trips", false},
+		{"client tcp_rmem", urlDownload(0.98*(1<<20)*8/0.2, rtt, 1<<20, 20, 0), "small", 1e9, testdoc.HostClient, "net.ipv4.tcp_rmem", "tcp_rmem max 1 MiB", true},
+		{"client tcp_rmem, no rate", urlDownload(0.98*(1<<20)*8/0.2, rtt, 1<<20, 20, 0), "small", 0, testdoc.HostClient, "net.ipv4.tcp_rmem", "tcp_rmem max 1 MiB", false},
+		{"autotuning short of tcp_rmem", urlDownload(0.9*(8<<20)*8/0.2, rtt, 8<<20, 20, 0), "big", 0, testdoc.HostClient, "", "autotuning had grown it", false},
+		{"window open", urlDownload(50e6, rtt, 64<<20, 20, 0), "big", 0, testdoc.HostServerOrPath, "", "send side", false},
+		{"window open, a few out of order", urlDownload(50e6, rtt, 64<<20, 20, 3), "big", 0, testdoc.HostServerOrPath, "", "send side", false},
+		{"window open, loss", urlDownload(5e6, rtt, 64<<20, 20, 500), "big", 0, testdoc.HostServerOrPath, "", "out of order", false},
+		{"short", urlDownload(1e6, rtt, 64<<10, 1, 0), "big", 0, testdoc.HostTest, "", "round trips", false},
 		// At the rate given as the path's: reached, not a limit of the
 		// server or the path, whether the window was open or full.
-		{"at --rate, window open", urlDownload(94e6, 50*time.Millisecond, 64<<20, 20, 0), "big", 100e6, HostPath, "", "reached", false},
-		{"at --rate, window full", urlDownload(94e6, 50*time.Millisecond, 600_000, 20, 0), "small", 100e6, HostPath, "", "nothing to fix", false},
-		{"below --rate", urlDownload(50e6, rtt, 64<<20, 20, 0), "big", 100e6, HostServerOrPath, "", "send side", false},
+		{"at --rate, window open", urlDownload(94e6, 50*time.Millisecond, 64<<20, 20, 0), "big", 100e6, testdoc.HostPath, "", "reached", false},
+		{"at --rate, window full", urlDownload(94e6, 50*time.Millisecond, 600_000, 20, 0), "small", 100e6, testdoc.HostPath, "", "nothing to fix", false},
+		{"below --rate", urlDownload(50e6, rtt, 64<<20, 20, 0), "big", 100e6, testdoc.HostServerOrPath, "", "send side", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.raw.Client = big

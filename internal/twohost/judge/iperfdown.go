@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/iperf3"
 	"github.com/longhaul/longhaul/internal/pathmodel"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -87,18 +88,18 @@ func (e serverEvidence) known() string {
 // iperfDownload judges the download: this host's receiving socket by
 // test URL's rules (JudgeURL), then, where those leave the far end or the
 // path, the server's own evidence.
-func (d *judging) iperfDownload(p IperfPhase, rtt time.Duration, rateBps float64) Direction {
+func (d *judging) iperfDownload(p IperfPhase, rtt time.Duration, rateBps float64) testdoc.Direction {
 	s0 := p.Result.Streams[0]
 	u, _ := JudgeURL(&URLRaw{URL: d.Server, Remote: s0.Remote, Started: d.Started, Connect: p.Connect, Duration: p.Result.Elapsed,
 		Bytes: s0.Bytes, Samples: p.Recv, Client: d.Hosts.Client}, rateBps)
 	e := evidenceOf(p.Result, s0)
-	dir := Direction{Name: wire.PhaseDownload, Sender: HostServer, Receiver: HostClient, ThroughputBps: u.SteadyBps, RTTS: u.LoadedRTT}
+	dir := testdoc.Direction{Name: wire.PhaseDownload, Sender: testdoc.HostServer, Receiver: testdoc.HostClient, ThroughputBps: u.SteadyBps, RTTS: u.LoadedRTT}
 	if e.rtt > 0 {
 		dir.RTTS = e.rtt.Seconds()
 	}
 	var verdict, summary string
 	dir.Limit, verdict, summary = downloadLimit(u, e, rtt)
-	var last URLSample
+	var last testdoc.URLSample
 	if n := len(p.Recv); n > 0 {
 		last = p.Recv[n-1]
 	}
@@ -109,20 +110,20 @@ func (d *judging) iperfDownload(p IperfPhase, rtt time.Duration, rateBps float64
 			RTTSeconds: dir.RTTS, Summary: summary}}
 	if verdict == diagnose.SlowStart {
 		dir.Flow.Fix = "test longer (--duration): the flow had not left slow start"
-	} else if dir.Limit.Host == HostServerOrPath || dir.Limit.Host == HostServer {
+	} else if dir.Limit.Host == testdoc.HostServerOrPath || dir.Limit.Host == testdoc.HostServer {
 		dir.Flow.Fix = "run longhaul serve on the server and longhaul test against it: it names the server's setting or the path's cause"
 	} else if verdict == diagnose.LossLimited {
 		dir.Flow.Fix = "the network: find the link that drops packets (interface errors, a policer, a congested hop); a sender with bbr holds its rate through random loss"
 	}
 	if d.Hosts.Client != nil && rtt > 0 {
-		dir.Model = Model{ReceiverWindowBytes: float64(u.WindowCeilingBytes), ReceiverCeilingBps: pathmodel.WindowCeiling(float64(u.WindowCeilingBytes), rtt),
+		dir.Model = testdoc.Model{ReceiverWindowBytes: float64(u.WindowCeilingBytes), ReceiverCeilingBps: pathmodel.WindowCeiling(float64(u.WindowCeilingBytes), rtt),
 			ReceiverSettings: "net.ipv4.tcp_rmem " + d.Hosts.Client.Sysctls["net.ipv4.tcp_rmem"], SenderSettings: "not known (iperf3 server)",
 			Note: fmt.Sprintf("the iperf3 server's settings are not known; this host's receive buffer allows %s at %s",
 				units.FormatRate(pathmodel.WindowCeiling(float64(u.WindowCeilingBytes), rtt)), units.FormatDuration(rtt.Round(100*time.Microsecond)))}
 	} else {
-		dir.Model = Model{Note: "no model: this host's snapshot or the RTT is missing"}
+		dir.Model = testdoc.Model{Note: "no model: this host's snapshot or the RTT is missing"}
 	}
-	if l, ok := shortPath(dir, rtt); ok && dir.Limit.Host != HostClient {
+	if l, ok := shortPath(dir, rtt); ok && dir.Limit.Host != testdoc.HostClient {
 		dir.Limit = l
 	}
 	dir.Headline = d.headline(dir)
@@ -132,7 +133,7 @@ func (d *judging) iperfDownload(p IperfPhase, rtt time.Duration, rateBps float64
 // downloadLimit is the download's limit and verdict: test URL's, unless
 // it left the far end or the path, which the server's evidence then
 // tells apart where it can.
-func downloadLimit(u *URLDoc, e serverEvidence, minRTT time.Duration) (Limit, string, string) {
+func downloadLimit(u *testdoc.URLDoc, e serverEvidence, minRTT time.Duration) (testdoc.Limit, string, string) {
 	open := fmt.Sprintf("this host's window was open (%s in flight of a %s window)", units.FormatBytes(u.InFlightBytes), units.FormatBytes(float64(u.MaxWindowBytes)))
 	loaded := secsDur(u.LoadedRTT)
 	if e.rtt > 0 {
@@ -140,12 +141,12 @@ func downloadLimit(u *URLDoc, e serverEvidence, minRTT time.Duration) (Limit, st
 	}
 	share := lossShare(e.retrans, e.bytes, typicalMSS)
 	switch u.Limit.Host {
-	case HostTest:
+	case testdoc.HostTest:
 		return u.Limit, diagnose.SlowStart, "the download was over in a few round trips, mostly slow start"
-	case HostClient:
+	case testdoc.HostClient:
 		return u.Limit, diagnose.RwndLimited, fmt.Sprintf("the data in flight (%s) filled the window this host advertised (%s): the server sent as much as that window let it; %s",
 			units.FormatBytes(u.InFlightBytes), units.FormatBytes(float64(u.MaxWindowBytes)), e.known())
-	case HostPath:
+	case testdoc.HostPath:
 		return u.Limit, diagnose.Bottleneck, "the download ran at the path's rate (--rate)"
 	case "unknown":
 		return u.Limit, diagnose.Unknown, u.Limit.Text
@@ -157,19 +158,18 @@ func downloadLimit(u *URLDoc, e serverEvidence, minRTT time.Duration) (Limit, st
 		if e.cwnd > 0 {
 			text += fmt.Sprintf(", its cwnd %s", units.FormatBytes(float64(e.cwnd)))
 		}
-		return Limit{Host: HostPath, Text: text + "; " + open}, diagnose.LossLimited,
+		return testdoc.Limit{Host: testdoc.HostPath, Text: text + "; " + open}, diagnose.LossLimited,
 			fmt.Sprintf("the server's losses (%d retransmitted segments) held its congestion window below what this host's window allowed", e.retrans)
 	case e.retrans < 0 && urlJudging{u}.lossBinds(loaded):
 		return u.Limit, diagnose.Unknown, "segments arrived out of order (loss or reordering); the server did not say how many it retransmitted"
 	case e.cwnd > 0 && float64(e.cwnd) < 0.5*float64(u.MaxWindowBytes):
-		return Limit{Host: HostServer, Text: fmt.Sprintf("the iperf3 server's sending side: its congestion window stayed at %s, under half the %s window this host advertised, and it lost too little for the path to hold it (%d segments): its send buffer (net.ipv4.tcp_wmem there, or iperf3 -w) or its congestion control holds it; which of them is not seen from here",
+		return testdoc.Limit{Host: testdoc.HostServer, Text: fmt.Sprintf("the iperf3 server's sending side: its congestion window stayed at %s, under half the %s window this host advertised, and it lost too little for the path to hold it (%d segments): its send buffer (net.ipv4.tcp_wmem there, or iperf3 -w) or its congestion control holds it; which of them is not seen from here",
 				units.FormatBytes(float64(e.cwnd)), units.FormatBytes(float64(u.MaxWindowBytes)), max(e.retrans, 0))}, diagnose.Unknown,
 			"the server's congestion window stayed far below this host's window with few losses: held at the server, by what is not seen from here"
 	case e.rtt > 0 && diagnose.QueueStood(e.rtt, minRTT) && !mathisBinds(share, loaded, u.SteadyBps):
-		return Limit{Host: HostPath, Text: fmt.Sprintf("the path: a queue stood at its bottleneck (the server's RTT %s against the least %s) and the flow filled it; %s",
+		return testdoc.Limit{Host: testdoc.HostPath, Text: fmt.Sprintf("the path: a queue stood at its bottleneck (the server's RTT %s against the least %s) and the flow filled it; %s",
 				units.FormatDuration(e.rtt.Round(100*time.Microsecond)), units.FormatDuration(minRTT.Round(100*time.Microsecond)), open)}, diagnose.Bottleneck,
 			"the server's RTT rose over the path's least: the flow filled the bottleneck"
 	}
-	return Limit{Host: HostServerOrPath, Text: fmt.Sprintf("the iperf3 server's send side or the path's rate: %s; %s; longhaul serve there tells them apart", open, e.known())},
-		diagnose.Unknown, "this host's window was open: the sender or the path held the flow; " + e.known()
+	return testdoc.Limit{Host: testdoc.HostServerOrPath, Text: fmt.Sprintf("the iperf3 server's send side or the path's rate: %s; %s; longhaul serve there tells them apart", open, e.known())}, diagnose.Unknown, "this host's window was open: the sender or the path held the flow; " + e.known()
 }

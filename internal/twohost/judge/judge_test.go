@@ -1,8 +1,7 @@
-package twohost
+package judge
 
 import (
 	"bytes"
-	"net/netip"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,75 +19,6 @@ import (
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
-// host is a snapshot with the given buffers on a 6.x kernel.
-func host(rmem, wmem string) *snapshot.Snapshot {
-	s := &snapshot.Snapshot{Source: "test", Sysctls: map[string]string{
-		"net.ipv4.tcp_rmem": rmem, "net.ipv4.tcp_wmem": wmem, "net.core.rmem_max": "212992", "net.core.wmem_max": "212992",
-		"net.ipv4.tcp_slow_start_after_idle": "0", "net.ipv4.tcp_no_metrics_save": "1", "net.ipv4.tcp_mem": "94000 125000 190000",
-		"net.ipv4.tcp_window_scaling": "1", "net.ipv4.tcp_congestion_control": "cubic", "net.ipv4.tcp_mtu_probing": "0"}, PageSize: 4096}
-	s.Kernel.Release, s.Kernel.Major, s.Kernel.Minor = "6.8.0", 6, 8
-	return s
-}
-
-// stream is a sender's samples: rate bits/s for secs seconds at rtt,
-// flight bytes in flight, with the given shares of each 100 ms spent
-// rwnd- and sndbuf-limited; lossEvery > 0 retransmits a segment that
-// often (in samples) while in recovery.
-type stream struct {
-	port                uint16
-	rate                float64
-	rtt                 time.Duration
-	flight              int64
-	rwndShare, sndShare float64
-	ssthresh            int64
-	lossEvery           int
-	unscaled            bool // the handshake negotiated no window scaling
-}
-
-func (st stream) samples(secs float64) []flows.Sample {
-	k := flows.Sock{Local: netip.MustParseAddrPort("198.18.0.2:9978"), Remote: netip.AddrPortFrom(netip.MustParseAddr("198.18.0.1"), st.port),
-		State: "ESTABLISHED", MSS: 1448, Cwnd: 2 * st.flight, Ssthresh: st.ssthresh, SndWnd: 8 << 20, WindowScale: !st.unscaled,
-		RTT: st.rtt, MinRTT: st.rtt}
-	var out []flows.Sample
-	dt := 100 * time.Millisecond
-	for i := 0; float64(i)*dt.Seconds() <= secs; i++ {
-		k.Inflight = st.flight
-		if i > 0 {
-			k.BytesAcked += int64(st.rate * dt.Seconds() / 8)
-			k.Busy += dt
-			k.RwndLimited += time.Duration(st.rwndShare * float64(dt))
-			k.SndbufLimited += time.Duration(st.sndShare * float64(dt))
-			k.DataSegsOut += int64(st.rate*dt.Seconds()/8) / 1448
-			k.CAState = 0
-			if st.lossEvery > 0 && i%st.lossEvery == 0 {
-				k.Retrans += 10
-				k.BytesRetrans += 14480
-				k.CAState = 3
-			}
-		}
-		out = append(out, flows.Sample{T: float64(i) * dt.Seconds(), Sock: k})
-	}
-	return out
-}
-
-func rawWith(client, server *snapshot.Snapshot, phases ...PhaseRaw) *Raw {
-	return &Raw{Server: "198.18.0.2:9978", Started: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), Client: client, ServerSnap: server,
-		Caps: Caps{MaxDurationS: 120, MaxBytes: 1 << 34, MaxStreams: 16}, IdleRTTs: []time.Duration{50 * time.Millisecond}, PhaseLength: 4 * time.Second, Phases: phases}
-}
-
-func phaseOf(name string, streams ...stream) PhaseRaw {
-	p := PhaseRaw{Grant: wire.Grant{Phase: 1, Name: name, Streams: len(streams), DurationS: 4}, Done: wire.PhaseDone{Phase: 1, Reason: "duration"}}
-	for _, s := range streams {
-		ss := s.samples(4)
-		if name == wire.PhaseUpload {
-			p.Client = append(p.Client, ss...)
-		} else {
-			p.Server = append(p.Server, ss...)
-		}
-	}
-	return p
-}
-
 func TestJudgeNamesHostAndSetting(t *testing.T) {
 	small, big := "4096 16384 131072", "4096 131072 33554432"
 	rtt := 50 * time.Millisecond
@@ -97,40 +27,40 @@ func TestJudgeNamesHostAndSetting(t *testing.T) {
 		client, serv *snapshot.Snapshot
 		phase        PhaseRaw
 		verdict      string
-		limit        Limit
+		limit        testdoc.Limit
 	}{
 		{
 			name: "server send buffer (kernel counts it)", client: host(big, big), serv: host(big, small),
 			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 94000, sndShare: 0.9, ssthresh: 1 << 20}),
-			verdict: "sndbuf-limited", limit: Limit{Host: HostServer, Setting: "net.ipv4.tcp_wmem", Value: small},
+			verdict: "sndbuf-limited", limit: testdoc.Limit{Host: testdoc.HostServer, Setting: "net.ipv4.tcp_wmem", Value: small},
 		},
 		{
 			// The kernel calls it congestion-window time; flight, RTT and
 			// the model say the send buffer.
 			name: "server send buffer (hidden as cwnd time)", client: host(big, big), serv: host(big, small),
 			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 110000, ssthresh: 200000}),
-			verdict: "sndbuf-limited", limit: Limit{Host: HostServer, Setting: "net.ipv4.tcp_wmem", Value: small},
+			verdict: "sndbuf-limited", limit: testdoc.Limit{Host: testdoc.HostServer, Setting: "net.ipv4.tcp_wmem", Value: small},
 		},
 		{
 			name: "client receive buffer", client: host(small, big), serv: host(big, big),
 			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
-			verdict: "rwnd-limited", limit: Limit{Host: HostClient, Setting: "net.ipv4.tcp_rmem", Value: small},
+			verdict: "rwnd-limited", limit: testdoc.Limit{Host: testdoc.HostClient, Setting: "net.ipv4.tcp_rmem", Value: small},
 		},
 		{
 			name: "server receive buffer on upload", client: host(big, big), serv: host(small, big),
 			phase:   phaseOf(wire.PhaseUpload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
-			verdict: "rwnd-limited", limit: Limit{Host: HostServer, Setting: "net.ipv4.tcp_rmem", Value: small},
+			verdict: "rwnd-limited", limit: testdoc.Limit{Host: testdoc.HostServer, Setting: "net.ipv4.tcp_rmem", Value: small},
 		},
 		{
 			// At the path's rate a window above the BDP only caps the queue.
 			name: "window-bound at the path's rate", client: host(big, big), serv: host(big, big),
 			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 60 * time.Millisecond, flight: 700000, rwndShare: 0.7, ssthresh: 600000}),
-			verdict: "rwnd-limited", limit: Limit{Host: HostPath},
+			verdict: "rwnd-limited", limit: testdoc.Limit{Host: testdoc.HostPath},
 		},
 		{
 			name: "the path", client: host(big, big), serv: host(big, big),
 			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 70 * time.Millisecond, flight: 800000, ssthresh: 600000}),
-			verdict: "bottleneck", limit: Limit{Host: HostPath},
+			verdict: "bottleneck", limit: testdoc.Limit{Host: testdoc.HostPath},
 		},
 	}
 	for _, tc := range tests {
@@ -143,7 +73,7 @@ func TestJudgeNamesHostAndSetting(t *testing.T) {
 				t.Fatalf("%d directions", len(d.Directions))
 			}
 			dir := d.Directions[0]
-			got := Limit{Host: dir.Limit.Host, Setting: dir.Limit.Setting, Value: dir.Limit.Value}
+			got := testdoc.Limit{Host: dir.Limit.Host, Setting: dir.Limit.Setting, Value: dir.Limit.Value}
 			if dir.Flow.Verdict.Verdict != tc.verdict || got != tc.limit {
 				t.Errorf("verdict %s, limit %+v; want %s, %+v\n%s", dir.Flow.Verdict.Verdict, got, tc.verdict, tc.limit, dir.Headline)
 			}
@@ -156,10 +86,10 @@ func TestAggregateRate(t *testing.T) {
 	var ss []flows.Sample
 	ss = append(ss, stream{port: 1, rate: 40e6, rtt: time.Millisecond, flight: 1}.samples(4)...)
 	ss = append(ss, stream{port: 2, rate: 60e6, rtt: time.Millisecond, flight: 1}.samples(4)...)
-	if got := aggregateRate(ss); got < 99.9e6 || got > 100.1e6 {
+	if got := AggregateRate(ss); got < 99.9e6 || got > 100.1e6 {
 		t.Errorf("aggregate %.4g bit/s, want 100 Mbit/s", got)
 	}
-	if got := aggregateRate(ss[:2]); got != 0 {
+	if got := AggregateRate(ss[:2]); got != 0 {
 		t.Errorf("two samples: %g, want 0 (too few to judge)", got)
 	}
 }
@@ -174,20 +104,20 @@ func TestPathRate(t *testing.T) {
 	tests := []struct {
 		name   string
 		opt    JudgeOptions
-		c      *Capacity
+		c      *testdoc.Capacity
 		judged map[string][]flows.Flow
 		want   float64
 	}{
 		{"--rate is the wire rate", JudgeOptions{RateBps: 1e9}, nil, nil, 1e9 * 1448 / 1538},
-		{"capacity beats one stream", JudgeOptions{}, &Capacity{Bps: 94e6, Streams: 8}, map[string][]flows.Flow{wire.PhaseDownload: {bott}}, 94e6},
-		{"one bottlenecked stream beats buffer-bound streams", JudgeOptions{}, &Capacity{Bps: 60e6, Streams: 8, AtLeast: true}, map[string][]flows.Flow{wire.PhaseUpload: {bott}}, 90e6},
-		{"one window-bound stream beat the streams together", JudgeOptions{}, &Capacity{Bps: 897e6, Streams: 8}, map[string][]flows.Flow{wire.PhaseDownload: {rwnd}}, 940e6},
+		{"capacity beats one stream", JudgeOptions{}, &testdoc.Capacity{Bps: 94e6, Streams: 8}, map[string][]flows.Flow{wire.PhaseDownload: {bott}}, 94e6},
+		{"one bottlenecked stream beats buffer-bound streams", JudgeOptions{}, &testdoc.Capacity{Bps: 60e6, Streams: 8, AtLeast: true}, map[string][]flows.Flow{wire.PhaseUpload: {bott}}, 90e6},
+		{"one window-bound stream beat the streams together", JudgeOptions{}, &testdoc.Capacity{Bps: 897e6, Streams: 8}, map[string][]flows.Flow{wire.PhaseDownload: {rwnd}}, 940e6},
 		{"loss is not the path's rate", JudgeOptions{}, nil, map[string][]flows.Flow{wire.PhaseDownload: {loss}}, 0},
 	}
 	// Random loss held the single stream: the streams' rate is a lower
 	// bound and the best estimate is what they were seen delivering.
 	random := map[string]*diagnose.Cause{wire.PhaseDownload: {Name: diagnose.CauseRandomLoss}}
-	c := &Capacity{Bps: 275e6, PeakBps: 380e6, Streams: 8}
+	c := &testdoc.Capacity{Bps: 275e6, PeakBps: 380e6, Streams: 8}
 	if got, basis, _ := pathRate(JudgeOptions{}, c, map[string][]flows.Flow{wire.PhaseDownload: {loss}}, random, nil); got != 380e6 || !c.AtLeast || !strings.Contains(basis, "at least 380 Mbit/s") || !strings.Contains(basis, "random-loss") {
 		t.Errorf("random loss: %g, %q, at least %v", got, basis, c.AtLeast)
 	}
@@ -198,8 +128,8 @@ func TestPathRate(t *testing.T) {
 	// their slow starts, bbr on one stream far faster: the path carried
 	// at least bbr's rate (lab causes at 9f3199a, 100 ms x 500 Mbit/s,
 	// shallow buffer run 6: the path reported at 152 Mbit/s).
-	held := &Capacity{Bps: 152.5e6, Streams: 8}
-	bbr := []CCPhase{{CC: "bbr", Granted: true, ThroughputBps: 458.8e6}, {CC: "reno", ThroughputBps: 600e6}}
+	held := &testdoc.Capacity{Bps: 152.5e6, Streams: 8}
+	bbr := []testdoc.CCPhase{{CC: "bbr", Granted: true, ThroughputBps: 458.8e6}, {CC: "reno", ThroughputBps: 600e6}}
 	if got, basis, _ := pathRate(JudgeOptions{}, held, map[string][]flows.Flow{wire.PhaseDownload: {bott}}, nil, bbr); got != 458.8e6 || !strings.Contains(basis, "at least 458.8 Mbit/s") || !strings.Contains(basis, "bbr") {
 		t.Errorf("bbr faster than the streams: %g, %q", got, basis)
 	}
@@ -255,10 +185,10 @@ func TestJudgeSubMillisecondPath(t *testing.T) {
 		st        stream
 		host, has string
 	}{
-		{"slow start at 18 Gbit/s", stream{port: 40000, rate: 18e9, rtt: 40 * us, flight: 2_400_000}, HostServer, "nothing to tune"},
-		{"sndbuf at 18 Gbit/s", stream{port: 40000, rate: 18e9, rtt: 40 * us, flight: 2_400_000, sndShare: 0.95, ssthresh: 1 << 20}, HostServer, "nothing to tune"},
-		{"a 4 kB window", stream{port: 40000, rate: 70e6, rtt: 400 * us, flight: 4000, rwndShare: 0.95, ssthresh: 1 << 20}, HostClient, "tcp_rmem"},
-		{"a 1.2 MB window at 25 Gbit/s", stream{port: 40000, rate: 25e9, rtt: 45 * us, flight: 1_220_000, rwndShare: 0.98, ssthresh: 1 << 20}, HostServer, "nothing to tune"},
+		{"slow start at 18 Gbit/s", stream{port: 40000, rate: 18e9, rtt: 40 * us, flight: 2_400_000}, testdoc.HostServer, "nothing to tune"},
+		{"sndbuf at 18 Gbit/s", stream{port: 40000, rate: 18e9, rtt: 40 * us, flight: 2_400_000, sndShare: 0.95, ssthresh: 1 << 20}, testdoc.HostServer, "nothing to tune"},
+		{"a 4 kB window", stream{port: 40000, rate: 70e6, rtt: 400 * us, flight: 4000, rwndShare: 0.95, ssthresh: 1 << 20}, testdoc.HostClient, "tcp_rmem"},
+		{"a 1.2 MB window at 25 Gbit/s", stream{port: 40000, rate: 25e9, rtt: 45 * us, flight: 1_220_000, rwndShare: 0.98, ssthresh: 1 << 20}, testdoc.HostServer, "nothing to tune"},
 	} {
 		raw := rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, tc.st))
 		raw.IdleRTTs = []time.Duration{tc.st.rtt}
@@ -297,7 +227,7 @@ func TestJudgeLossAtThePathsRate(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := d.Directions[0]
-		if dir.Flow.Verdict.Verdict != "loss-limited" || dir.Limit.Host != HostPath || !strings.Contains(dir.Limit.Text, tc.has) {
+		if dir.Flow.Verdict.Verdict != "loss-limited" || dir.Limit.Host != testdoc.HostPath || !strings.Contains(dir.Limit.Text, tc.has) {
 			t.Errorf("at %.0f bit/s: verdict %s, limit %+v; want loss-limited, the path, %q", tc.rate, dir.Flow.Verdict.Verdict, dir.Limit, tc.has)
 		}
 		if c := dir.Cause; tc.rate < 90e6 && (c == nil || c.Name != diagnose.CauseRandomLoss || !strings.Contains(dir.Flow.Fix, "network: find the link")) {
@@ -430,7 +360,7 @@ func TestJudgeWindowScaling(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := d.Directions[0]
-	if dir.Cause == nil || dir.Cause.Name != diagnose.CauseWindowScaleStripped || dir.Limit.Host != HostPath || !strings.HasPrefix(dir.Flow.Fix, "network: let the TCP window scale option") {
+	if dir.Cause == nil || dir.Cause.Name != diagnose.CauseWindowScaleStripped || dir.Limit.Host != testdoc.HostPath || !strings.HasPrefix(dir.Flow.Fix, "network: let the TCP window scale option") {
 		t.Fatalf("verdict %s cause %+v limit %+v fix %q", dir.Flow.Verdict.Verdict, dir.Cause, dir.Limit, dir.Flow.Fix)
 	}
 	off := host(big, big)
@@ -440,7 +370,7 @@ func TestJudgeWindowScaling(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir = d.Directions[0]
-	if dir.Cause != nil || dir.Limit.Host != HostClient || dir.Limit.Setting != "net.ipv4.tcp_window_scaling" || !strings.Contains(dir.Flow.Fix, "net.ipv4.tcp_window_scaling: 0 -> 1") {
+	if dir.Cause != nil || dir.Limit.Host != testdoc.HostClient || dir.Limit.Setting != "net.ipv4.tcp_window_scaling" || !strings.Contains(dir.Flow.Fix, "net.ipv4.tcp_window_scaling: 0 -> 1") {
 		t.Errorf("cause %+v limit %+v fix %q", dir.Cause, dir.Limit, dir.Flow.Fix)
 	}
 }
@@ -456,14 +386,14 @@ func TestJudgeCPUBound(t *testing.T) {
 	for i := range p.Server {
 		p.Server[i].Sock.Busy = p.Server[i].Sock.Busy / 5
 	}
-	p.Done.Seconds, p.Done.CPU = 4, &CPUUse{RunS: 0.8, WaitS: 3}
+	p.Done.Seconds, p.Done.CPU = 4, &testdoc.CPUUse{RunS: 0.8, WaitS: 3}
 	d, err := Judge(rawWith(host(big, big), host(big, big), p), JudgeOptions{RateBps: 100e6})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := d.Directions[0]
 	if dir.Flow.Verdict.Verdict != diagnose.AppLimited || dir.Cause == nil || dir.Cause.Name != diagnose.CauseCPUBound ||
-		dir.Limit.Host != HostServer || !strings.HasPrefix(dir.Flow.Fix, "sender: give the server's process more CPU") {
+		dir.Limit.Host != testdoc.HostServer || !strings.HasPrefix(dir.Flow.Fix, "sender: give the server's process more CPU") {
 		t.Fatalf("verdict %s cause %+v limit %+v fix %q", dir.Flow.Verdict.Verdict, dir.Cause, dir.Limit, dir.Flow.Fix)
 	}
 	if d.Phases[0].ServerCPU == nil || d.Phases[0].ServerCPU.WaitS != 3 {
@@ -471,7 +401,7 @@ func TestJudgeCPUBound(t *testing.T) {
 	}
 	p.Done.CPU = nil
 	d, _ = Judge(rawWith(host(big, big), host(big, big), p), JudgeOptions{RateBps: 100e6})
-	if dir := d.Directions[0]; dir.Cause != nil || dir.Limit.Host != HostServer {
+	if dir := d.Directions[0]; dir.Cause != nil || dir.Limit.Host != testdoc.HostServer {
 		t.Errorf("without cpu: cause %+v limit %+v", dir.Cause, dir.Limit)
 	}
 }
@@ -483,12 +413,12 @@ func TestJudgeCapacityCPUBound(t *testing.T) {
 		return stream{port: port, rate: 40e6, rtt: 20 * time.Millisecond, flight: 300_000, ssthresh: 200_000}
 	}
 	p := phaseOf(wire.PhaseCapacity, s(40001), s(40002), s(40003), s(40004))
-	p.Done.Seconds, p.Done.CPU = 4, &CPUUse{RunS: 0.04, WaitS: 6.8}
+	p.Done.Seconds, p.Done.CPU = 4, &testdoc.CPUUse{RunS: 0.04, WaitS: 6.8}
 	d, err := Judge(rawWith(host(big, big), host(big, big), p), JudgeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := d.Capacity; c == nil || c.CPUBound != HostServer || !c.AtLeast || !strings.Contains(d.PathRateBasis, "the server's CPU held them") {
+	if c := d.Capacity; c == nil || c.CPUBound != testdoc.HostServer || !c.AtLeast || !strings.Contains(d.PathRateBasis, "the server's CPU held them") {
 		t.Errorf("capacity %+v, basis %q", d.Capacity, d.PathRateBasis)
 	}
 	// The download held by the same CPU, at about what the capacity phase
@@ -498,7 +428,7 @@ func TestJudgeCapacityCPUBound(t *testing.T) {
 	for i := range dl.Server {
 		dl.Server[i].Sock.Busy = dl.Server[i].Sock.Busy / 5
 	}
-	dl.Done.Seconds, dl.Done.CPU = 4, &CPUUse{RunS: 0.08, WaitS: 7}
+	dl.Done.Seconds, dl.Done.CPU = 4, &testdoc.CPUUse{RunS: 0.08, WaitS: 7}
 	d, err = Judge(rawWith(host(big, big), host(big, big), dl, p), JudgeOptions{})
 	if err != nil {
 		t.Fatal(err)

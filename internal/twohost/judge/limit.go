@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -17,13 +18,13 @@ import (
 // ends returns a direction's sender and receiver.
 func ends(name string) (sender, receiver string) {
 	if name == wire.PhaseUpload {
-		return HostClient, HostServer
+		return testdoc.HostClient, testdoc.HostServer
 	}
-	return HostServer, HostClient
+	return testdoc.HostServer, testdoc.HostClient
 }
 
 func (d *judging) snap(host string) *snapshot.Snapshot {
-	if host == HostServer {
+	if host == testdoc.HostServer {
 		return d.Hosts.Server
 	}
 	return d.Hosts.Client
@@ -31,9 +32,9 @@ func (d *judging) snap(host string) *snapshot.Snapshot {
 
 // direction judges one direction: the verdict of the sender's socket,
 // the host and setting that limited it, and the model beside it.
-func (d *judging) direction(name string, f flows.Flow, rtt time.Duration, cause *diagnose.Cause) (Direction, error) {
+func (d *judging) direction(name string, f flows.Flow, rtt time.Duration, cause *diagnose.Cause) (testdoc.Direction, error) {
 	sender, receiver := ends(name)
-	dir := Direction{Name: name, Sender: sender, Receiver: receiver, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f, Cause: cause}
+	dir := testdoc.Direction{Name: name, Sender: sender, Receiver: receiver, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f, Cause: cause}
 	if cause != nil && dir.Flow.Verdict.Verdict == diagnose.Bottleneck {
 		// No queue stood and the flow ran below the path: its congestion
 		// window was held down by the path's losses, not by a full link.
@@ -63,9 +64,9 @@ func (d *judging) direction(name string, f flows.Flow, rtt time.Duration, cause 
 
 // model is the path model with the receiver's receive settings and the
 // sender's send settings.
-func model(recv, send *snapshot.Snapshot, rtt time.Duration, rate float64) (Model, error) {
+func model(recv, send *snapshot.Snapshot, rtt time.Duration, rate float64) (testdoc.Model, error) {
 	if recv == nil || send == nil || rtt <= 0 {
-		return Model{Note: "no model: a snapshot or the RTT is missing"}, nil
+		return testdoc.Model{Note: "no model: a snapshot or the RTT is missing"}, nil
 	}
 	in := recv.ModelInput()
 	sin := send.ModelInput()
@@ -78,9 +79,9 @@ func model(recv, send *snapshot.Snapshot, rtt time.Duration, rate float64) (Mode
 	}
 	r, err := pathmodel.Compute(in)
 	if err != nil {
-		return Model{}, err
+		return testdoc.Model{}, err
 	}
-	m := Model{ExpectedBps: r.ExpectedBps, LimitedBy: r.LimitedBy,
+	m := testdoc.Model{ExpectedBps: r.ExpectedBps, LimitedBy: r.LimitedBy,
 		ReceiverWindowBytes: r.Receiver.WindowBytes, SenderInFlightBytes: r.Sender.WindowBytes,
 		ReceiverCeilingBps: r.Receiver.CeilingBps, SenderCeilingBps: r.Sender.CeilingBps,
 		ReceiverSettings: "net.ipv4.tcp_rmem " + recv.Sysctls["net.ipv4.tcp_rmem"],
@@ -97,7 +98,7 @@ func model(recv, send *snapshot.Snapshot, rtt time.Duration, rate float64) (Mode
 }
 
 // limitOf names the host and the setting behind the verdict.
-func (d *judging) limitOf(dir Direction, rtt time.Duration) Limit {
+func (d *judging) limitOf(dir testdoc.Direction, rtt time.Duration) testdoc.Limit {
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
 	v := dir.Flow.Verdict
 	if l, ok := d.atPathRate(dir); ok {
@@ -108,10 +109,10 @@ func (d *judging) limitOf(dir Direction, rtt time.Duration) Limit {
 		if c.Numbers["receiver"] == 1 {
 			end = dir.Receiver
 		}
-		return Limit{Host: end, Setting: c.Name, Text: "the " + end + "'s CPU: " + c.Text}
+		return testdoc.Limit{Host: end, Setting: c.Name, Text: "the " + end + "'s CPU: " + c.Text}
 	}
 	if c := dir.Cause; c != nil {
-		return Limit{Host: HostPath, Setting: c.Name, Text: "the path: " + c.Text}
+		return testdoc.Limit{Host: testdoc.HostPath, Setting: c.Name, Text: "the path: " + c.Text}
 	}
 	if l, ok := shortPath(dir, rtt); ok {
 		return l
@@ -119,7 +120,7 @@ func (d *judging) limitOf(dir Direction, rtt time.Duration) Limit {
 	switch v.Verdict {
 	case diagnose.SndbufLimited:
 		val := d.snap(dir.Sender).Sysctls["net.ipv4.tcp_wmem"]
-		return Limit{Host: dir.Sender, Setting: "net.ipv4.tcp_wmem", Value: val,
+		return testdoc.Limit{Host: dir.Sender, Setting: "net.ipv4.tcp_wmem", Value: val,
 			Text: fmt.Sprintf("the %s's send buffer: net.ipv4.tcp_wmem max %s holds %s in flight: %s at %s",
 				dir.Sender, maxIEC(val), units.FormatBytes(dir.Model.SenderInFlightBytes), units.FormatRate(dir.Model.SenderCeilingBps), at)}
 	case diagnose.RwndLimited, diagnose.ZeroWindow:
@@ -127,42 +128,42 @@ func (d *judging) limitOf(dir Direction, rtt time.Duration) Limit {
 			return l
 		}
 		val := d.snap(dir.Receiver).Sysctls["net.ipv4.tcp_rmem"]
-		return Limit{Host: dir.Receiver, Setting: "net.ipv4.tcp_rmem", Value: val,
+		return testdoc.Limit{Host: dir.Receiver, Setting: "net.ipv4.tcp_rmem", Value: val,
 			Text: fmt.Sprintf("the %s's receive buffer: net.ipv4.tcp_rmem max %s allows a %s window: %s at %s",
 				dir.Receiver, maxIEC(val), units.FormatBytes(dir.Model.ReceiverWindowBytes), units.FormatRate(dir.Model.ReceiverCeilingBps), at)}
 	case diagnose.Bottleneck:
-		return Limit{Host: HostPath, Text: "the path: the congestion window filled the bottleneck (" + strings.TrimSuffix(v.Summary, ".") + ")"}
+		return testdoc.Limit{Host: testdoc.HostPath, Text: "the path: the congestion window filled the bottleneck (" + strings.TrimSuffix(v.Summary, ".") + ")"}
 	case diagnose.LossLimited:
 		if d.PathRateBps > 0 && dir.ThroughputBps >= 0.95*d.PathRateBps {
 			// Losses at the path's rate are its queue overflowing (see
 			// diagnose's atPathRate), not loss holding the flow down.
-			return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); its losses were the bottleneck's queue overflowing as it filled the path",
+			return testdoc.Limit{Host: testdoc.HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); its losses were the bottleneck's queue overflowing as it filled the path",
 				units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps))}
 		}
-		return Limit{Host: HostPath, Text: "the path: packet loss holds the congestion window down (" + strings.TrimSuffix(v.Summary, ".") + ")"}
+		return testdoc.Limit{Host: testdoc.HostPath, Text: "the path: packet loss holds the congestion window down (" + strings.TrimSuffix(v.Summary, ".") + ")"}
 	case diagnose.SlowStart:
-		return Limit{Host: HostTest, Text: "the test: " + strings.TrimSuffix(v.Summary, ".") + "; run longer (--rounds, a longer --duration)"}
+		return testdoc.Limit{Host: testdoc.HostTest, Text: "the test: " + strings.TrimSuffix(v.Summary, ".") + "; run longer (--rounds, a longer --duration)"}
 	case diagnose.AppLimited:
-		return Limit{Host: dir.Sender, Text: fmt.Sprintf("the %s's sending application: it had nothing to send most of the time (a rate cap, or CPU)", dir.Sender)}
+		return testdoc.Limit{Host: dir.Sender, Text: fmt.Sprintf("the %s's sending application: it had nothing to send most of the time (a rate cap, or CPU)", dir.Sender)}
 	}
-	return Limit{Host: "unknown", Text: "unknown: " + v.Summary}
+	return testdoc.Limit{Host: "unknown", Text: "unknown: " + v.Summary}
 }
 
 // scalingOff: an unscaled window held the flow and a host has window
 // scaling off: that host's setting is the limit (its plan turns it on).
-func (d *judging) scalingOff(dir Direction, rtt time.Duration) (Limit, bool) {
+func (d *judging) scalingOff(dir testdoc.Direction, rtt time.Duration) (testdoc.Limit, bool) {
 	if !unscaled(dir.Flow) || rtt <= 0 {
-		return Limit{}, false
+		return testdoc.Limit{}, false
 	}
 	for _, h := range []string{dir.Receiver, dir.Sender} {
 		if windowScaling(d.snap(h)) == 0 {
 			ceiling := pathmodel.WindowCeiling(pathmodel.MaxUnscaledWindow, rtt)
-			return Limit{Host: h, Setting: "net.ipv4.tcp_window_scaling", Value: "0",
+			return testdoc.Limit{Host: h, Setting: "net.ipv4.tcp_window_scaling", Value: "0",
 				Text: fmt.Sprintf("the %s's net.ipv4.tcp_window_scaling is 0: no window on the connection can exceed 64 KB, %s at %s, whatever the buffers",
 					h, units.FormatRate(ceiling), units.FormatDuration(rtt.Round(100*time.Microsecond)))}, true
 		}
 	}
-	return Limit{}, false
+	return testdoc.Limit{}, false
 }
 
 // atPathRate: a window-bound flow that runs at the path's rate is
@@ -180,17 +181,17 @@ func (d *judging) scalingOff(dir Direction, rtt time.Duration) (Limit, bool) {
 // 170 ms x 1 Gbit/s with 64 MiB of tcp_rmem, 760-810 Mbit/s, 57% of the
 // time "rwnd-limited" at a 24-44 MB window whose 64 MiB maximum allows
 // 2.1 Gbit/s).
-func (d *judging) atPathRate(dir Direction) (Limit, bool) {
+func (d *judging) atPathRate(dir testdoc.Direction) (testdoc.Limit, bool) {
 	v := dir.Flow.Verdict.Verdict
 	if (v != diagnose.RwndLimited && v != diagnose.SndbufLimited) || d.PathRateBps <= 0 {
-		return Limit{}, false
+		return testdoc.Limit{}, false
 	}
 	who, win, ceiling := dir.Receiver+"'s receive window", dir.Model.ReceiverWindowBytes, dir.Model.ReceiverCeilingBps
 	if v == diagnose.SndbufLimited {
 		who, win, ceiling = dir.Sender+"'s send buffer", dir.Model.SenderInFlightBytes, dir.Model.SenderCeilingBps
 	}
 	if dir.ThroughputBps >= 0.95*d.PathRateBps {
-		return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); the %s (%s) is above the BDP and only stops the bottleneck queue from growing",
+		return testdoc.Limit{Host: testdoc.HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); the %s (%s) is above the BDP and only stops the bottleneck queue from growing",
 			units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps), who, units.FormatBytes(win))}, true
 	}
 	if v == diagnose.RwndLimited && dir.Flow.Verdict.CeilingBps > 0 {
@@ -200,9 +201,9 @@ func (d *judging) atPathRate(dir Direction) (Limit, bool) {
 		ceiling = min(ceiling, dir.Flow.Verdict.CeilingBps)
 	}
 	if dir.Cause != nil || unscaled(dir.Flow) || d.rateFromRamp || strings.Contains(d.PathRateBasis, "at least") || ceiling < d.PathRateBps {
-		return Limit{}, false
+		return testdoc.Limit{}, false
 	}
-	return Limit{Host: HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, under the path's %s, while the %s (%s at its largest, %s at this RTT as seen) carries the path's rate: the path's queue and losses held the flow; raising the setting would not help",
+	return testdoc.Limit{Host: testdoc.HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, under the path's %s, while the %s (%s at its largest, %s at this RTT as seen) carries the path's rate: the path's queue and losses held the flow; raising the setting would not help",
 		units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps), who, units.FormatBytes(win), units.FormatRate(ceiling))}, true
 }
 
@@ -220,9 +221,9 @@ const ShortRTT = time.Millisecond
 // trip is far above the rate, ran at what the hosts' CPUs and the
 // applications give (measured on loopback: 16.9 Gbit/s, "slow start";
 // 18.9 Gbit/s with 2.4 MB in flight, "sndbuf-limited ... 24.42 Tbit/s").
-func shortPath(dir Direction, rtt time.Duration) (Limit, bool) {
+func shortPath(dir testdoc.Direction, rtt time.Duration) (testdoc.Limit, bool) {
 	if rtt <= 0 || rtt >= ShortRTT {
-		return Limit{}, false
+		return testdoc.Limit{}, false
 	}
 	switch f := dir.Flow; f.Verdict.Verdict {
 	case diagnose.SlowStart, diagnose.AppLimited, diagnose.Bottleneck, diagnose.Unknown:
@@ -230,12 +231,12 @@ func shortPath(dir Direction, rtt time.Duration) (Limit, bool) {
 		// A buffer limits a sub-millisecond path only if it is tiny: its
 		// flight per round trip must be near the rate measured.
 		if float64(f.InflightBytes)*8/rtt.Seconds() < 2*f.ThroughputBps {
-			return Limit{}, false
+			return testdoc.Limit{}, false
 		}
 	default:
-		return Limit{}, false
+		return testdoc.Limit{}, false
 	}
-	return Limit{Host: dir.Sender, Text: fmt.Sprintf("the hosts: at a round trip of %s (under %s) no buffer or window limits the flow and there is nothing to tune; "+
+	return testdoc.Limit{Host: dir.Sender, Text: fmt.Sprintf("the hosts: at a round trip of %s (under %s) no buffer or window limits the flow and there is nothing to tune; "+
 		"the %s's and the %s's CPU and applications set the rate (%s)",
 		units.FormatDuration(rtt.Round(time.Microsecond)), units.FormatDuration(ShortRTT), dir.Sender, dir.Receiver, units.FormatRate(dir.ThroughputBps))}, true
 }
@@ -253,7 +254,7 @@ func maxIEC(triple string) string {
 	return units.FormatIEC(float64(n))
 }
 
-func (d *judging) headline(dir Direction) string {
+func (d *judging) headline(dir testdoc.Direction) string {
 	h := fmt.Sprintf("%s: %s, limited by %s", dir.Name, units.FormatRate(dir.ThroughputBps), dir.Limit.Text)
 	if dir.Model.ExpectedBps > 0 {
 		h += fmt.Sprintf("; model %s (%s)", units.FormatRate(dir.Model.ExpectedBps), dir.Model.Note)
@@ -296,7 +297,7 @@ func (d *judging) makePlans(rtt time.Duration, judged map[string][]flows.Flow) e
 		}
 		return plan.Client
 	}
-	var ps Plans
+	var ps testdoc.Plans
 	var err error
 	req := plan.Request{RTT: rtt, RateBps: d.PathRateBps, Flows: 1}
 	req.Role = roles(up, down)
@@ -309,7 +310,7 @@ func (d *judging) makePlans(rtt time.Duration, judged map[string][]flows.Flow) e
 		return fmt.Errorf("server plan: %w", err)
 	}
 	d.Plans = &ps
-	after := Hosts{Client: applied(d.Hosts.Client, ps.Client), Server: applied(d.Hosts.Server, ps.Server)}
+	after := testdoc.Hosts{Client: applied(d.Hosts.Client, ps.Client), Server: applied(d.Hosts.Server, ps.Server)}
 	for i := range d.Directions {
 		dir := &d.Directions[i]
 		recv, send := after.Client, after.Server

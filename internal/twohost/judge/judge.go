@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/results"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -24,9 +25,9 @@ type JudgeOptions struct {
 const unknownRate = 100e9
 
 // Judge turns a test's measurements into the document. It is pure.
-func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
-	d := &judging{Doc: &Doc{Schema: Schema, Started: raw.Started, Server: raw.Server, Caps: raw.Caps, PhaseLengthS: raw.PhaseLength.Seconds(),
-		Hosts: Hosts{Client: raw.Client, Server: raw.ServerSnap}, Directions: []Direction{}, Phases: []Phase{}}}
+func Judge(raw *Raw, opt JudgeOptions) (*testdoc.Doc, error) {
+	d := &judging{Doc: &testdoc.Doc{Schema: testdoc.Schema, Started: raw.Started, Server: raw.Server, Caps: raw.Caps, PhaseLengthS: raw.PhaseLength.Seconds(),
+		Hosts: testdoc.Hosts{Client: raw.Client, Server: raw.ServerSnap}, Directions: []testdoc.Direction{}, Phases: []testdoc.Phase{}}}
 	d.RTT = rttOf(raw)
 	for _, p := range raw.Phases {
 		d.Phases = append(d.Phases, phaseRecord(p))
@@ -101,9 +102,9 @@ func Judge(raw *Raw, opt JudgeOptions) (*Doc, error) {
 	return d.Doc, nil
 }
 
-func rttOf(raw *Raw) RTT {
-	r := RTT{IdleS: []float64{}}
-	lo := minDur(raw.IdleRTTs)
+func rttOf(raw *Raw) testdoc.RTT {
+	r := testdoc.RTT{IdleS: []float64{}}
+	lo := MinDur(raw.IdleRTTs)
 	for _, x := range raw.IdleRTTs {
 		r.IdleS = append(r.IdleS, x.Seconds())
 	}
@@ -134,20 +135,20 @@ func senderSamples(p PhaseRaw) []flows.Sample {
 	return p.Server
 }
 
-func phaseRecord(p PhaseRaw) Phase {
-	ph := Phase{Name: p.Grant.Name, CC: p.AskedCC, Streams: p.Grant.Streams, DurationS: p.Grant.DurationS, RateBps: p.Grant.RateBps,
+func phaseRecord(p PhaseRaw) testdoc.Phase {
+	ph := testdoc.Phase{Name: p.Grant.Name, CC: p.AskedCC, Streams: p.Grant.Streams, DurationS: p.Grant.DurationS, RateBps: p.Grant.RateBps,
 		ServerBytes: p.Done.Bytes, ClientBytes: p.ClientBytes, Seconds: p.Done.Seconds, EndReason: p.Done.Reason,
 		LoadedRTTS: []float64{}, Samples: []results.Sample{}, ServerCPU: p.Done.CPU, ClientCPU: p.ClientCPU}
 	for _, x := range p.LoadedRTTs {
 		ph.LoadedRTTS = append(ph.LoadedRTTS, x.Seconds())
 	}
 	for _, s := range p.Client {
-		ph.Samples = append(ph.Samples, flows.ResultSample(s.T, HostClient, s.Sock))
+		ph.Samples = append(ph.Samples, flows.ResultSample(s.T, testdoc.HostClient, s.Sock))
 	}
 	for _, s := range p.Server {
-		ph.Samples = append(ph.Samples, flows.ResultSample(s.T, HostServer, s.Sock))
+		ph.Samples = append(ph.Samples, flows.ResultSample(s.T, testdoc.HostServer, s.Sock))
 	}
-	ph.ThroughputBps = aggregateRate(senderSamples(p))
+	ph.ThroughputBps = AggregateRate(senderSamples(p))
 	if p.UDP != nil {
 		ph.ThroughputBps = p.UDP.Bps
 	}
@@ -215,10 +216,10 @@ func rampOf(ss, half []flows.Sample, cut string) *diagnose.Ramp {
 // when there is none to see), and whether they were still speeding up,
 // or held their rate for under minSteadyWindows, when the phase ended
 // (then the path carries at least that).
-func capacityOf(fl []flows.Flow, samples []flows.Sample, cut string) *Capacity {
+func capacityOf(fl []flows.Flow, samples []flows.Sample, cut string) *testdoc.Capacity {
 	s := seriesOf(samples)
 	bps, windows := s.plateau()
-	c := &Capacity{Streams: len(fl), Verdicts: []string{}, Bps: bps}
+	c := &testdoc.Capacity{Streams: len(fl), Verdicts: []string{}, Bps: bps}
 	if i := s.half(); c.Bps == 0 && i >= 0 {
 		c.Bps = s.rate(i, len(s.t)-1)
 	}
@@ -238,7 +239,7 @@ func capacityOf(fl []flows.Flow, samples []flows.Sample, cut string) *Capacity {
 
 // pathRate picks the path's rate for the model and the plans; ramp: it
 // is what streams still in slow start carried (no plan is sized from it).
-func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, causes map[string]*diagnose.Cause, ccs []CCPhase) (rate float64, basis string, ramp bool) {
+func pathRate(opt JudgeOptions, c *testdoc.Capacity, judged map[string][]flows.Flow, causes map[string]*diagnose.Cause, ccs []testdoc.CCPhase) (rate float64, basis string, ramp bool) {
 	if opt.RateBps > 0 {
 		return pathmodel.Goodput(opt.RateBps), "--rate " + units.FormatRate(opt.RateBps) + " (its TCP goodput)", false
 	}
@@ -294,7 +295,7 @@ func pathRate(opt JudgeOptions, c *Capacity, judged map[string][]flows.Flow, cau
 // atLeastCC raises a path's rate r to what one stream carried with a
 // congestion control asked of the server, when that is more (why ends
 // its basis).
-func atLeastCC(r float64, basis string, ccs []CCPhase, why string) (float64, string) {
+func atLeastCC(r float64, basis string, ccs []testdoc.CCPhase, why string) (float64, string) {
 	for _, x := range ccs {
 		if x.Granted && x.ThroughputBps > r {
 			r, basis = x.ThroughputBps, fmt.Sprintf("at least %s: one stream carried it with %s on the server%s", units.FormatRate(x.ThroughputBps), x.CC, why)
@@ -309,8 +310,8 @@ func cpuBound(c *diagnose.Cause) bool { return c != nil && c.Name == diagnose.Ca
 
 // ccPhase is the result of a download with a congestion control asked
 // of the server.
-func ccPhase(p PhaseRaw, fl []flows.Flow) CCPhase {
-	x := CCPhase{CC: p.AskedCC, Granted: p.Grant.CC == p.AskedCC, ThroughputBps: aggregateRate(senderSamples(p)), Verdict: diagnose.Unknown,
+func ccPhase(p PhaseRaw, fl []flows.Flow) testdoc.CCPhase {
+	x := testdoc.CCPhase{CC: p.AskedCC, Granted: p.Grant.CC == p.AskedCC, ThroughputBps: AggregateRate(senderSamples(p)), Verdict: diagnose.Unknown,
 		LoadedRTTP90S: quantile(p.LoadedRTTs, 0.9).Seconds(), LoadedRTTS: median(p.LoadedRTTs).Seconds()}
 	if len(fl) > 0 {
 		x.Verdict, x.RetransSegs = fl[0].Verdict.Verdict, fl[0].Retrans
@@ -336,8 +337,8 @@ func (d *judging) addProbe(p PhaseRaw) bool {
 }
 
 // udpPhase is the result of a datagram run.
-func udpPhase(p PhaseRaw) *UDPPhase {
-	x := &UDPPhase{RateBps: p.Grant.RateBps, DatagramBytes: p.Grant.DatagramBytes, Sent: p.Done.Datagrams, Received: p.UDP.Received,
+func udpPhase(p PhaseRaw) *testdoc.UDPPhase {
+	x := &testdoc.UDPPhase{RateBps: p.Grant.RateBps, DatagramBytes: p.Grant.DatagramBytes, Sent: p.Done.Datagrams, Received: p.UDP.Received,
 		ArrivedBps: p.UDP.Bps, QueueS: p.UDP.Queue.Seconds()}
 	if x.Sent > 0 {
 		x.LossRate = max(1-float64(x.Received)/float64(x.Sent), 0)
@@ -347,8 +348,8 @@ func udpPhase(p PhaseRaw) *UDPPhase {
 
 // pacedPhase is the result of a download the server paced: what it
 // carried and lost over the whole phase.
-func pacedPhase(p PhaseRaw, fl []flows.Flow) PacedPhase {
-	x := PacedPhase{RateBps: p.AskedPace, GrantedRateBps: p.Grant.RateBps, ThroughputBps: aggregateRate(senderSamples(p)),
+func pacedPhase(p PhaseRaw, fl []flows.Flow) testdoc.PacedPhase {
+	x := testdoc.PacedPhase{RateBps: p.AskedPace, GrantedRateBps: p.Grant.RateBps, ThroughputBps: AggregateRate(senderSamples(p)),
 		Verdict: diagnose.Unknown, LoadedRTTS: median(p.LoadedRTTs).Seconds(), LoadedRTTP90S: quantile(p.LoadedRTTs, 0.9).Seconds()}
 	if len(fl) == 0 {
 		return x
@@ -366,7 +367,7 @@ func pacedPhase(p PhaseRaw, fl []flows.Flow) PacedPhase {
 
 // withCCs adds what the other congestion controls carried on the same
 // path to a loss cause: the measured answer to "would bbr help".
-func withCCs(c *diagnose.Cause, ccs []CCPhase) {
+func withCCs(c *diagnose.Cause, ccs []testdoc.CCPhase) {
 	for _, x := range ccs {
 		if !x.Granted || x.ThroughputBps <= 0 {
 			continue
@@ -380,7 +381,7 @@ func withCCs(c *diagnose.Cause, ccs []CCPhase) {
 // shallow buffer, the capacity phase's streams lost the same way and
 // carried less than the path: its rate is a lower bound, and the best
 // estimate is the most the streams were seen delivering together.
-func lossBoundRate(c *Capacity, causes map[string]*diagnose.Cause) (float64, string, bool) {
+func lossBoundRate(c *testdoc.Capacity, causes map[string]*diagnose.Cause) (float64, string, bool) {
 	var cause string
 	for _, name := range []string{wire.PhaseDownload, wire.PhaseUpload} {
 		if x := causes[name]; x != nil && (x.Name == diagnose.CauseRandomLoss || x.Name == diagnose.CauseShallowBuffer) {
@@ -397,9 +398,9 @@ func lossBoundRate(c *Capacity, causes map[string]*diagnose.Cause) (float64, str
 		units.FormatRate(best), c.Streams, units.FormatRate(c.Bps), units.FormatRate(c.PeakBps), cause), true
 }
 
-// aggregateRate is the rate all sockets together delivered (acknowledged
+// AggregateRate is the rate all sockets together delivered (acknowledged
 // or SACKed) over the second half of their common active time.
-func aggregateRate(samples []flows.Sample) float64 {
+func AggregateRate(samples []flows.Sample) float64 {
 	s := seriesOf(samples)
 	i := s.half()
 	if i < 0 {
@@ -408,7 +409,8 @@ func aggregateRate(samples []flows.Sample) float64 {
 	return s.rate(i, len(s.t)-1)
 }
 
-func minDur(ds []time.Duration) time.Duration {
+// MinDur is the least of ds (0 for none).
+func MinDur(ds []time.Duration) time.Duration {
 	m := time.Duration(0)
 	for i, d := range ds {
 		if i == 0 || d < m {

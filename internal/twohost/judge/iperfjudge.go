@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ type IperfPhase struct {
 	Samples []flows.Sample // this host's data sockets
 	// Recv is the first stream's receive side in a download: the window
 	// this host advertised and its RTT estimate.
-	Recv    []URLSample
+	Recv    []testdoc.URLSample
 	Connect time.Duration // the control connection's handshake
 }
 
@@ -47,9 +47,9 @@ type IperfPhase struct {
 // intervals where it sent them (its cwnd, RTT and retransmissions). It
 // fills the test document (longhaul.test/v1); the server's snapshot,
 // model and plan stay empty: no longhaul runs there. It is pure.
-func JudgeIperf3(raw *IperfRaw, rateBps float64) (*Doc, error) {
-	d := &judging{Doc: &Doc{Schema: Schema, Started: raw.Started, Server: raw.Server, PhaseLengthS: raw.PhaseLength.Seconds(),
-		Hosts: Hosts{Client: raw.Client}, Directions: []Direction{}, Phases: []Phase{}}}
+func JudgeIperf3(raw *IperfRaw, rateBps float64) (*testdoc.Doc, error) {
+	d := &judging{Doc: &testdoc.Doc{Schema: testdoc.Schema, Started: raw.Started, Server: raw.Server, PhaseLengthS: raw.PhaseLength.Seconds(),
+		Hosts: testdoc.Hosts{Client: raw.Client}, Directions: []testdoc.Direction{}, Phases: []testdoc.Phase{}}}
 	for _, p := range raw.Phases {
 		if p.Result == nil || len(p.Result.Streams) == 0 {
 			return nil, fmt.Errorf("the %s phase has no result", p.Name)
@@ -63,7 +63,7 @@ func JudgeIperf3(raw *IperfRaw, rateBps float64) (*Doc, error) {
 	for i, p := range raw.Phases {
 		switch p.Name {
 		case wire.PhaseCapacity:
-			d.Capacity = &Capacity{Bps: d.Phases[i].ThroughputBps, Streams: len(p.Result.Streams), Verdicts: []string{}}
+			d.Capacity = &testdoc.Capacity{Bps: d.Phases[i].ThroughputBps, Streams: len(p.Result.Streams), Verdicts: []string{}}
 		case wire.PhaseUpload:
 			if fl := judgePhase(PhaseRaw{Grant: wire.Grant{Name: wire.PhaseUpload}, Client: p.Samples}, ""); len(fl) > 0 {
 				upFlow, up = &fl[0], &raw.Phases[i]
@@ -86,7 +86,7 @@ func JudgeIperf3(raw *IperfRaw, rateBps float64) (*Doc, error) {
 
 // iperfPathRate picks the path's rate for the plan: --rate, the streams'
 // download, or an upload that filled the path.
-func iperfPathRate(rateBps float64, c *Capacity, up *flows.Flow) (float64, string) {
+func iperfPathRate(rateBps float64, c *testdoc.Capacity, up *flows.Flow) (float64, string) {
 	switch {
 	case rateBps > 0:
 		return pathmodel.Goodput(rateBps), "--rate " + units.FormatRate(rateBps) + " (its TCP goodput)"
@@ -100,8 +100,8 @@ func iperfPathRate(rateBps float64, c *Capacity, up *flows.Flow) (float64, strin
 
 // iperfRTT is the least RTT any socket saw, and under load the median of
 // the download receiver's estimates.
-func iperfRTT(raw *IperfRaw) RTT {
-	r := RTT{IdleS: []float64{}}
+func iperfRTT(raw *IperfRaw) testdoc.RTT {
+	r := testdoc.RTT{IdleS: []float64{}}
 	var lo time.Duration
 	var loaded []float64
 	for _, p := range raw.Phases {
@@ -133,19 +133,19 @@ func iperfRTT(raw *IperfRaw) RTT {
 // iperfPhaseRecord is a phase's record: this host's samples, and for a
 // download the server's intervals as its samples (per second, from its
 // output), so that the report draws the sender.
-func iperfPhaseRecord(p IperfPhase) Phase {
+func iperfPhaseRecord(p IperfPhase) testdoc.Phase {
 	r := p.Result
-	ph := Phase{Name: p.Name, Streams: len(r.Streams), DurationS: r.Elapsed.Seconds(), Seconds: r.Elapsed.Seconds(),
+	ph := testdoc.Phase{Name: p.Name, Streams: len(r.Streams), DurationS: r.Elapsed.Seconds(), Seconds: r.Elapsed.Seconds(),
 		EndReason: "duration", LoadedRTTS: []float64{}, Samples: []results.Sample{}}
 	for _, s := range r.Streams {
 		ph.ServerBytes += s.ServerBytes
 		ph.ClientBytes += s.Bytes
 	}
 	for _, s := range p.Samples {
-		ph.Samples = append(ph.Samples, flows.ResultSample(s.T, HostClient, s.Sock))
+		ph.Samples = append(ph.Samples, flows.ResultSample(s.T, testdoc.HostClient, s.Sock))
 	}
 	if p.Name == wire.PhaseUpload {
-		ph.ThroughputBps = aggregateRate(p.Samples)
+		ph.ThroughputBps = AggregateRate(p.Samples)
 		return ph
 	}
 	// The receiver's bytes stand in for the sender's delivered ones.
@@ -153,7 +153,7 @@ func iperfPhaseRecord(p IperfPhase) Phase {
 	for i, s := range p.Samples {
 		recv[i] = flows.Sample{T: s.T, Sock: flows.Sock{Local: s.Sock.Local, Remote: s.Sock.Remote, BytesAcked: s.Sock.BytesReceived}}
 	}
-	ph.ThroughputBps = aggregateRate(recv)
+	ph.ThroughputBps = AggregateRate(recv)
 	for _, s := range r.Streams {
 		var delivered, retrans int64
 		for _, iv := range s.Intervals {
@@ -162,7 +162,7 @@ func iperfPhaseRecord(p IperfPhase) Phase {
 			}
 			delivered += max(iv.Bytes, 0)
 			retrans += max(iv.Retransmits, 0)
-			ph.Samples = append(ph.Samples, results.Sample{T: iv.End.Seconds(), End: HostServer, Sock: s.Remote + "-" + s.Local,
+			ph.Samples = append(ph.Samples, results.Sample{T: iv.End.Seconds(), End: testdoc.HostServer, Sock: s.Remote + "-" + s.Local,
 				CwndB: max(iv.SndCwnd, 0), SndWnd: max(iv.SndWnd, 0), RTT: max(iv.RTT, 0).Seconds(),
 				BytesAcked: delivered, Delivered: delivered, Retrans: retrans})
 		}
@@ -172,8 +172,8 @@ func iperfPhaseRecord(p IperfPhase) Phase {
 
 // iperfUpload judges the upload: this host sends, so its socket holds the
 // verdict as test's does; the server's window is named with its size.
-func (d *judging) iperfUpload(p IperfPhase, f flows.Flow, rtt time.Duration) Direction {
-	dir := Direction{Name: wire.PhaseUpload, Sender: HostClient, Receiver: HostServer, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f}
+func (d *judging) iperfUpload(p IperfPhase, f flows.Flow, rtt time.Duration) testdoc.Direction {
+	dir := testdoc.Direction{Name: wire.PhaseUpload, Sender: testdoc.HostClient, Receiver: testdoc.HostServer, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f}
 	// The sender's smoothed RTT stands in for test's control pings.
 	pr := PhaseRaw{Grant: wire.Grant{Name: wire.PhaseUpload}, Client: p.Samples}
 	for _, s := range sendingHalf(sockSamples(p.Samples, f.Local+"-"+f.Remote)) {
@@ -222,10 +222,10 @@ func (d *judging) iperfUpload(p IperfPhase, f flows.Flow, rtt time.Duration) Dir
 
 // senderModel is the path model of this host's send side alone: the
 // server's receive settings are not known.
-func senderModel(c *snapshot.Snapshot, rtt time.Duration, rate float64) Model {
+func senderModel(c *snapshot.Snapshot, rtt time.Duration, rate float64) testdoc.Model {
 	m, err := model(c, c, rtt, rate)
 	if err != nil || c == nil || rtt <= 0 {
-		return Model{Note: "no model: this host's snapshot or the RTT is missing"}
+		return testdoc.Model{Note: "no model: this host's snapshot or the RTT is missing"}
 	}
 	m.ExpectedBps, m.LimitedBy, m.MeasuredVsModel = 0, "", 0
 	m.ReceiverWindowBytes, m.ReceiverCeilingBps, m.ReceiverSettings = 0, 0, "not known (iperf3 server)"
@@ -246,9 +246,9 @@ func peerWindow(p IperfPhase, f flows.Flow) int64 {
 
 // serverWindowLimit names the window the iperf3 server advertised, with
 // its size.
-func serverWindowLimit(wnd int64, rtt time.Duration) Limit {
+func serverWindowLimit(wnd int64, rtt time.Duration) testdoc.Limit {
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
-	return Limit{Host: HostServer, Setting: "net.ipv4.tcp_rmem", Value: units.FormatBytes(float64(wnd)),
+	return testdoc.Limit{Host: testdoc.HostServer, Setting: "net.ipv4.tcp_rmem", Value: units.FormatBytes(float64(wnd)),
 		Text: fmt.Sprintf("the iperf3 server's receive window (%s), which allows %s at %s: its receive buffer sets it, net.ipv4.tcp_rmem's maximum there or the SO_RCVBUF iperf3 was given (-w)",
 			units.FormatBytes(float64(wnd)), units.FormatRate(pathmodel.WindowCeiling(float64(wnd), rtt)), at)}
 }
@@ -275,7 +275,7 @@ func (d *judging) iperfNotes(raw *IperfRaw) {
 func (d *judging) iperfPlan(rtt time.Duration) {
 	var sends, receives bool
 	for _, dir := range d.Directions {
-		if dir.Limit.Host == HostClient && dir.Limit.Setting != "" {
+		if dir.Limit.Host == testdoc.HostClient && dir.Limit.Setting != "" {
 			sends, receives = sends || dir.Name == wire.PhaseUpload, receives || dir.Name != wire.PhaseUpload
 		}
 	}
@@ -291,15 +291,15 @@ func (d *judging) iperfPlan(rtt time.Duration) {
 		if err != nil {
 			d.Notes = append(d.Notes, "no plan: "+err.Error())
 		} else {
-			d.Plans = &Plans{Client: p}
+			d.Plans = &testdoc.Plans{Client: p}
 		}
 	}
 	for i := range d.Directions {
 		dir := &d.Directions[i]
 		switch l := dir.Limit; {
-		case l.Host == HostServer && l.Setting != "":
+		case l.Host == testdoc.HostServer && l.Setting != "":
 			dir.Flow.Fix = fmt.Sprintf("on the iperf3 server: raise net.ipv4.tcp_rmem's maximum above the path's BDP, or run iperf3 there without -w (the window it offered was %s)", l.Value)
-		case dir.Name == wire.PhaseUpload, l.Host == HostClient && l.Setting != "", dir.Flow.Fix == "":
+		case dir.Name == wire.PhaseUpload, l.Host == testdoc.HostClient && l.Setting != "", dir.Flow.Fix == "":
 			dir.Flow.Fix = d.directionFix(*dir)
 		}
 	}

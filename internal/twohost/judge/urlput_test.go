@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func (st sendSock) raw(secs float64) *URLRaw {
 	if busy == 0 {
 		busy = 1
 	}
-	raw := &URLRaw{Direction: URLUpload, URL: "http://198.18.0.2/upload", Remote: "198.18.0.2:80", Status: "200 OK", Method: "POST",
+	raw := &URLRaw{Direction: testdoc.URLUpload, URL: "http://198.18.0.2/upload", Remote: "198.18.0.2:80", Status: "200 OK", Method: "POST",
 		Connect: st.rtt, Duration: time.Duration(secs * float64(time.Second)), Bytes: int64(st.rate * secs / 8), Complete: true,
 		Client: host("4096 131072 6291456", wmem)}
 	raw.BodySize = raw.Bytes
@@ -86,39 +86,39 @@ func TestJudgeURLUpload(t *testing.T) {
 		fix       string
 	}{
 		{"server SO_RCVBUF", sendSock{rate: 2896 * 8 / 0.035, rtt: rtt, flight: 2896, wnd: 2896, ssthresh: 1 << 20, rwndShare: 1}.raw(7),
-			0, HostServer, "SO_RCVBUF", []string{"the server's receive window (2.896 kB)", "at 661.9 kbit/s", "SO_RCVBUF", "rcvbuf="}, diagnose.RwndLimited, false, "fix for the upload: on the server"},
+			0, testdoc.HostServer, "SO_RCVBUF", []string{"the server's receive window (2.896 kB)", "at 661.9 kbit/s", "SO_RCVBUF", "rcvbuf="}, diagnose.RwndLimited, false, "fix for the upload: on the server"},
 		{"server tcp_rmem", sendSock{rate: 3e6 * 8 / 0.035, rtt: rtt, flight: 3e6, wnd: 3e6, ssthresh: 1 << 30, rwndShare: 1}.raw(8),
-			1e9, HostServer, "net.ipv4.tcp_rmem", []string{"(3 MB)", "tcp_rmem maximum"}, diagnose.RwndLimited, false, "twice the BDP, 8.238 MB"},
+			1e9, testdoc.HostServer, "net.ipv4.tcp_rmem", []string{"(3 MB)", "tcp_rmem maximum"}, diagnose.RwndLimited, false, "twice the BDP, 8.238 MB"},
 		{"no window scaling", sendSock{rate: 65535 * 8 / 0.035, rtt: rtt, flight: 65535, wnd: 65535, ssthresh: 1 << 30, rwndShare: 1, unscaled: true}.raw(8),
-			0, HostServer, "net.ipv4.tcp_window_scaling", []string{"no window scaling"}, diagnose.RwndLimited, false, "tcp_window_scaling=1"},
+			0, testdoc.HostServer, "net.ipv4.tcp_window_scaling", []string{"no window scaling"}, diagnose.RwndLimited, false, "tcp_window_scaling=1"},
 		{"client tcp_wmem", sendSock{rate: 15e6, rtt: rtt, flight: 60000, wnd: 3e6, ssthresh: 1 << 20, sndShare: 0.95, wmem: "4096 16384 65536"}.raw(8),
-			100e6, HostClient, "net.ipv4.tcp_wmem", []string{"this host's send buffer: net.ipv4.tcp_wmem max 64 KiB held the flight at 65.62 kB: 15 Mbit/s"}, diagnose.SndbufLimited, true, "this host's plan"},
+			100e6, testdoc.HostClient, "net.ipv4.tcp_wmem", []string{"this host's send buffer: net.ipv4.tcp_wmem max 64 KiB held the flight at 65.62 kB: 15 Mbit/s"}, diagnose.SndbufLimited, true, "this host's plan"},
 		{"client tcp_wmem, no rate", sendSock{rate: 15e6, rtt: rtt, flight: 60000, wnd: 3e6, ssthresh: 1 << 20, sndShare: 0.95, wmem: "4096 16384 65536"}.raw(8),
-			0, HostClient, "net.ipv4.tcp_wmem", []string{"tcp_wmem"}, diagnose.SndbufLimited, false, "--role server"},
+			0, testdoc.HostClient, "net.ipv4.tcp_wmem", []string{"tcp_wmem"}, diagnose.SndbufLimited, false, "--role server"},
 		{"the path", sendSock{rate: 94e6, rtt: rtt, flight: 420000, wnd: 5e6, ssthresh: 300000}.raw(8),
-			0, HostPath, "", []string{"filled the bottleneck"}, diagnose.Bottleneck, false, "nothing to change"},
+			0, testdoc.HostPath, "", []string{"filled the bottleneck"}, diagnose.Bottleneck, false, "nothing to change"},
 		// Loss: named from how the socket lost over the steady half
 		// (flows' loss track), or by its rate and the Mathis bound when
 		// the half is too short to tell.
 		{"random loss", sendSock{rate: 5e6, rtt: rtt, flight: 20000, wnd: 5e6, ssthresh: 20000, lossEvery: 1}.raw(8),
-			0, HostPath, diagnose.CauseRandomLoss, []string{"Mathis bound"}, diagnose.LossLimited, false, "fix for the path (random-loss)"},
+			0, testdoc.HostPath, diagnose.CauseRandomLoss, []string{"Mathis bound"}, diagnose.LossLimited, false, "fix for the path (random-loss)"},
 		{"shallow buffer", sendSock{rate: 5e6, rtt: rtt, flight: 20000, wnd: 5e6, ssthresh: 20000, lossEvery: 2, lossSegs: 10}.raw(8),
-			0, HostPath, diagnose.CauseShallowBuffer, []string{"shallow buffer"}, diagnose.LossLimited, false, "fix for the path (shallow-buffer)"},
+			0, testdoc.HostPath, diagnose.CauseShallowBuffer, []string{"shallow buffer"}, diagnose.LossLimited, false, "fix for the path (shallow-buffer)"},
 		{"loss, short", sendSock{rate: 5e6, rtt: rtt, flight: 20000, wnd: 5e6, ssthresh: 20000, lossEvery: 1}.raw(1.2),
-			0, HostPath, "", []string{"packet loss", "retransmitted", "Mathis bound is"}, diagnose.LossLimited, false, "nothing to change"},
+			0, testdoc.HostPath, "", []string{"packet loss", "retransmitted", "Mathis bound is"}, diagnose.LossLimited, false, "nothing to change"},
 		{"slow start", sendSock{rate: 20e6, rtt: rtt, flight: 80000, wnd: 5e6}.raw(1),
-			0, HostTest, "", []string{"slow start"}, diagnose.SlowStart, false, ""},
+			0, testdoc.HostTest, "", []string{"slow start"}, diagnose.SlowStart, false, ""},
 		{"app", sendSock{rate: 1e6, rtt: rtt, flight: 3000, wnd: 5e6, ssthresh: 1 << 20, busyShare: 0.1}.raw(8),
-			0, HostClient, "", []string{"longhaul's writes"}, diagnose.AppLimited, false, ""},
+			0, testdoc.HostClient, "", []string{"longhaul's writes"}, diagnose.AppLimited, false, ""},
 		{"at --rate", sendSock{rate: 94e6, rtt: rtt, flight: 420000, wnd: 5e6, ssthresh: 300000}.raw(8),
-			100e6, HostPath, "", []string{"the upload ran at 94 Mbit/s"}, diagnose.Bottleneck, false, ""},
+			100e6, testdoc.HostPath, "", []string{"the upload ran at 94 Mbit/s"}, diagnose.Bottleneck, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := JudgeURL(tc.raw, tc.rate)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.Direction != URLUpload || d.Flow == nil || d.Flow.Verdict.Verdict != tc.verdict {
+			if d.Direction != testdoc.URLUpload || d.Flow == nil || d.Flow.Verdict.Verdict != tc.verdict {
 				t.Fatalf("direction %q, flow %+v; want an upload judged %s", d.Direction, d.Flow, tc.verdict)
 			}
 			if d.Limit.Host != tc.host || d.Limit.Setting != tc.set {
@@ -149,7 +149,7 @@ func TestJudgeURLUploadScalingOffHere(t *testing.T) {
 	raw := sendSock{rate: 65535 * 8 / 0.035, rtt: 35 * time.Millisecond, flight: 65535, wnd: 65535, ssthresh: 1 << 30, rwndShare: 1, unscaled: true}.raw(8)
 	raw.Client.Sysctls["net.ipv4.tcp_window_scaling"] = "0"
 	d, _ := JudgeURL(raw, 0)
-	if d.Limit.Host != HostClient || d.Limit.Setting != "net.ipv4.tcp_window_scaling" || d.Limit.Value != "0" {
+	if d.Limit.Host != testdoc.HostClient || d.Limit.Setting != "net.ipv4.tcp_window_scaling" || d.Limit.Value != "0" {
 		t.Errorf("limit %+v; want this host's tcp_window_scaling", d.Limit)
 	}
 }
@@ -160,20 +160,20 @@ func TestJudgeURLUploadScalingOffHere(t *testing.T) {
 func TestJudgeURLUploadShortAndDocument(t *testing.T) {
 	raw := sendSock{rate: 1e6, rtt: 35 * time.Millisecond, flight: 3000, wnd: 5e6}.raw(0.15)
 	d, _ := JudgeURL(raw, 0)
-	if d.Limit.Host != HostTest || d.Flow != nil || !strings.Contains(d.Limit.Text, "too short") {
+	if d.Limit.Host != testdoc.HostTest || d.Flow != nil || !strings.Contains(d.Limit.Text, "too short") {
 		t.Errorf("limit %+v, flow %v; want the test's length", d.Limit, d.Flow)
 	}
 	b, err := json.Marshal(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`"direction":"upload"`, `"method":"POST"`, `"send_samples":[{`, `"samples":[]`, `"schema":"` + URLSchema + `"`} {
+	for _, s := range []string{`"direction":"upload"`, `"method":"POST"`, `"send_samples":[{`, `"samples":[]`, `"schema":"` + testdoc.URLSchema + `"`} {
 		if !bytes.Contains(b, []byte(s)) {
 			t.Errorf("document lacks %s:\n%s", s, b)
 		}
 	}
 	down, _ := JudgeURL(urlDownload(10e6, 50*time.Millisecond, 1<<20, 10, 0), 0)
-	if down.Direction != URLDownload || down.SendSamples != nil {
+	if down.Direction != testdoc.URLDownload || down.SendSamples != nil {
 		t.Errorf("download: direction %q, %d send samples", down.Direction, len(down.SendSamples))
 	}
 	if got := units.FormatBytes(2896); !strings.Contains("(2.896 kB)", got) {

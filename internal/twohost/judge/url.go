@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -23,7 +24,7 @@ type URLRaw struct {
 	Duration   time.Duration // from the request to the end of the body or the limit
 	Bytes      int64         // body bytes read
 	Complete   bool          // the whole body came
-	Samples    []URLSample
+	Samples    []testdoc.URLSample
 	Client     *snapshot.Snapshot
 	MSS        int
 	DurationIn time.Duration // the limit asked for
@@ -56,15 +57,15 @@ const (
 // host and its tcp_rmem when the window held the flow back; otherwise the
 // limit is at the far end or on the path, which only a test against
 // longhaul serve (or a capture there) can tell apart.
-func JudgeURL(raw *URLRaw, rateBps float64) (*URLDoc, error) {
-	if raw.Direction == URLUpload {
+func JudgeURL(raw *URLRaw, rateBps float64) (*testdoc.URLDoc, error) {
+	if raw.Direction == testdoc.URLUpload {
 		return judgeUpload(raw, rateBps), nil
 	}
-	d := urlJudging{&URLDoc{Schema: URLSchema, Started: raw.Started, Direction: URLDownload, URL: raw.URL, Remote: raw.Remote, Status: raw.Status,
+	d := urlJudging{&testdoc.URLDoc{Schema: testdoc.URLSchema, Started: raw.Started, Direction: testdoc.URLDownload, URL: raw.URL, Remote: raw.Remote, Status: raw.Status,
 		Bytes: raw.Bytes, Complete: raw.Complete, DurationS: raw.Duration.Seconds(), ConnectS: raw.Connect.Seconds(),
 		Client: raw.Client, Samples: raw.Samples}}
 	if d.Samples == nil {
-		d.Samples = []URLSample{}
+		d.Samples = []testdoc.URLSample{}
 	}
 	if raw.Duration > 0 {
 		d.ThroughputBps = float64(raw.Bytes) * 8 / raw.Duration.Seconds()
@@ -109,18 +110,18 @@ func JudgeURL(raw *URLRaw, rateBps float64) (*URLDoc, error) {
 }
 
 // steadyHalf is the second half of the samples by time.
-func steadyHalf(s []URLSample) []URLSample {
+func steadyHalf(s []testdoc.URLSample) []testdoc.URLSample {
 	if len(s) < 4 {
 		return s
 	}
 	mid := (s[0].T + s[len(s)-1].T) / 2
-	i, _ := slices.BinarySearchFunc(s, mid, func(x URLSample, t float64) int { return cmp.Compare(x.T, t) })
+	i, _ := slices.BinarySearchFunc(s, mid, func(x testdoc.URLSample, t float64) int { return cmp.Compare(x.T, t) })
 	return s[i:]
 }
 
 // loadedRTT is the median of the receiver's RTT estimates, or the
 // handshake's when the receiver measured none.
-func loadedRTT(s []URLSample, connect time.Duration) float64 {
+func loadedRTT(s []testdoc.URLSample, connect time.Duration) float64 {
 	var v []float64
 	for _, x := range s {
 		if x.RcvRTT > 0 {
@@ -135,7 +136,7 @@ func loadedRTT(s []URLSample, connect time.Duration) float64 {
 }
 
 // limit names what held the download back.
-func (d urlJudging) limit(rtt time.Duration) Limit {
+func (d urlJudging) limit(rtt time.Duration) testdoc.Limit {
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
 	rmem := ""
 	if d.Client != nil {
@@ -143,40 +144,40 @@ func (d urlJudging) limit(rtt time.Duration) Limit {
 	}
 	switch {
 	case d.Rounds > 0 && d.Rounds < shortRounds:
-		return Limit{Host: HostTest, Text: fmt.Sprintf("the transfer's length: %s took %.1f round trips, mostly slow start; the server's initcwnd and this host's initrwnd set how many (a longer download measures the path)",
+		return testdoc.Limit{Host: testdoc.HostTest, Text: fmt.Sprintf("the transfer's length: %s took %.1f round trips, mostly slow start; the server's initcwnd and this host's initrwnd set how many (a longer download measures the path)",
 			units.FormatBytes(float64(d.Bytes)), d.Rounds)}
 	case d.MaxWindowBytes <= 0 || rtt <= 0:
-		return Limit{Host: "unknown", Text: "unknown: the kernel reported no receive window or RTT for the download"}
+		return testdoc.Limit{Host: "unknown", Text: "unknown: the kernel reported no receive window or RTT for the download"}
 	case d.InFlightBytes >= windowBound*float64(d.MaxWindowBytes) && d.WindowCeilingBytes > 0 && float64(d.MaxWindowBytes) >= atCeiling*float64(d.WindowCeilingBytes):
-		return Limit{Host: HostClient, Setting: "net.ipv4.tcp_rmem", Value: rmem,
+		return testdoc.Limit{Host: testdoc.HostClient, Setting: "net.ipv4.tcp_rmem", Value: rmem,
 			Text: fmt.Sprintf("this host's receive buffer: net.ipv4.tcp_rmem max %s allows a %s window: %s at %s",
 				maxIEC(rmem), units.FormatBytes(float64(d.WindowCeilingBytes)), units.FormatRate(pathmodel.WindowCeiling(float64(d.WindowCeilingBytes), rtt)), at)}
 	case d.InFlightBytes >= windowBound*float64(d.MaxWindowBytes):
-		return Limit{Host: HostClient, Text: fmt.Sprintf("this host's receive window: autotuning had grown it to %s of the %s net.ipv4.tcp_rmem allows (%s at %s); a longer download lets it grow",
+		return testdoc.Limit{Host: testdoc.HostClient, Text: fmt.Sprintf("this host's receive window: autotuning had grown it to %s of the %s net.ipv4.tcp_rmem allows (%s at %s); a longer download lets it grow",
 			units.FormatBytes(float64(d.MaxWindowBytes)), units.FormatBytes(float64(d.WindowCeilingBytes)), units.FormatRate(pathmodel.WindowCeiling(float64(d.MaxWindowBytes), rtt)), at)}
 	}
 	open := fmt.Sprintf("this host's window was open (%s in flight of a %s window)", units.FormatBytes(d.InFlightBytes), units.FormatBytes(float64(d.MaxWindowBytes)))
 	if d.lossBinds(rtt) {
-		return Limit{Host: HostServerOrPath, Text: fmt.Sprintf("the path or the server: %d segments arrived out of order (loss or reordering: %.2g of them, enough to hold a Reno or CUBIC flow near this rate), and %s; a test against longhaul serve there tells loss from the server's send side",
+		return testdoc.Limit{Host: testdoc.HostServerOrPath, Text: fmt.Sprintf("the path or the server: %d segments arrived out of order (loss or reordering: %.2g of them, enough to hold a Reno or CUBIC flow near this rate), and %s; a test against longhaul serve there tells loss from the server's send side",
 			d.OutOfOrder, d.outOfOrderRate(), open)}
 	}
-	return Limit{Host: HostServerOrPath, Text: fmt.Sprintf("the server's send side (send buffer, congestion window, application) or the path's rate: %s; run longhaul serve there and longhaul test to tell them apart", open)}
+	return testdoc.Limit{Host: testdoc.HostServerOrPath, Text: fmt.Sprintf("the server's send side (send buffer, congestion window, application) or the path's rate: %s; run longhaul serve there and longhaul test to tell them apart", open)}
 }
 
 // atRate: a download whose steady rate reached the rate the user gave as
 // the path's (--rate, 90% of its TCP goodput) ran at the path's rate:
 // nothing on either end held it back, whatever the window did. A
 // transfer too short to measure or with no window keeps its limit.
-func (d urlJudging) atRate(rateBps float64) (Limit, bool) {
+func (d urlJudging) atRate(rateBps float64) (testdoc.Limit, bool) {
 	switch {
-	case rateBps <= 0, d.Limit.Host == HostTest, d.Limit.Host == "unknown":
-		return Limit{}, false
+	case rateBps <= 0, d.Limit.Host == testdoc.HostTest, d.Limit.Host == "unknown":
+		return testdoc.Limit{}, false
 	}
 	goodput := pathmodel.Goodput(rateBps)
 	if d.SteadyBps < 0.9*goodput {
-		return Limit{}, false
+		return testdoc.Limit{}, false
 	}
-	return Limit{Host: HostPath, Text: fmt.Sprintf("the path's rate, reached: the %s ran at %s, what --rate %s carries as TCP (%s); nothing to fix on this host or the server",
+	return testdoc.Limit{Host: testdoc.HostPath, Text: fmt.Sprintf("the path's rate, reached: the %s ran at %s, what --rate %s carries as TCP (%s); nothing to fix on this host or the server",
 		d.Direction, units.FormatRate(d.SteadyBps), units.FormatRate(rateBps), units.FormatRate(goodput))}, true
 }
 
@@ -200,7 +201,7 @@ func (d urlJudging) lossBinds(rtt time.Duration) bool {
 func (d urlJudging) planFor(rtt time.Duration, rateBps float64) {
 	role := plan.Client
 	switch {
-	case d.Client == nil || d.Limit.Host != HostClient:
+	case d.Client == nil || d.Limit.Host != testdoc.HostClient:
 		return
 	case d.Limit.Setting == "net.ipv4.tcp_wmem":
 		role = plan.Server

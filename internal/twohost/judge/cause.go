@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -106,7 +107,7 @@ type probes struct {
 // shows that jitter under load too, and it is no queue (measured on a
 // VM with stalls: idle pings 50.54-51.76 ms, a paced run at a policer
 // +1.1 ms at its 90th percentile, read as a queue standing).
-func probesOf(d *Doc) probes {
+func probesOf(d *testdoc.Doc) probes {
 	var pr probes
 	var idle []time.Duration
 	for _, x := range d.RTT.IdleS {
@@ -330,8 +331,8 @@ func (d *judging) blackHole() bool {
 func cpuBoundEnd(p PhaseRaw) string {
 	for _, x := range []struct {
 		end string
-		use *CPUUse
-	}{{HostServer, p.Done.CPU}, {HostClient, p.ClientCPU}} {
+		use *testdoc.CPUUse
+	}{{testdoc.HostServer, p.Done.CPU}, {testdoc.HostClient, p.ClientCPU}} {
 		if x.use == nil {
 			continue
 		}
@@ -363,7 +364,7 @@ func cpuCause(p PhaseRaw, f flows.Flow, pathBps float64) (*diagnose.Cause, bool)
 	}
 	for _, end := range order {
 		use, role := p.ClientCPU, diagnose.ActorReceiver
-		if end == HostServer {
+		if end == testdoc.HostServer {
 			use = p.Done.CPU
 		}
 		if end == sender {

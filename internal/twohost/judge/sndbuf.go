@@ -1,10 +1,11 @@
-package twohost
+package judge
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -24,7 +25,7 @@ import (
 // flows.Judge makes that call itself from the socket's sk_sndbuf
 // (flows.SplitInterval); this model-based re-judgement is only the
 // fallback for samples without it (a serve older than the memory read).
-func sndbufHidden(dir Direction) bool {
+func sndbufHidden(dir testdoc.Direction) bool {
 	f, m := dir.Flow, dir.Model
 	v := f.Verdict.Verdict
 	if (v != diagnose.Bottleneck && v != diagnose.SlowStart) || f.SndbufBytes > 0 {
@@ -41,7 +42,7 @@ func sndbufHidden(dir Direction) bool {
 func secsDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // asSndbuf rewrites the verdict as sndbuf-limited, saying why.
-func asSndbuf(dir *Direction) {
+func asSndbuf(dir *testdoc.Direction) {
 	v := &dir.Flow.Verdict
 	was := v.Verdict
 	v.Verdict = diagnose.SndbufLimited

@@ -1,10 +1,11 @@
-package twohost
+package judge
 
 import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -14,7 +15,7 @@ type Raw struct {
 	Started     time.Time
 	Client      *snapshot.Snapshot
 	ServerSnap  *snapshot.Snapshot
-	Caps        Caps
+	Caps        testdoc.Caps
 	IdleRTTs    []time.Duration
 	PhaseLength time.Duration
 	Phases      []PhaseRaw
@@ -44,7 +45,7 @@ type PhaseRaw struct {
 	Done        wire.PhaseDone
 	// ClientCPU is this process's CPU over the phase (nil not measured);
 	// Done.CPU the server's.
-	ClientCPU *CPUUse
+	ClientCPU *testdoc.CPUUse
 	// UDP is what a datagram run (PhaseUDP) showed; nil for the others.
 	UDP *wire.UDPStats
 }

@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"cmp"

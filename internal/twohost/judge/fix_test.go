@@ -1,4 +1,4 @@
-package twohost
+package judge
 
 import (
 	"github.com/longhaul/longhaul/internal/twohost/wire"

@@ -4,12 +4,13 @@ package twohost
 
 import (
 	"context"
-	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"net"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // emfileListener fails its first n accepts with "too many open files".

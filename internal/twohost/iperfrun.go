@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul/longhaul/internal/iperf3"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -167,7 +168,7 @@ type iperfSampler struct {
 	smp     *flows.Sampler
 	once    sync.Once
 	samples []flows.Sample
-	recv    []URLSample // appended only by the sampler's reads, which never overlap
+	recv    []testdoc.URLSample // appended only by the sampler's reads, which never overlap
 }
 
 func startIperfSampler(conns []net.Conn, reverse bool) *iperfSampler {

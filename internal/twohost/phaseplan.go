@@ -9,6 +9,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -37,7 +38,7 @@ func (o ClientOptions) lossProbes(down judge.PhaseRaw, raw *judge.Raw, d, used t
 
 // phases are the phases to run and their length: rounds x RTT (at least
 // MinPhase), or the fixed duration; all must fit the server's caps.
-func (o ClientOptions) phases(rtt time.Duration, caps Caps, used time.Duration) ([]wire.PhaseReq, time.Duration, error) {
+func (o ClientOptions) phases(rtt time.Duration, caps testdoc.Caps, used time.Duration) ([]wire.PhaseReq, time.Duration, error) {
 	d := o.Duration
 	how := fmt.Sprintf("--duration %s", d)
 	if d == 0 {

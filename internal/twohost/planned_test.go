@@ -6,11 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // startFrom authenticates from the local address from and sends st; it

@@ -1,11 +1,12 @@
 package twohost
 
 import (
-	"github.com/longhaul/longhaul/internal/twohost/judge"
-	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // The loss probes (ClientOptions.LossProbes) after a download that lost

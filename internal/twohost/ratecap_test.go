@@ -5,12 +5,14 @@ package twohost
 import (
 	"errors"
 	"fmt"
-	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"io"
 	"net"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // attach opens a data stream of a phase and waits for its go.
@@ -52,7 +54,7 @@ func attach(addr, session string, phase, stream int) (net.Conn, error) {
 // in their last second.
 func TestRateCapHolds(t *testing.T) {
 	const capBps, dur = 8e6, 1.0
-	caps := Caps{MaxDurationS: 30, MaxBytes: 1 << 34, MaxStreams: 4, MaxRateBps: capBps}
+	caps := testdoc.Caps{MaxDurationS: 30, MaxBytes: 1 << 34, MaxStreams: 4, MaxRateBps: capBps}
 	for _, name := range []string{wire.PhaseDownload, wire.PhaseUpload} {
 		for _, asked := range []float64{1e-9, 1, 1e15} {
 			t.Run(fmt.Sprintf("%s/%g", name, asked), func(t *testing.T) {

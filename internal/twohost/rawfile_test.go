@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -21,7 +22,7 @@ func lossyRaw() *judge.Raw {
 	rtt := 50 * time.Millisecond
 	down := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 92e6, rtt: rtt, flight: 600_000, ssthresh: 1 << 20})
 	down.LoadedRTTs = []time.Duration{51 * time.Millisecond, 52 * time.Millisecond, 50500 * time.Microsecond}
-	down.ClientCPU = &CPUUse{RunS: 0.12, WaitS: 0.03}
+	down.ClientCPU = &testdoc.CPUUse{RunS: 0.12, WaitS: 0.03}
 	short := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 26e6, rtt: rtt, flight: 160_000, ssthresh: 150_000, lossEvery: 1})
 	short.Grant.Phase, short.Grant.RateBps, short.AskedPace = 2, 70e6, 70e6
 	return rawWith(host(big, big), host(big, big), down, short)

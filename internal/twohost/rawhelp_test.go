@@ -7,6 +7,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -65,7 +66,7 @@ func (st stream) samples(secs float64) []flows.Sample {
 
 func rawWith(client, server *snapshot.Snapshot, phases ...judge.PhaseRaw) *judge.Raw {
 	return &judge.Raw{Server: "198.18.0.2:9978", Started: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC), Client: client, ServerSnap: server,
-		Caps: Caps{MaxDurationS: 120, MaxBytes: 1 << 34, MaxStreams: 16}, IdleRTTs: []time.Duration{50 * time.Millisecond}, PhaseLength: 4 * time.Second, Phases: phases}
+		Caps: testdoc.Caps{MaxDurationS: 120, MaxBytes: 1 << 34, MaxStreams: 16}, IdleRTTs: []time.Duration{50 * time.Millisecond}, PhaseLength: 4 * time.Second, Phases: phases}
 }
 
 func phaseOf(name string, streams ...stream) judge.PhaseRaw {

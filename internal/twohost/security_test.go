@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +16,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // syncBuf is a log sink safe for the server's goroutines.
@@ -191,7 +193,7 @@ func TestServerProvesToken(t *testing.T) {
 }
 
 func TestSecondClientBusy(t *testing.T) {
-	addr := startServer(t, ServerConfig{MaxClients: 1, Caps: Caps{MaxDurationS: 30}})
+	addr := startServer(t, ServerConfig{MaxClients: 1, Caps: testdoc.Caps{MaxDurationS: 30}})
 	c, _ := startSession(t, addr)
 	_, err := Run(context.Background(), ClientOptions{Addr: addr, Token: testToken, Download: true, Snapshot: fakeSnap, Rounds: 1})
 	var re *wire.RemoteError
@@ -246,7 +248,7 @@ func TestSilentClientDropped(t *testing.T) {
 
 func TestCapsEnforced(t *testing.T) {
 	t.Run("duration, rate, streams", func(t *testing.T) {
-		caps := Caps{MaxDurationS: 4, MaxBytes: 1 << 30, MaxRateBps: 80e6, MaxStreams: 2}
+		caps := testdoc.Caps{MaxDurationS: 4, MaxBytes: 1 << 30, MaxRateBps: 80e6, MaxStreams: 2}
 		total, el, _ := greedy(t, caps)
 		if el > time.Duration(caps.MaxDurationS*float64(time.Second))+3*time.Second {
 			t.Errorf("data flowed for %v; the cap is %gs", el, caps.MaxDurationS)
@@ -256,7 +258,7 @@ func TestCapsEnforced(t *testing.T) {
 		}
 	})
 	t.Run("bytes", func(t *testing.T) {
-		caps := Caps{MaxDurationS: 20, MaxBytes: 4 << 20, MaxStreams: 2}
+		caps := testdoc.Caps{MaxDurationS: 20, MaxBytes: 4 << 20, MaxStreams: 2}
 		total, el, done := greedy(t, caps)
 		if total > caps.MaxBytes || total < caps.MaxBytes/2 {
 			t.Errorf("%d bytes moved; the cap is %d", total, caps.MaxBytes)
@@ -269,7 +271,7 @@ func TestCapsEnforced(t *testing.T) {
 
 // greedy asks for far more than caps allow, reads every granted stream
 // (and one more) as fast as it can, and returns what it got.
-func greedy(t *testing.T, caps Caps) (int64, time.Duration, wire.PhaseDone) {
+func greedy(t *testing.T, caps testdoc.Caps) (int64, time.Duration, wire.PhaseDone) {
 	addr := startServer(t, ServerConfig{Caps: caps})
 	c, acc := startSession(t, addr)
 	if acc.Caps != caps {

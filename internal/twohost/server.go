@@ -18,6 +18,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/connlimit"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -54,7 +55,7 @@ type ServerConfig struct {
 	// process's): the server samples and snapshots it.
 	Netns string
 	// Caps bound every test; MaxClients the tests at a time.
-	Caps       Caps
+	Caps       testdoc.Caps
 	MaxClients int
 	Allow      []netip.Prefix // empty: any address
 	// Limits bound the connections not yet admitted to a session or a

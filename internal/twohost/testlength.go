@@ -1,9 +1,10 @@
 package twohost
 
 import (
-	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"math"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // The parts of a test's length beyond its phases' transfers, as the

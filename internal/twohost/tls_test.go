@@ -10,11 +10,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"github.com/longhaul/longhaul/internal/secret"
 	"math/big"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/secret"
 )
 
 // selfSigned is a throwaway certificate for the server and its pin.

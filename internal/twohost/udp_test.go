@@ -5,11 +5,12 @@ package twohost
 import (
 	"context"
 	"errors"
-	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"net"
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // waitFor polls cond for up to 2 s.

@@ -18,6 +18,7 @@ import (
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 	"golang.org/x/sys/unix"
 )
@@ -190,7 +191,7 @@ func unwrapURL(err error) error {
 func readBody(ctx context.Context, raw *judge.URLRaw, body io.Reader, c net.Conn, start time.Time, o URLOptions) error {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var samples []URLSample
+	var samples []testdoc.URLSample
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -245,22 +246,22 @@ func readBody(ctx context.Context, raw *judge.URLRaw, body io.Reader, c net.Conn
 }
 
 // urlSample reads the receiving socket's tcp_info.
-func urlSample(c net.Conn, t time.Duration) (URLSample, error) {
+func urlSample(c net.Conn, t time.Duration) (testdoc.URLSample, error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
-		return URLSample{}, errors.New("not a socket")
+		return testdoc.URLSample{}, errors.New("not a socket")
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return URLSample{}, err
+		return testdoc.URLSample{}, err
 	}
 	var ti *unix.TCPInfo
 	var gerr error
 	if err := rc.Control(func(fd uintptr) { ti, gerr = unix.GetsockoptTCPInfo(int(fd), unix.IPPROTO_TCP, unix.TCP_INFO) }); err != nil {
-		return URLSample{}, err
+		return testdoc.URLSample{}, err
 	}
 	if gerr != nil {
-		return URLSample{}, gerr
+		return testdoc.URLSample{}, gerr
 	}
 	wnd := int64(ti.Rcv_wnd)
 	if wnd == 0 {
@@ -268,7 +269,7 @@ func urlSample(c net.Conn, t time.Duration) (URLSample, error) {
 		// may advertise grows up to rcv_ssthresh.
 		wnd = int64(ti.Rcv_ssthresh)
 	}
-	return URLSample{T: t.Seconds(), BytesReceived: int64(ti.Bytes_received), RcvWnd: wnd, RcvSpace: int64(ti.Rcv_space),
+	return testdoc.URLSample{T: t.Seconds(), BytesReceived: int64(ti.Bytes_received), RcvWnd: wnd, RcvSpace: int64(ti.Rcv_space),
 		RcvRTT: float64(ti.Rcv_rtt) / 1e6, RTT: float64(ti.Rtt) / 1e6, MinRTT: float64(ti.Min_rtt) / 1e6,
 		OutOfOrder: int64(ti.Rcv_ooopack)}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -119,7 +120,7 @@ func runUpload(ctx context.Context, o URLOptions, raw *judge.URLRaw) (*judge.URL
 		return nil, err
 	}
 	defer body.Close()
-	raw.Direction, raw.Method, raw.BodySize = URLUpload, method, size
+	raw.Direction, raw.Method, raw.BodySize = testdoc.URLUpload, method, size
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var cw connWatch

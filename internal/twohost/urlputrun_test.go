@@ -4,7 +4,6 @@ package twohost
 
 import (
 	"context"
-	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // uploadTo runs an upload on loopback against handler.
@@ -50,7 +52,7 @@ func TestRunURLUpload(t *testing.T) {
 	if method != http.MethodPut || length != 3<<20 {
 		t.Errorf("the server got %s with Content-Length %d; want PUT of %d", method, length, 3<<20)
 	}
-	if !raw.Complete || raw.Bytes != 3<<20 || raw.Direction != URLUpload || raw.Status != "200 OK" || len(raw.Sent) == 0 {
+	if !raw.Complete || raw.Bytes != 3<<20 || raw.Direction != testdoc.URLUpload || raw.Status != "200 OK" || len(raw.Sent) == 0 {
 		t.Errorf("complete %v, %d bytes, direction %q, status %q, %d samples", raw.Complete, raw.Bytes, raw.Direction, raw.Status, len(raw.Sent))
 	}
 	if n := len(raw.Sent); n > 0 && raw.Sent[n-1].Sock.BytesAcked < 3<<20 {

@@ -1,10 +1,11 @@
 package judge
 
 import (
-	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // Each direction's fix is the plan's item for the setting that limited

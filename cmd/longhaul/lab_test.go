@@ -11,6 +11,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/sysctl"
+	"github.com/longhaul/longhaul/internal/topo"
 )
 
 func readResults(t *testing.T, path string) *results.File {
@@ -53,12 +54,14 @@ func finalRuns(t *testing.T, f *results.File) []results.Run {
 func hostCC(t *testing.T) {
 	t.Helper()
 	const key = "net.ipv4.tcp_allowed_congestion_control"
-	before, err := sysctl.Read(sysctl.DefaultRoot, key)
+	// The host's own list, without what live runs (another test, an
+	// emulate) widened it with: those restore it themselves when they end.
+	before, err := topo.HostAllowedCC()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if after, _ := sysctl.Read(sysctl.DefaultRoot, key); after != before {
+		if after, _ := topo.HostAllowedCC(); after != before {
 			t.Errorf("host %s changed: %q -> %q", key, before, after)
 			_ = sysctl.Write(sysctl.DefaultRoot, key, before)
 		}

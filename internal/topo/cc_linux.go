@@ -273,3 +273,30 @@ func selfHolder(cc string) (ccHolder, error) {
 	}
 	return ccHolder{CC: cc, PID: os.Getpid(), StartTime: ps.StartTime, BootID: bootID()}, nil
 }
+
+// HostAllowedCC is the host's tcp_allowed_congestion_control without
+// what live longhaul runs added to it (the record's Added): what the
+// host has of its own, the same whichever runs hold a widening now. A
+// check that the host is left as found compares this, not the live
+// list another run may be widening.
+func HostAllowedCC() (string, error) { return hostCC.hostAllowed() }
+
+func (c ccStore) hostAllowed() (string, error) {
+	unlock, err := c.lock()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	cur, err := sysctl.Read(c.sysRoot, keyAllowedCC)
+	if err != nil {
+		return "", err
+	}
+	rec, err := c.load()
+	if err != nil || rec == nil {
+		return cur, err
+	}
+	own := slices.DeleteFunc(strings.Fields(cur), func(cc string) bool {
+		return slices.Contains(rec.Added, cc) && !slices.Contains(strings.Fields(rec.Original), cc)
+	})
+	return strings.Join(own, " "), nil
+}

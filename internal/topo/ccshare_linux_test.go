@@ -154,3 +154,24 @@ func TestAllowCCChild(t *testing.T) {
 	restore()
 	os.Exit(0)
 }
+
+// The host's own list reads the same while a run holds a widening and
+// after it lets go: a check that a test left the host as found does not
+// take another run's widening for its own change.
+func TestHostAllowedWithoutWidenings(t *testing.T) {
+	c := fakeCCHost(t, "reno bbr")
+	if got, err := c.hostAllowed(); err != nil || got != "reno bbr" {
+		t.Fatalf("no run: %q, %v", got, err)
+	}
+	restore, err := c.allow("cubic", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.hostAllowed(); err != nil || got != "reno bbr" || allowedOf(t, c) != "reno bbr cubic" {
+		t.Errorf("while a run holds cubic: own %q (%v), live %q", got, err, allowedOf(t, c))
+	}
+	restore()
+	if got, _ := c.hostAllowed(); got != "reno bbr" {
+		t.Errorf("after: %q", got)
+	}
+}

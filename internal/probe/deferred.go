@@ -16,9 +16,6 @@ import (
 // the background.
 const maxDeferred = 3
 
-// deferAfter is time.AfterFunc; tests replace it.
-var deferAfter = func(d time.Duration, f func()) { time.AfterFunc(d, f) }
-
 // deferredSource is the scraper deferred probes count against in the
 // connecting stage (no scraper waits for them).
 var deferredSource = netip.Prefix{}
@@ -41,7 +38,7 @@ func (p *Prober) later(dial Target, res *result, try int) {
 	}
 	wait := time.Duration(re.RetryAfterS) * time.Second
 	wait += rand.N(wait/4 + time.Second)
-	deferAfter(wait, func() { p.deferred(dial, try) })
+	p.after(wait, func() { p.deferred(dial, try) })
 }
 
 // deferred runs the deferred probe unless the target has been probed

@@ -59,12 +59,9 @@ func idle(t *testing.T, p *Prober, target string) {
 // maxDeferred times in the background, no more.
 func TestDeferredAfterBusy(t *testing.T) {
 	var d deferrals
-	old := deferAfter
-	deferAfter = d.after
-	t.Cleanup(func() { deferAfter = old })
-
 	b := &busyRun{busy: 1, retry: 20}
 	p := newTestProber(t, nil, func(c *Config) { c.Run, c.MinInterval = b.run, 0 })
+	p.after = d.after
 	const target = "198.51.100.5:9978"
 	scrape := func() string {
 		return get(p, "target=198.51.100.5", "X-Prometheus-Scrape-Timeout-Seconds", "5").Body.String()
@@ -92,6 +89,7 @@ func TestDeferredAfterBusy(t *testing.T) {
 
 	always := &busyRun{busy: 1 << 30, retry: 40} // too long to queue for within a deferred probe's 30 s
 	p = newTestProber(t, nil, func(c *Config) { c.Run, c.MinInterval = always.run, 0 })
+	p.after = d.after
 	scrape = func() string {
 		return get(p, "target=198.51.100.5", "X-Prometheus-Scrape-Timeout-Seconds", "5").Body.String()
 	}

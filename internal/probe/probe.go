@@ -38,8 +38,11 @@ import (
 // hold no test slot at all, and hold a connecting slot for seconds only:
 // the slots real tests need stay free.
 type Prober struct {
-	cfg        Config
-	sem        chan struct{} // testing: Config.Concurrent
+	cfg Config
+	sem chan struct{} // testing: Config.Concurrent
+	// after runs a deferred probe (deferred.go) later: time.AfterFunc;
+	// tests replace it before the first probe.
+	after      func(time.Duration, func())
 	connecting chan struct{} // connecting: connectingMax
 	now        func() time.Time
 
@@ -71,6 +74,7 @@ func New(cfg Config) *Prober {
 	}
 	return &Prober{cfg: cfg, sem: make(chan struct{}, cfg.Concurrent), connecting: make(chan struct{}, cfg.connectingMax()),
 		now: time.Now, entries: map[string]*entry{}, bySource: map[netip.Prefix]int{},
+		after:   func(d time.Duration, f func()) { time.AfterFunc(d, f) },
 		runs:    counter("longhaul_exporter_probes_total", "Probes run (tests against a target's longhaul serve)."),
 		cached:  counter("longhaul_exporter_probe_results_reused_total", "Probe requests answered with a target's last result (younger than --probe-min-interval, or the probe already running)."),
 		refused: counter("longhaul_exporter_probes_refused_total", "Probe requests refused: target not allowed, a bad query, or the exporter's probe slots full (--probe-concurrency tests running, or probes connecting to targets that have not answered)."),

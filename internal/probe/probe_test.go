@@ -73,7 +73,11 @@ func newTestProber(t *testing.T, f *fakeRun, mod func(*Config)) *Prober {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return New(cfg)
+	p := New(cfg)
+	// No deferred probes (deferred.go) unless a test asks for them: a
+	// real timer would run one after its test has ended.
+	p.after = func(time.Duration, func()) {}
+	return p
 }
 
 func get(p *Prober, query string, hdr ...string) *httptest.ResponseRecorder {

@@ -107,13 +107,14 @@ func TestProbeBusyNoRoomOrTooOften(t *testing.T) {
 }
 
 // serveOne is a target's serve running one test at a time (the
-// default): a second is refused busy until the first's planned end. It
-// records every test it ran.
+// default): a second is refused busy while the first runs, told to come
+// back at the first's planned end. It records every test it ran.
 type serveOne struct {
-	mu   sync.Mutex
-	ends time.Time
-	ran  [][2]time.Time
-	long time.Duration
+	mu      sync.Mutex
+	running bool
+	ends    time.Time
+	ran     [][2]time.Time
+	long    time.Duration
 }
 
 func (s *serveOne) run(ctx context.Context, o twohost.ClientOptions) (*twohost.Raw, error) {
@@ -122,16 +123,17 @@ func (s *serveOne) run(ctx context.Context, o twohost.ClientOptions) (*twohost.R
 	}
 	s.mu.Lock()
 	now := time.Now()
-	if now.Before(s.ends) {
-		retry := int(math.Ceil(s.ends.Sub(now).Seconds()))
+	if s.running {
+		retry := int(math.Ceil(max(s.ends.Sub(now).Seconds(), 0)))
 		s.mu.Unlock()
 		return nil, &twohost.RemoteError{Code: twohost.CodeBusy, Message: "a test is running", RetryAfterS: retry}
 	}
-	s.ends = now.Add(s.long)
+	s.running, s.ends = true, now.Add(s.long)
 	s.mu.Unlock()
 	time.Sleep(s.long)
 	s.mu.Lock()
 	s.ran = append(s.ran, [2]time.Time{now, time.Now()})
+	s.running = false
 	s.mu.Unlock()
 	return nil, fmt.Errorf("fake: the test ran")
 }

@@ -28,14 +28,9 @@ const (
 	DefaultRounds  = 40
 	DefaultStreams = 4
 	DefaultTimeout = 30 * time.Second // the shipped scrape timeout
-	// minPhase is twohost.MinPhase, which only Linux builds declare (the
-	// client's): TestMinPhase checks they agree.
-	minPhase = 2 * time.Second
-	MaxSites = 10000
-	// scrapeMargin is what the exporter leaves of a scrape's timeout,
-	// deadlineSlack what the client keeps of its deadline for the bye.
-	scrapeMargin  = 500 * time.Millisecond
-	deadlineSlack = 500 * time.Millisecond
+	MaxSites       = 10000
+	// scrapeMargin is what the exporter leaves of a scrape's timeout.
+	scrapeMargin = 500 * time.Millisecond
 	// busyTarget is the share of the interval the suggested interval
 	// keeps a target busy: room for probes whose scrapes collide to queue.
 	busyTarget = 0.5
@@ -52,7 +47,7 @@ type Input struct {
 	RateBps    float64 // the path's rate on the wire
 	Window     int64   // most one stream keeps in flight (the hosts' buffers); 0: enough for the path
 	Streams    int     // --probe-streams: > 1 adds the capacity phase
-	Rounds     int     // a phase is Rounds round trips, at least minPhase ...
+	Rounds     int     // a phase is Rounds round trips, at least twohost.MinPhase ...
 	Phase      time.Duration
 	MaxRateBps float64       // --probe-max-rate
 	MaxBytes   int64         // --probe-max-bytes, per phase
@@ -123,8 +118,8 @@ func (in Input) Validate() error {
 		return inputErr("--probe-streams must be 0..%d, got %d", twohost.MaxStreams, in.Streams)
 	case in.Rounds < 0 || in.Rounds > 1000:
 		return inputErr("--probe-rounds must be 1..1000, got %d", in.Rounds)
-	case in.Phase != 0 && (in.Phase < minPhase || in.Phase > time.Minute):
-		return inputErr("--probe-phase must be %s..1m, got %s", minPhase, in.Phase)
+	case in.Phase != 0 && (in.Phase < twohost.MinPhase || in.Phase > time.Minute):
+		return inputErr("--probe-phase must be %s..1m, got %s", twohost.MinPhase, in.Phase)
 	case in.Timeout < 0 || in.Timeout > 5*time.Minute:
 		return inputErr("the probe's deadline must be at most 5m, got %s", in.Timeout)
 	case in.MaxBytes < 0 || in.MaxRateBps < 0 || in.Window < 0:
@@ -172,7 +167,7 @@ func (in Input) phases() []Phase {
 }
 
 // phaseLength is a phase's length: the fixed Phase, or Rounds round
-// trips (at least minPhase) cut, as the client cuts them, to end
+// trips (at least twohost.MinPhase) cut, as the client cuts them, to end
 // within the probe's deadline; cut says it was.
 func (in Input) phaseLength(n int) (d time.Duration, cut bool, err error) {
 	if in.Phase > 0 {
@@ -182,15 +177,15 @@ func (in Input) phaseLength(n int) (d time.Duration, cut bool, err error) {
 		}
 		return in.Phase, false, nil
 	}
-	d = max(time.Duration(in.Rounds)*in.RTT, minPhase)
-	left := in.Timeout - twohost.TestLength(0, 0, in.RTT) - deadlineSlack
+	d = max(time.Duration(in.Rounds)*in.RTT, twohost.MinPhase)
+	left := in.Timeout - twohost.TestLength(0, 0, in.RTT) - twohost.DeadlineSlack
 	per := left/time.Duration(n) - (twohost.TestLength(1, 0, in.RTT) - twohost.TestLength(0, 0, in.RTT))
 	if per >= d {
 		return d, false, nil
 	}
-	if per < minPhase {
+	if per < twohost.MinPhase {
 		return 0, false, inputErr("a probe of this path needs about %s (%d phases of at least %s and the handshakes), past its deadline of %s: raise the scrape timeout and --probe-timeout",
-			twohost.TestLength(n, minPhase, in.RTT).Round(100*time.Millisecond), n, minPhase, in.Timeout)
+			twohost.TestLength(n, twohost.MinPhase, in.RTT).Round(100*time.Millisecond), n, twohost.MinPhase, in.Timeout)
 	}
 	return per.Truncate(100 * time.Millisecond), true, nil
 }

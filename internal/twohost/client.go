@@ -23,7 +23,6 @@ import (
 const (
 	DefaultRounds  = 60
 	DefaultStreams = 8
-	MinPhase       = 2 * time.Second
 	helloTimeout   = 10 * time.Second
 	// acceptWait is how long the server's Accepted may take (it gathers
 	// its snapshot first), and blackHoleMSS the segment size of the

@@ -122,10 +122,6 @@ func (o ClientOptions) phaseRate(d time.Duration) float64 {
 	return r
 }
 
-// deadlineSlack is kept from ctx's deadline for the goodbye and the
-// judging after the last phase.
-const deadlineSlack = 500 * time.Millisecond
-
 // fitDeadline shortens phases sized in round trips (Rounds) to what
 // ctx's deadline leaves (a prober's scrape timeout); cut says so when it
 // did. A fixed --duration is the user's: it is not shortened. Phases
@@ -135,7 +131,7 @@ func (o ClientOptions) fitDeadline(ctx context.Context, plan []wire.PhaseReq, d,
 	if !ok || o.Duration > 0 || len(plan) == 0 {
 		return plan, d, "", nil
 	}
-	left := time.Until(end) - deadlineSlack
+	left := time.Until(end) - DeadlineSlack
 	per := left/time.Duration(len(plan)) - phaseExtra(rtt)
 	if per >= d {
 		return plan, d, "", nil

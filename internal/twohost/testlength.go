@@ -17,6 +17,11 @@ import (
 // phases of 40 round trips (TestLength 30.3 s), 12.6 s for 3 phases of
 // 2 s (15.9 s), 9.0 s for 2 (11.9 s).
 const (
+	// MinPhase is the shortest phase a client asks for, and
+	// DeadlineSlack what it keeps of its deadline for the goodbye and
+	// the judging after the last phase (phaseplan.go).
+	MinPhase          = 2 * time.Second
+	DeadlineSlack     = 500 * time.Millisecond
 	RTTProbes         = 10
 	pingGap           = 50 * time.Millisecond
 	setupFixed        = time.Second

@@ -160,7 +160,7 @@ func phaseRecord(p PhaseRaw) testdoc.Phase {
 // the sample at the middle and the last one that moved data, with the
 // median smoothed RTT of the half as the RTT under load.
 //
-// How the rate moved over that half goes with it (rampOf): a flow still
+// How the rate moved over that half goes with it (series.ramp): a flow still
 // speeding up at the phase's end is judged slow start, whatever its
 // windows said (cut: why the phase was that short, if this host cut it).
 func judgePhase(p PhaseRaw, cut string) []flows.Flow {
@@ -176,39 +176,9 @@ func judgePhase(p PhaseRaw, cut string) []flows.Flow {
 		for _, s := range half {
 			rtts = append(rtts, s.Sock.RTT)
 		}
-		out = append(out, flows.Judge(first.Sock, last.Sock, dt, flows.Options{HighRTT: median(rtts), Ramp: rampOf(ss, half, cut)}))
+		out = append(out, flows.Judge(first.Sock, last.Sock, dt, flows.Options{HighRTT: median(rtts), Ramp: seriesOf(ss).ramp(cut)}))
 	}
 	return out
-}
-
-// rampOf is how one socket's delivery rate moved over its judged half
-// (the two halves of its time), and how long it had been sending; nil
-// when the half has too few samples to split.
-func rampOf(ss, half []flows.Sample, cut string) *diagnose.Ramp {
-	if len(half) < 5 {
-		return nil
-	}
-	first, last := half[0], half[len(half)-1]
-	mid := half[len(half)/2]
-	for _, s := range half {
-		if s.T >= first.T+(last.T-first.T)/2 {
-			mid = s
-			break
-		}
-	}
-	delivered := func(s flows.Sample) float64 { return float64(s.Sock.BytesAcked + s.Sock.SackedBytes) }
-	if mid.T <= first.T || last.T <= mid.T {
-		return nil
-	}
-	r := &diagnose.Ramp{EarlyBps: (delivered(mid) - delivered(first)) * 8 / (mid.T - first.T), LateBps: (delivered(last) - delivered(mid)) * 8 / (last.T - mid.T),
-		Retrans: last.Sock.Retrans, RTT: last.Sock.MinRTT, Cut: cut} // lost at any time: a limit was found
-	for _, s := range ss {
-		if s.Sock.BytesAcked > 0 {
-			r.Sending = time.Duration((last.T - s.T) * float64(time.Second))
-			break
-		}
-	}
-	return r
 }
 
 // capacityOf is what the capacity phase's streams carried together: the

@@ -23,10 +23,17 @@ func (d *deferrals) after(w time.Duration, f func()) {
 	d.waits, d.fns = append(d.waits, w), append(d.fns, f)
 }
 
+// take returns the oldest deferral, waiting for it a little: a probe's
+// goroutine defers after it has closed the probe's done (start).
 func (d *deferrals) take(t *testing.T) (time.Duration, func()) {
 	t.Helper()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	for end := time.Now().Add(5 * time.Second); len(d.fns) == 0 && time.Now().Before(end); {
+		d.mu.Unlock()
+		time.Sleep(time.Millisecond)
+		d.mu.Lock()
+	}
 	if len(d.fns) == 0 {
 		t.Fatal("no probe was deferred")
 	}

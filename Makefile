@@ -10,7 +10,7 @@ export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
 .PHONY: all deps build test quick golden schemas unit unit-bins unit-run unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
-.PHONY: man deb compat
+.PHONY: man docs deb compat
 
 all: build
 
@@ -212,6 +212,13 @@ MAN_OUT ?= out/man
 man:
 	@rm -rf $(MAN_OUT)
 	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || date +%s) $(GO) run ./cmd/longhaul-man -o $(MAN_OUT) -version $(VERSION)
+
+# docs rewrites docs/commands/longhaul*.md, the flag reference generated
+# from the same command tree as --help and the man pages (checked in; go
+# test ./cmd/longhaul-man fails when it drifts, make golden rewrites it
+# too): review git diff after.
+docs:
+	$(GO) run ./cmd/longhaul-man -markdown docs/commands
 
 # the Debian package (dpkg-deb, no debhelper): binary, man pages, shell
 # completions, the systemd units, Prometheus rules and Grafana dashboard

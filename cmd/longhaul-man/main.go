@@ -1,8 +1,12 @@
 // Command longhaul-man writes longhaul's man pages, one per command
 // (longhaul.1, longhaul-plan.1, ...), generated from the command tree
-// itself so --help and man never disagree: make man, make deb.
+// itself so --help and man never disagree: make man, make deb. With
+// -markdown it writes the same reference as Markdown instead, one page
+// per command (longhaul_plan.md, ...), checked in under docs/commands:
+// make docs.
 //
 //	go run ./cmd/longhaul-man -o DIR [-version V]
+//	go run ./cmd/longhaul-man -markdown DIR
 package main
 
 import (
@@ -21,8 +25,15 @@ import (
 func main() {
 	dir := flag.String("o", "man", "directory to write the pages to")
 	version := flag.String("version", "", "version named in the pages' footer (default: the build's)")
+	markdown := flag.String("markdown", "", "write the Markdown reference (docs/commands) to this directory instead of the man pages")
 	flag.Parse()
-	if err := run(*dir, *version); err != nil {
+	var err error
+	if *markdown != "" {
+		err = writeMarkdown(*markdown)
+	} else {
+		err = run(*dir, *version)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "longhaul-man: %v\n", err)
 		os.Exit(1)
 	}
@@ -35,8 +46,7 @@ func run(dir, version string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	root := cli.Command()
-	root.DisableAutoGenTag = true // no generation date: reproducible pages
+	root := tree()
 	date := time.Unix(0, 0).UTC()
 	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
 		var sec int64
@@ -49,6 +59,23 @@ func run(dir, version string) error {
 		return fmt.Errorf("write man pages to %s: %w", dir, err)
 	}
 	return addSections(root, dir)
+}
+
+// tree is the command tree as --help shows it: with the flags cobra adds
+// when a command runs (--help, --version), without a generation date.
+func tree() *cobra.Command {
+	root := cli.Command()
+	root.InitDefaultVersionFlag()
+	var help func(*cobra.Command)
+	help = func(c *cobra.Command) {
+		c.InitDefaultHelpFlag()
+		for _, sub := range c.Commands() {
+			help(sub)
+		}
+	}
+	help(root)
+	root.DisableAutoGenTag = true // no generation date: reproducible pages
+	return root
 }
 
 // addSections puts the sections cobra does not write (EXIT STATUS, FILES,

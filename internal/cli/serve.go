@@ -15,7 +15,7 @@ import (
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/secret"
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/server"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
@@ -75,18 +75,18 @@ deploy/longhaul-serve.service is a systemd unit.`,
 	f.StringVar(&a.auth, "auth", "", "file holding the pre-shared token (at least 16 bytes; required)")
 	f.StringVar(&a.tlsCert, "tls-cert", "", "TLS certificate (PEM): serve TLS 1.3 only")
 	f.StringVar(&a.tlsKey, "tls-key", "", "TLS private key (PEM), with --tls-cert")
-	a.maxDuration = units.Duration{D: twohost.DefaultMaxDuration, Min: time.Second, Max: 24 * time.Hour}
+	a.maxDuration = units.Duration{D: server.DefaultMaxDuration, Min: time.Second, Max: 24 * time.Hour}
 	f.Var(&a.maxDuration, "max-duration", "longest test, all phases together (1s..24h)")
-	a.maxBytes = units.Size{N: twohost.DefaultMaxBytes, Min: 1 << 20}
+	a.maxBytes = units.Size{N: server.DefaultMaxBytes, Min: 1 << 20}
 	f.Var(&a.maxBytes, "max-bytes", "most bytes one test may move, both directions together")
 	a.maxRate = units.Rate{Min: 1e5, Max: 1e12}
 	f.Var(&a.maxRate, "max-rate", "most bits/s a test may send or receive (default unlimited)")
-	f.IntVar(&a.maxClients, "max-clients", twohost.DefaultMaxClients, "tests at a time (each client address runs one at a time); more than 1 makes concurrent tests share this host's link and skew each other's rates")
+	f.IntVar(&a.maxClients, "max-clients", server.DefaultMaxClients, "tests at a time (each client address runs one at a time); more than 1 makes concurrent tests share this host's link and skew each other's rates")
 	f.IntVar(&a.maxStreams, "max-streams", 16, "most parallel streams of a test's capacity phase")
 	f.StringArrayVar(&a.allow, "allow", nil, "only accept clients in this prefix (repeatable), e.g. 198.51.100.0/24")
-	a.handshake = units.Duration{D: twohost.DefaultHandshakeTimeout, Min: 100 * time.Millisecond, Max: time.Minute}
+	a.handshake = units.Duration{D: server.DefaultHandshakeTimeout, Min: 100 * time.Millisecond, Max: time.Minute}
 	f.Var(&a.handshake, "handshake-timeout", "drop a connection that has not authenticated, or not started its test, within this")
-	a.idle = units.Duration{D: twohost.DefaultIdleTimeout, Min: 100 * time.Millisecond, Max: time.Hour}
+	a.idle = units.Duration{D: server.DefaultIdleTimeout, Min: 100 * time.Millisecond, Max: time.Hour}
 	f.Var(&a.idle, "idle-timeout", "drop a client that sends nothing for this long")
 	f.StringVar(&a.netns, "netns", "", "listen, sample and read settings inside this network namespace (ip netns)")
 	f.BoolVar(&a.logJSON, "log-json", false, "log JSON lines instead of key=value")
@@ -94,8 +94,8 @@ deploy/longhaul-serve.service is a systemd unit.`,
 	return c
 }
 
-func (a serveArgs) config(stderr io.Writer) (twohost.ServerConfig, error) {
-	cfg := twohost.ServerConfig{Netns: a.netns, MaxClients: a.maxClients, HandshakeTimeout: a.handshake.D, IdleTimeout: a.idle.D,
+func (a serveArgs) config(stderr io.Writer) (server.ServerConfig, error) {
+	cfg := server.ServerConfig{Netns: a.netns, MaxClients: a.maxClients, HandshakeTimeout: a.handshake.D, IdleTimeout: a.idle.D,
 		Caps: testdoc.Caps{MaxDurationS: a.maxDuration.D.Seconds(), MaxBytes: a.maxBytes.N, MaxRateBps: a.maxRate.Bps, MaxStreams: a.maxStreams}}
 	if a.auth == "" {
 		return cfg, usagef("serve needs --auth TOKEN-FILE: every test authenticates with a pre-shared token (make one: head -c 32 /dev/urandom | base64 > token)")
@@ -161,7 +161,7 @@ func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("serve: listen on %s: %w", a.listen, err)
 	}
-	srv, err := twohost.NewServer(cfg)
+	srv, err := server.NewServer(cfg)
 	if err != nil {
 		ln.Close()
 		if pc != nil {
@@ -182,7 +182,7 @@ func runServe(ctx context.Context, a serveArgs, stdout, stderr io.Writer) error 
 
 // servingAttrs are the start line's: in --log-json plain SI numbers for
 // a machine, in the key=value log the caps as a person reads them.
-func servingAttrs(addr string, cfg twohost.ServerConfig, json bool) []any {
+func servingAttrs(addr string, cfg server.ServerConfig, json bool) []any {
 	if json {
 		return []any{"listen", addr, "max_duration_s", cfg.Caps.MaxDurationS, "max_bytes", cfg.Caps.MaxBytes,
 			"max_rate_bps", cfg.Caps.MaxRateBps, "max_clients", cfg.MaxClients}

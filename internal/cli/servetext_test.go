@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/server"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // serve's key=value start line gives the caps in units, not "120" and
 // "17179869184" (issue 53); --log-json keeps the numbers.
 func TestServingLineUnits(t *testing.T) {
-	cfg := twohost.ServerConfig{MaxClients: 4, Caps: testdoc.Caps{MaxDurationS: 120, MaxBytes: 16 << 30, MaxStreams: 16}}
+	cfg := server.ServerConfig{MaxClients: 4, Caps: testdoc.Caps{MaxDurationS: 120, MaxBytes: 16 << 30, MaxStreams: 16}}
 	var text, js bytes.Buffer
 	slog.New(slog.NewTextHandler(&text, nil)).Info("serving", servingAttrs("127.0.0.1:5201", cfg, false)...)
 	slog.New(slog.NewJSONHandler(&js, nil)).Info("serving", servingAttrs("127.0.0.1:5201", cfg, true)...)

@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/streamio"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -128,7 +129,7 @@ func Run(ctx context.Context, o ClientOptions) (*judge.Raw, error) {
 	}
 	defer cc.close()
 	defer context.AfterFunc(ctx, cc.close)() // the pings and waits between phases end with ctx too
-	cc.wchunk = writeChunk(mine)
+	cc.wchunk = streamio.WriteChunk(mine)
 	raw := &judge.Raw{Server: o.Addr, Started: time.Now().UTC(), Client: mine, ServerSnap: cc.acc.Snapshot, Caps: cc.acc.Caps, BlackHoleMSS: blackHole}
 	o.progress("connected to %s: session %s, the server allows %s", o.Addr, cc.acc.Session[:8], cc.acc.Caps.Text())
 	if raw.IdleRTTs, err = cc.pings(ctx, RTTProbes, pingGap); err != nil {
@@ -214,7 +215,7 @@ func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
 		}
 	}
 	cc := &ctrl{c: c, began: time.Now(), frames: make(chan wire.Frame, 16), rerr: make(chan error, 1), pingAt: map[int]time.Time{}}
-	if err := cc.send(wire.TypeStart, wire.Start{Software: Software, PlannedS: o.planned(ctx, c)}); err != nil {
+	if err := cc.send(wire.TypeStart, wire.Start{Software: wire.Software, PlannedS: o.planned(ctx, c)}); err != nil {
 		c.Close()
 		return nil, err
 	}

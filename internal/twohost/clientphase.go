@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/streamio"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -28,8 +29,8 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (ju
 	if r.RateBps != o.RateBps {
 		pr.AskedPace = r.RateBps
 	}
-	var socks sockets
-	smp := flows.NewSampler(socks.read, o.SampleEvery)
+	var socks streamio.Sockets
+	smp := flows.NewSampler(socks.Read, o.SampleEvery)
 	var err error
 	if pr.Grant, err = cc.ask(r); err != nil {
 		return pr, err
@@ -42,7 +43,7 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (ju
 	// connection, so that every read ends now and the server sees the
 	// session end, rather than running the phase out.
 	unwatch := context.AfterFunc(ctx, func() {
-		socks.closeAll()
+		socks.CloseAll()
 		cc.c.Close()
 	})
 	defer unwatch()
@@ -58,7 +59,7 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (ju
 	}
 	for i := 0; i < pr.Grant.Streams; i++ {
 		go func() {
-			errs <- cc.stream(ctx, o, pr.Grant, i, &moved, socks.add)
+			errs <- cc.stream(ctx, o, pr.Grant, i, &moved, socks.Add)
 		}()
 	}
 	var streamErr error
@@ -82,7 +83,7 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (ju
 	pr.Server, cc.samples = cc.samples, nil
 	cc.mu.Unlock()
 	pr.LoadedRTTs, pr.ClientBytes = cc.takePongs(), moved.Load()
-	pr.ClientCPU = cpuOver(cpu0, cpuOK)
+	pr.ClientCPU = streamio.CPUOver(cpu0, cpuOK)
 	return pr, err
 }
 
@@ -164,16 +165,16 @@ func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g wire.Grant, i int
 
 // download reads until the server closes.
 func download(c net.Conn, moved *atomic.Int64) error {
-	buf := make([]byte, chunk)
-	var dl deadline
-	lw := newLowat(c)
+	buf := make([]byte, streamio.Chunk)
+	var dl streamio.Deadline
+	lw := streamio.NewLowat(c)
 	var got int64
 	for {
-		dl.refresh(c.SetReadDeadline, clientIdle, time.Time{})
+		dl.Refresh(c.SetReadDeadline, clientIdle, time.Time{})
 		n, err := c.Read(buf)
 		moved.Add(int64(n))
 		got += int64(n)
-		lw.update(got)
+		lw.Update(got)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -188,17 +189,17 @@ func download(c net.Conn, moved *atomic.Int64) error {
 func upload(c net.Conn, d time.Duration, wchunk int, moved *atomic.Int64) error {
 	buf := make([]byte, wchunk)
 	until := time.Now().Add(d)
-	limitUnsent(c)
-	var dl deadline
+	streamio.LimitUnsent(c)
+	var dl streamio.Deadline
 	for time.Now().Before(until) {
-		dl.refresh(c.SetWriteDeadline, clientIdle, time.Time{})
+		dl.Refresh(c.SetWriteDeadline, clientIdle, time.Time{})
 		n, err := c.Write(buf)
 		moved.Add(int64(n))
 		if err != nil {
 			return nil // the server ended the stream (duration or bytes cap)
 		}
 	}
-	closeWrite(c)
+	streamio.CloseWrite(c)
 	_ = c.SetReadDeadline(time.Now().Add(clientIdle))
 	_, _ = io.Copy(io.Discard, c)
 	return nil

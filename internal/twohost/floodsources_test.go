@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/connlimit"
+	"github.com/longhaul/longhaul/internal/twohost/server"
+	"github.com/longhaul/longhaul/internal/twohost/server/servertest"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -81,7 +83,7 @@ func TestSilentFloodManySources(t *testing.T) {
 		{"120 addresses of as many /24s", func(i int) string { return fmt.Sprintf("127.0.%d.2", 1+i) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr := startServer(t, ServerConfig{HandshakeTimeout: 20 * time.Second,
+			addr := servertest.Start(t, server.ServerConfig{HandshakeTimeout: 20 * time.Second,
 				Limits: connlimit.Config{PerSource: 4, Start: 16, Full: 64}})
 			var srcs []string
 			for i := range 120 {
@@ -117,15 +119,15 @@ func TestSilentFloodManySources(t *testing.T) {
 					}
 				}
 			})
-			raw, err := Run(ctx, ClientOptions{Addr: addr, Token: testToken, Download: true, Upload: true,
-				Duration: 300 * time.Millisecond, Snapshot: fakeSnap})
+			raw, err := Run(ctx, ClientOptions{Addr: addr, Token: servertest.Token, Download: true, Upload: true,
+				Duration: 300 * time.Millisecond, Snapshot: servertest.FakeSnap})
 			if err != nil {
 				t.Fatalf("a test behind %d silent connections from 120 addresses: %v", n0, err)
 			}
 			if len(raw.Phases) != 2 {
 				t.Errorf("%d phases, want 2", len(raw.Phases))
 			}
-			waitFor(t, func() bool { return held.Load() < n0 })
+			servertest.WaitFor(t, func() bool { return held.Load() < n0 })
 			t.Logf("%d silent connections closed to make room", n0-held.Load())
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/netns"
+	"github.com/longhaul/longhaul/internal/twohost/streamio"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -26,7 +27,7 @@ func dialIn(ctx context.Context, ns, addr string, timeout time.Duration, mss int
 		var err error
 		d := net.Dialer{Timeout: timeout}
 		if mss > 0 {
-			d.Control = clampMSS(mss)
+			d.Control = streamio.ClampMSS(mss)
 		}
 		c, err = d.DialContext(ctx, "tcp", addr)
 		return err
@@ -69,8 +70,8 @@ func clientHandshake(ctx context.Context, o ClientOptions, a wire.Auth) (net.Con
 		c.Close()
 		return nil, err
 	}
-	a.ClientNonce = newNonce()
-	a.MAC = clientMAC(o.Token, h.Nonce, a)
+	a.ClientNonce = wire.NewNonce()
+	a.MAC = wire.ClientMAC(o.Token, h.Nonce, a)
 	if err := wire.WriteMsg(c, wire.TypeAuth, a); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("test: %s: %w", o.Addr, err)
@@ -84,7 +85,7 @@ func clientHandshake(ctx context.Context, o ClientOptions, a wire.Auth) (net.Con
 			err = wire.Decode(f, wire.TypeWelcome, &w)
 		}
 	}
-	if err == nil && !checkMAC(w.MAC, serverMAC(o.Token, h.Nonce, a.ClientNonce)) {
+	if err == nil && !wire.CheckMAC(w.MAC, wire.ServerMAC(o.Token, h.Nonce, a.ClientNonce)) {
 		err = errors.New("the server does not hold the token (its proof is wrong)")
 	}
 	if err != nil {

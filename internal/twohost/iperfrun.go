@@ -16,6 +16,7 @@ import (
 	"github.com/longhaul/longhaul/internal/iperf3"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/streamio"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
@@ -173,7 +174,10 @@ type iperfSampler struct {
 
 func startIperfSampler(conns []net.Conn, reverse bool) *iperfSampler {
 	s := &iperfSampler{}
-	socks := &sockets{conns: conns}
+	var socks streamio.Sockets
+	for _, c := range conns {
+		socks.Add(c)
+	}
 	t0 := time.Now()
 	s.smp = flows.NewSampler(func() ([]flows.Sock, error) {
 		if reverse && len(conns) > 0 {
@@ -181,7 +185,7 @@ func startIperfSampler(conns []net.Conn, reverse bool) *iperfSampler {
 				s.recv = append(s.recv, u)
 			}
 		}
-		return socks.read()
+		return socks.Read()
 	}, urlSampleEvery)
 	s.smp.Start(t0)
 	return s

@@ -27,7 +27,7 @@ func (o ClientOptions) lossProbes(down judge.PhaseRaw, raw *judge.Raw, d, used t
 		return nil
 	}
 	out := lossProbePlan(carried, serverHasBBR(raw), raw.Caps.UDP, o.CCs, d)
-	left := raw.Caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
+	left := raw.Caps.MaxDurationS - used.Seconds() - wire.EndSlack.Seconds()
 	fit := int(left / (d + phaseExtra(judge.MinDur(raw.IdleRTTs))).Seconds())
 	if fit < len(out) {
 		o.progress("the server's time cap leaves room for %d of the %d phases that tell the path's loss causes apart", max(fit, 0), len(out))
@@ -65,7 +65,7 @@ func (o ClientOptions) phases(rtt time.Duration, caps testdoc.Caps, used time.Du
 		return nil, 0, badinput.Errorf("test: nothing to run: give --download, --upload or --streams N")
 	}
 	need := float64(len(out)) * (d + phaseExtra(rtt)).Seconds()
-	left := caps.MaxDurationS - used.Seconds() - endSlack.Seconds()
+	left := caps.MaxDurationS - used.Seconds() - wire.EndSlack.Seconds()
 	if need > left {
 		fit := int((left/float64(len(out)) - phaseExtra(rtt).Seconds()) / max(rtt.Seconds(), 1e-6))
 		hint := fmt.Sprintf("use --rounds %d or fewer phases, or ask its operator to raise --max-duration", fit)

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/secret"
+	"github.com/longhaul/longhaul/internal/twohost/server"
+	"github.com/longhaul/longhaul/internal/twohost/server/servertest"
 )
 
 // selfSigned is a throwaway certificate for the server and its pin.
@@ -41,14 +43,14 @@ func selfSigned(t *testing.T) (*tls.Config, string) {
 
 func TestTLSPinned(t *testing.T) {
 	srvTLS, pin := selfSigned(t)
-	addr := startServer(t, ServerConfig{TLS: srvTLS, HandshakeTimeout: 500 * time.Millisecond})
+	addr := servertest.Start(t, server.ServerConfig{TLS: srvTLS, HandshakeTimeout: 500 * time.Millisecond})
 	run := func(pin string) error {
 		cfg, err := secret.ClientTLS(pin)
 		if err != nil {
 			return err
 		}
-		_, err = Run(context.Background(), ClientOptions{Addr: addr, Token: testToken, TLS: cfg, Download: true, Upload: true,
-			Duration: 300 * time.Millisecond, Snapshot: fakeSnap})
+		_, err = Run(context.Background(), ClientOptions{Addr: addr, Token: servertest.Token, TLS: cfg, Download: true, Upload: true,
+			Duration: 300 * time.Millisecond, Snapshot: servertest.FakeSnap})
 		return err
 	}
 	t.Run("the pinned key", func(t *testing.T) {
@@ -64,7 +66,7 @@ func TestTLSPinned(t *testing.T) {
 		}
 	})
 	t.Run("plain TCP to a TLS server", func(t *testing.T) {
-		_, err := Run(context.Background(), ClientOptions{Addr: addr, Token: testToken, Download: true, Duration: 300 * time.Millisecond, Snapshot: fakeSnap})
+		_, err := Run(context.Background(), ClientOptions{Addr: addr, Token: servertest.Token, Download: true, Duration: 300 * time.Millisecond, Snapshot: servertest.FakeSnap})
 		if err == nil {
 			t.Fatal("a plain client got through a TLS server")
 		}

@@ -10,25 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/twohost/server"
+	"github.com/longhaul/longhaul/internal/twohost/server/servertest"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
-
-// waitFor polls cond for up to 2 s.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatal("condition not met within 2 s")
-}
 
 // udpControl starts a session and runs a short download (a datagram
 // run's pace is bounded by what the session carried).
 func udpControl(t *testing.T, addr string) (*ctrl, ClientOptions) {
 	t.Helper()
-	o := ClientOptions{Addr: addr, Token: testToken, Snapshot: fakeSnap, DialTimeout: 5 * time.Second, SampleEvery: 100 * time.Millisecond}
+	o := ClientOptions{Addr: addr, Token: servertest.Token, Snapshot: servertest.FakeSnap, DialTimeout: 5 * time.Second, SampleEvery: 100 * time.Millisecond}
 	cc, err := dialControl(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +34,7 @@ func udpControl(t *testing.T, addr string) (*ctrl, ClientOptions) {
 // A datagram run on loopback: the server sends at the granted pace for
 // the granted time, every datagram arrives, and none finds a queue.
 func TestUDPRunLoopback(t *testing.T) {
-	cc, o := udpControl(t, startServerUDP(t, ServerConfig{}, true))
+	cc, o := udpControl(t, servertest.StartUDP(t, server.ServerConfig{}, true))
 	if !cc.acc.Caps.UDP {
 		t.Fatal("the server offers no datagram runs")
 	}
@@ -82,50 +73,12 @@ func TestUDPRunLoopback(t *testing.T) {
 	}
 }
 
-// A server held off the CPU (a cpu.max quota: the lab's CPU-bound case
-// at 0.01 of a core) owes more datagrams than it can send; its run
-// still ends on time, give or take a quarter of its length spent on
-// what it owed, where the client waits for phase-done (measured before:
-// a run due to last 2 s went on past the client's 35 s).
-func TestUDPRunEndsOnTimeWhenBehind(t *testing.T) {
-	cc, o := udpControl(t, startServerUDP(t, ServerConfig{}, true))
-	orig := writeDatagram
-	t.Cleanup(func() { writeDatagram = orig })
-	var first time.Time
-	writeDatagram = func(pc *net.UDPConn, b []byte, to netip.AddrPort) error {
-		// From 0.3 s into the run, each send takes 20 ms: the sender
-		// falls behind its pace (about 400 a second) at once.
-		if first.IsZero() {
-			first = time.Now()
-		} else if time.Since(first) > 300*time.Millisecond {
-			time.Sleep(20 * time.Millisecond)
-		}
-		return orig(pc, b, to)
-	}
-	dur := 500 * time.Millisecond
-	pr, err := cc.phase(context.Background(), o, wire.PhaseReq{Name: wire.PhaseUDP, Streams: 1, DurationS: dur.Seconds(), RateBps: 150e6})
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := pr.Grant.DatagramBytes
-	owed := pr.Grant.RateBps * dur.Seconds() / float64(8*size)
-	t.Logf("grant %.3g bit/s of %d-byte datagrams: %.0f owed; done %+v", pr.Grant.RateBps, size, owed, pr.Done)
-	if pr.Grant.RateBps < 20e6 {
-		t.Fatalf("granted %.3g bit/s: too slow a pace to fall behind", pr.Grant.RateBps)
-	}
-	// Without the bound, the catch-up begun at 0.32 s (16 datagrams owed
-	// at 20 ms each, then more) runs far past the end.
-	if over := time.Duration(pr.Done.Seconds*float64(time.Second)) - dur; over > dur/4+100*time.Millisecond || pr.Done.Reason != "duration" {
-		t.Errorf("the run ended %s after its %s (%s)", over, dur, pr.Done.Reason)
-	}
-}
-
 // The server sends datagrams only to the host of the session that was
 // granted the run, and only after its token: a hello with another token,
 // or with the right one from another address, gets nothing; a data
 // connection cannot attach to a datagram run.
 func TestUDPRunOnlyToItsHost(t *testing.T) {
-	addr := startServerUDP(t, ServerConfig{}, true)
+	addr := servertest.StartUDP(t, server.ServerConfig{}, true)
 	cc, _ := udpControl(t, addr)
 	if err := cc.send(wire.TypePhase, wire.PhaseReq{Name: wire.PhaseUDP, Streams: 1, DurationS: 0.3, RateBps: 10e6}); err != nil {
 		t.Fatal(err)
@@ -162,19 +115,19 @@ func TestUDPRunOnlyToItsHost(t *testing.T) {
 	silent("127.0.0.2", wire.UDPHello(g.Token)) // another host (loopback's other address)
 	silent("127.0.0.1", []byte("LHU1"))
 
-	c, h := rawConn(t, addr)
-	a := authMsg(testToken, h)
+	c, h := servertest.RawConn(t, addr)
+	a := servertest.AuthMsg(servertest.Token, h)
 	a.Purpose, a.Session, a.Phase = wire.PurposeData, cc.acc.Session, g.Phase
-	a.MAC = clientMAC(testToken, h.Nonce, a)
+	a.MAC = wire.ClientMAC(servertest.Token, h.Nonce, a)
 	if err := wire.WriteMsg(c, wire.TypeAuth, a); err != nil {
 		t.Fatal(err)
 	}
-	_, _ = next(t, c) // welcome
-	_, err = next(t, c)
-	wantRefusal(t, err, wire.CodeRequest)
+	_, _ = servertest.Next(t, c) // welcome
+	_, err = servertest.Next(t, c)
+	servertest.WantRefusal(t, err, wire.CodeRequest)
 
 	// Without a hello the run ends, and says so.
-	f, err = cc.await(wire.TypePhaseDone, udpClaimWindow+5*time.Second)
+	f, err = cc.await(wire.TypePhaseDone, wire.UDPClaimWindow+5*time.Second)
 	var d wire.PhaseDone
 	if err == nil {
 		err = wire.Decode(f, wire.TypePhaseDone, &d)
@@ -185,9 +138,12 @@ func TestUDPRunOnlyToItsHost(t *testing.T) {
 }
 
 // The server bounds a run's pace by what the session's downloads
-// carried, and refuses one before any.
+// carried (at most udpMaxOver, 1.5, times it), and refuses one before
+// any.
 func TestUDPRunPaceBounded(t *testing.T) {
-	cc, o := udpControl(t, startServerUDP(t, ServerConfig{}, true)) // 100 Mbit/s carried
+	const udpMaxOver = 1.5 // the server's bound (internal/twohost/server)
+
+	cc, o := udpControl(t, servertest.StartUDP(t, server.ServerConfig{}, true)) // 100 Mbit/s carried
 	pr, err := cc.phase(context.Background(), o, wire.PhaseReq{Name: wire.PhaseUDP, Streams: 1, DurationS: 0.2, RateBps: 10e9})
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +151,7 @@ func TestUDPRunPaceBounded(t *testing.T) {
 	if r := pr.Grant.RateBps; r > udpMaxOver*100e6*1.05 || r < 10e6 {
 		t.Errorf("granted %.3g bit/s after a download at 100 Mbit/s", r)
 	}
-	o.Addr = startServerUDP(t, ServerConfig{}, true)
+	o.Addr = servertest.StartUDP(t, server.ServerConfig{}, true)
 	first, err := dialControl(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +167,7 @@ func TestUDPRunPaceBounded(t *testing.T) {
 // A server without its datagram port does not offer the run, and
 // refuses one asked anyway as beyond its caps.
 func TestUDPRunRefusedWithoutPort(t *testing.T) {
-	cc, o := udpControl(t, startServer(t, ServerConfig{}))
+	cc, o := udpControl(t, servertest.Start(t, server.ServerConfig{}))
 	if cc.acc.Caps.UDP {
 		t.Error("caps offer datagram runs without a datagram port")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/netns"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/streamio"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"golang.org/x/sys/unix"
 )
@@ -47,7 +48,7 @@ func (cc *ctrl) udpPhase(ctx context.Context, o ClientOptions, r wire.PhaseReq) 
 	var doneErr error
 	go func() {
 		// The server ends the run (phase-done) without a hello too.
-		f, err := cc.await(wire.TypePhaseDone, udpClaimWindow+d+clientIdle)
+		f, err := cc.await(wire.TypePhaseDone, wire.UDPClaimWindow+d+clientIdle)
 		if err == nil {
 			err = wire.Decode(f, wire.TypePhaseDone, &pr.Done)
 		}
@@ -74,7 +75,7 @@ func (cc *ctrl) udpPhase(ctx context.Context, o ClientOptions, r wire.PhaseReq) 
 	go sayHello(pc, pr.Grant.Token, got, done)
 	arr := receiveUDP(pc, got, done)
 	<-done
-	pr.ClientCPU = cpuOver(cpu0, cpuOK)
+	pr.ClientCPU = streamio.CPUOver(cpu0, cpuOK)
 	st := wire.UDPStatsOf(arr, pr.Grant.DatagramBytes)
 	pr.UDP = &st
 	return pr, doneErr
@@ -179,7 +180,7 @@ func dialUDP(ns string, remote net.Addr) (*net.UDPConn, error) {
 	_ = pc.SetReadBuffer(8 << 20)
 	rc, err := pc.SyscallConn()
 	if err == nil {
-		err = onRaw(rc, func(fd int) error { return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) })
+		err = streamio.OnRaw(rc, func(fd int) error { return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) })
 	}
 	if err != nil {
 		pc.Close()

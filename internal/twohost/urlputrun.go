@@ -19,6 +19,7 @@ import (
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/streamio"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -176,7 +177,7 @@ func sendingSocket(cw *connWatch) ([]flows.Sock, error) {
 	if !ok {
 		return nil, nil
 	}
-	k, err := flows.Info(sc, addrPort(c.LocalAddr()), addrPort(c.RemoteAddr()))
+	k, err := flows.Info(sc, streamio.AddrPort(c.LocalAddr()), streamio.AddrPort(c.RemoteAddr()))
 	if err != nil {
 		return nil, nil // closed: nothing more to say
 	}

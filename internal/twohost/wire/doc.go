@@ -2,7 +2,9 @@
 // their checks, the frames that carry them, the UDP datagrams of a loss
 // probe and the wire's own types for tcp_info samples. It does no I/O
 // beyond reading and writing a frame on a reader or writer, and builds
-// on every platform; twohost's client and server speak it.
+// on every platform; the client (package twohost) and the server
+// (internal/twohost/server) speak it, and prove the token with its
+// ClientMAC and ServerMAC.
 //
 // One TCP port (DefaultPort, 9978) carries the control connection and
 // the data connections of a test; every connection is opened by the

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"time"
 
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
@@ -33,7 +34,14 @@ const (
 	// NonceLen and macLen are the sizes of nonces and HMAC-SHA256 tags.
 	NonceLen = 32
 	macLen   = 32
+	// EndSlack is kept from a session's time for ending phases cleanly:
+	// the server grants no phase past the session's cap less it, and a
+	// client fits its phases within the same.
+	EndSlack = 2 * time.Second
 )
+
+// Software names this implementation in hello and start frames.
+var Software = "longhaul"
 
 // Message types.
 const (

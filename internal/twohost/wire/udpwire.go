@@ -41,6 +41,9 @@ const (
 	UDPMaxDuration = 3 * time.Second
 	// UDPMaxDatagrams caps what a client records of one run.
 	UDPMaxDatagrams = 1 << 20
+	// UDPClaimWindow is how long a granted datagram run waits for the
+	// client's hello.
+	UDPClaimWindow = 3 * time.Second
 )
 
 // UDPHello is the client's hello for token.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package twohost
+package server_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/twohost/server"
+	"github.com/longhaul/longhaul/internal/twohost/server/servertest"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -35,7 +37,7 @@ func TestServeSurvivesAcceptErrors(t *testing.T) {
 	}
 	ln := &emfileListener{Listener: inner}
 	ln.n.Store(5)
-	s, err := NewServer(ServerConfig{Token: testToken, Snapshot: fakeSnap})
+	s, err := server.NewServer(server.ServerConfig{Token: servertest.Token, Snapshot: servertest.FakeSnap})
 	if err != nil {
 		t.Fatal(err)
 	}

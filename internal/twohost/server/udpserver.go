@@ -1,6 +1,6 @@
 //go:build linux
 
-package twohost
+package server
 
 import (
 	"context"
@@ -13,13 +13,10 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/cpuuse"
+	"github.com/longhaul/longhaul/internal/twohost/streamio"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"golang.org/x/sys/unix"
 )
-
-// udpClaimWindow is how long a granted datagram run waits for the
-// client's hello.
-const udpClaimWindow = 3 * time.Second
 
 // udpMaxOver bounds a datagram run's pace: at most this many times what
 // a download of the session carried. Datagrams do not back off; the
@@ -120,7 +117,7 @@ func (p *udpPort) claim(tok [wire.UDPTokenLen]byte, from netip.AddrPort) {
 // more than UDP's, within wire.UDPMinSize..wire.UDPMaxSize.
 func udpSize(c net.Conn) int {
 	mss := 0
-	_ = withFD(c, func(fd int) error {
+	_ = streamio.WithFD(c, func(fd int) error {
 		v, err := unix.GetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_MAXSEG)
 		mss = v
 		return err
@@ -142,7 +139,7 @@ func (ss *session) runUDP(ctx context.Context, ph *phase, p *udpPort, r *udpRun,
 	reason := "duration"
 	select {
 	case dest = <-r.dest:
-	case <-time.After(udpClaimWindow):
+	case <-time.After(wire.UDPClaimWindow):
 		reason = "no hello"
 	case <-ctx.Done():
 		reason = "server stopping"
@@ -154,7 +151,7 @@ func (ss *session) runUDP(ctx context.Context, ph *phase, p *udpPort, r *udpRun,
 	}
 	secs := time.Since(t0).Seconds()
 	ss.endPhase(ph)
-	_ = ss.send(wire.TypePhaseDone, wire.PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Datagrams: sent, Seconds: secs, Reason: reason, CPU: cpuOver(cpu0, cpuOK)})
+	_ = ss.send(wire.TypePhaseDone, wire.PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Datagrams: sent, Seconds: secs, Reason: reason, CPU: streamio.CPUOver(cpu0, cpuOK)})
 	log.Info("phase ended", "phase", ph.grant.Phase, "name", ph.grant.Name, "datagrams", sent, "bytes", ph.bytes.Load(), "seconds", secs, "reason", reason)
 }
 

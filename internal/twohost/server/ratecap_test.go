@@ -1,6 +1,6 @@
 //go:build linux
 
-package twohost
+package server_test
 
 import (
 	"errors"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/twohost/server"
+	"github.com/longhaul/longhaul/internal/twohost/server/servertest"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
@@ -27,8 +29,8 @@ func attach(addr, session string, phase, stream int) (net.Conn, error) {
 	if err == nil {
 		err = wire.Decode(f, wire.TypeHello, &h)
 	}
-	a := wire.Auth{Purpose: wire.PurposeData, ClientNonce: newNonce(), Session: session, Phase: phase, Stream: stream}
-	a.MAC = clientMAC(testToken, h.Nonce, a)
+	a := wire.Auth{Purpose: wire.PurposeData, ClientNonce: wire.NewNonce(), Session: session, Phase: phase, Stream: stream}
+	a.MAC = wire.ClientMAC(servertest.Token, h.Nonce, a)
 	if err == nil {
 		err = wire.WriteMsg(c, wire.TypeAuth, a)
 	}
@@ -59,13 +61,13 @@ func TestRateCapHolds(t *testing.T) {
 		for _, asked := range []float64{1e-9, 1, 1e15} {
 			t.Run(fmt.Sprintf("%s/%g", name, asked), func(t *testing.T) {
 				t.Parallel() // each its own server: the bound holds per server
-				addr := startServer(t, ServerConfig{Caps: caps})
-				c, acc := startSession(t, addr)
+				addr := servertest.Start(t, server.ServerConfig{Caps: caps})
+				c, acc := servertest.StartSession(t, addr)
 				if err := wire.WriteMsg(c, wire.TypePhase, wire.PhaseReq{Name: name, Streams: 2, DurationS: dur, RateBps: asked}); err != nil {
 					t.Fatal(err)
 				}
 				var g wire.Grant
-				f, err := next(t, c)
+				f, err := servertest.Next(t, c)
 				if err == nil {
 					err = wire.Decode(f, wire.TypeGrant, &g)
 				}
@@ -98,7 +100,7 @@ func TestRateCapHolds(t *testing.T) {
 				}
 				var done wire.PhaseDone
 				for done.Phase == 0 {
-					f, err := next(t, c)
+					f, err := servertest.Next(t, c)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package twohost
+package streamio
 
 import (
 	"crypto/tls"
@@ -12,23 +12,24 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 )
 
-// sockets are the data connections of a phase at one end, sampled with
+// Sockets are the data connections of a phase at one end, sampled with
 // getsockopt(TCP_INFO) (flows.Info): this process owns them, and a
 // sock_diag dump every 100 ms would walk the kernel's whole established
 // hash each time.
-type sockets struct {
+type Sockets struct {
 	mu    sync.Mutex
 	conns []net.Conn
 }
 
-func (s *sockets) add(c net.Conn) {
+// Add adds a connection to those sampled.
+func (s *Sockets) Add(c net.Conn) {
 	s.mu.Lock()
 	s.conns = append(s.conns, c)
 	s.mu.Unlock()
 }
 
-// closeAll closes every connection (an interrupted phase).
-func (s *sockets) closeAll() {
+// CloseAll closes every connection (an interrupted phase).
+func (s *Sockets) CloseAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.conns {
@@ -36,8 +37,8 @@ func (s *sockets) closeAll() {
 	}
 }
 
-// read returns the tcp_info of every connection still open.
-func (s *sockets) read() ([]flows.Sock, error) {
+// Read returns the tcp_info of every connection still open.
+func (s *Sockets) Read() ([]flows.Sock, error) {
 	s.mu.Lock()
 	conns := append([]net.Conn(nil), s.conns...)
 	s.mu.Unlock()
@@ -50,7 +51,7 @@ func (s *sockets) read() ([]flows.Sock, error) {
 		if !ok {
 			continue
 		}
-		k, err := flows.Info(sc, addrPort(c.LocalAddr()), addrPort(c.RemoteAddr()))
+		k, err := flows.Info(sc, AddrPort(c.LocalAddr()), AddrPort(c.RemoteAddr()))
 		if err == nil { // a closed connection has nothing more to say
 			out = append(out, k)
 		}
@@ -58,7 +59,9 @@ func (s *sockets) read() ([]flows.Sock, error) {
 	return out, nil
 }
 
-func addrPort(a net.Addr) netip.AddrPort {
+// AddrPort is a TCP address as flows names a socket's ends (an IPv4
+// address mapped into IPv6 unmapped); the zero value for any other.
+func AddrPort(a net.Addr) netip.AddrPort {
 	if t, ok := a.(*net.TCPAddr); ok {
 		ap := t.AddrPort()
 		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())

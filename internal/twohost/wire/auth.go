@@ -1,30 +1,21 @@
-//go:build linux
-
-package twohost
+package wire
 
 import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
-
-	"github.com/longhaul/longhaul/internal/secret"
-	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
-// MinTokenLen is the shortest pre-shared token accepted (secret.ReadToken
-// reads them).
-const MinTokenLen = secret.MinTokenLen
+// The proofs of the handshake (steps 2 and 3 of the package comment).
 
-func newNonce() []byte {
-	b := make([]byte, wire.NonceLen)
+// NewNonce is a fresh nonce of NonceLen random bytes.
+func NewNonce() []byte {
+	b := make([]byte, NonceLen)
 	_, _ = rand.Read(b) // documented never to fail (Go 1.24+)
 	return b
 }
-
-func newSessionID() string { return hex.EncodeToString(newNonce()[:16]) }
 
 // mac is HMAC-SHA256 with the token over a label and length-prefixed
 // fields: no two different inputs give the same message.
@@ -39,17 +30,17 @@ func mac(token []byte, label string, fields ...[]byte) []byte {
 	return h.Sum(nil)
 }
 
-// clientMAC is what the client proves: the token, bound to this
+// ClientMAC is what the client proves: the token, bound to this
 // connection's nonces and what it is for.
-func clientMAC(token, serverNonce []byte, a wire.Auth) []byte {
+func ClientMAC(token, serverNonce []byte, a Auth) []byte {
 	return mac(token, "longhaul-test v1 client", serverNonce, a.ClientNonce, []byte(a.Purpose), []byte(a.Session),
 		[]byte(fmt.Sprint(a.Phase)), []byte(fmt.Sprint(a.Stream)))
 }
 
-// serverMAC is what the server proves back.
-func serverMAC(token, serverNonce, clientNonce []byte) []byte {
+// ServerMAC is what the server proves back.
+func ServerMAC(token, serverNonce, clientNonce []byte) []byte {
 	return mac(token, "longhaul-test v1 server", serverNonce, clientNonce)
 }
 
-// checkMAC compares in constant time.
-func checkMAC(got, want []byte) bool { return hmac.Equal(got, want) }
+// CheckMAC compares in constant time.
+func CheckMAC(got, want []byte) bool { return hmac.Equal(got, want) }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package twohost
+package streamio
 
 import (
 	"net"
@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lowat keeps a receiving socket's SO_RCVLOWAT at min(256 KiB, its
+// Lowat keeps a receiving socket's SO_RCVLOWAT at min(256 KiB, its
 // receive buffer / 8, what arrived in the last interval): the kernel then
 // wakes the reader once that much is queued (or the stream ends) instead
 // of for every few segments, so a fast flow is read in fewer, larger
@@ -19,7 +19,7 @@ import (
 // advertised window as they are (tcp_set_rcvlowat grows the buffer, and
 // clamps the window, only for a value whose space exceeds the buffer),
 // and following the recent rate keeps a slow flow's reads coming.
-type lowat struct {
+type Lowat struct {
 	rc        syscall.RawConn
 	last      time.Time
 	lastBytes int64
@@ -30,22 +30,23 @@ const (
 	lowatMax   = 256 << 10
 )
 
-// Plain TCP only: TLS ends a stream with a close_notify record and no
-// FIN, which a low-water mark would hold back until the peer closes.
-func newLowat(c net.Conn) *lowat {
+// NewLowat follows c's reads. Plain TCP only: TLS ends a stream with a
+// close_notify record and no FIN, which a low-water mark would hold back
+// until the peer closes.
+func NewLowat(c net.Conn) *Lowat {
 	sc, ok := c.(*net.TCPConn)
 	if !ok {
-		return &lowat{}
+		return &Lowat{}
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
-		return &lowat{}
+		return &Lowat{}
 	}
-	return &lowat{rc: rc, last: time.Now()}
+	return &Lowat{rc: rc, last: time.Now()}
 }
 
-// update is called after each read with the bytes read so far.
-func (l *lowat) update(total int64) {
+// Update is called after each read with the bytes read so far.
+func (l *Lowat) Update(total int64) {
 	if l.rc == nil {
 		return
 	}

@@ -1,12 +1,12 @@
-package twohost
+package streamio
 
 import (
 	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
-// cpuOver is the process's CPU use since start, nil when not measured.
-func cpuOver(start cpuuse.Use, ok bool) *testdoc.CPUUse {
+// CPUOver is the process's CPU use since start, nil when not measured.
+func CPUOver(start cpuuse.Use, ok bool) *testdoc.CPUUse {
 	end, ok2 := cpuuse.Now()
 	if !ok || !ok2 {
 		return nil

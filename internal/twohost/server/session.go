@@ -1,6 +1,6 @@
 //go:build linux
 
-package twohost
+package server
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/longhaul/longhaul/internal/cpuuse"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/snapshot"
+	"github.com/longhaul/longhaul/internal/twohost/streamio"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
@@ -85,7 +86,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, t
 	defer s.release(ss)
 	log := s.cfg.Log.With("client", from.String(), "session", ss.id)
 	// The session's end is enforced whatever the client does.
-	killer := time.AfterFunc(time.Until(ss.deadline)+endSlack, func() { c.Close() })
+	killer := time.AfterFunc(time.Until(ss.deadline)+wire.EndSlack, func() { c.Close() })
 	defer killer.Stop()
 	snap, err := s.cfg.Snapshot()
 	if err != nil {
@@ -93,7 +94,7 @@ func (s *Server) control(ctx context.Context, c net.Conn, from netip.AddrPort, t
 		log.Error("snapshot", "err", err.Error())
 		return
 	}
-	ss.wchunk, ss.snap = writeChunk(snap), snap
+	ss.wchunk, ss.snap = streamio.WriteChunk(snap), snap
 	log.Info("test started", "client_software", st.Software)
 	caps := s.cfg.Caps
 	caps.UDP = s.udpPort() != nil
@@ -171,7 +172,7 @@ func (ss *session) phaseEnd() time.Time {
 // session.
 func (ss *session) grant(r wire.PhaseReq) (wire.Grant, error) {
 	caps := ss.srv.cfg.Caps
-	left := time.Until(ss.deadline) - endSlack
+	left := time.Until(ss.deadline) - wire.EndSlack
 	d := min(time.Duration(r.DurationS*float64(time.Second)), left)
 	if d < minPhase {
 		return wire.Grant{}, fmt.Errorf("the test's time is used up (--max-duration %gs)", caps.MaxDurationS)
@@ -250,7 +251,7 @@ func (ss *session) startPhase(ctx context.Context, r wire.PhaseReq, log *slog.Lo
 		end: time.Now().Add(attachWindow + time.Duration(g.DurationS*float64(time.Second)))}
 	ss.cur = ph
 	ss.mu.Unlock()
-	smp := flows.NewSampler(ph.socks.read, ss.srv.cfg.SampleEvery)
+	smp := flows.NewSampler(ph.socks.Read, ss.srv.cfg.SampleEvery)
 	if err := ss.send(wire.TypeGrant, g); err != nil {
 		ss.endPhase(ph)
 		if run != nil {
@@ -289,7 +290,7 @@ type phase struct {
 	mu       sync.Mutex
 	closed   bool // no more streams may attach
 	attached map[int]bool
-	socks    sockets
+	socks    streamio.Sockets
 	wg       sync.WaitGroup
 	bytes    atomic.Int64
 	capped   atomic.Bool
@@ -309,7 +310,7 @@ func (ph *phase) attach(stream int, c net.Conn) error {
 		return fmt.Errorf("stream %d is already attached", stream)
 	}
 	ph.attached[stream] = true
-	ph.socks.add(c)
+	ph.socks.Add(c)
 	ph.wg.Add(1)
 	if len(ph.attached) == ph.grant.Streams && ph.all != nil {
 		close(ph.all)
@@ -361,7 +362,7 @@ func (ss *session) runPhase(ctx context.Context, ph *phase, smp *flows.Sampler, 
 		ss.mu.Unlock()
 	}
 	ss.endPhase(ph) // before phase-done: the client may ask for the next phase at once
-	_ = ss.send(wire.TypePhaseDone, wire.PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Seconds: secs, Reason: reason, CPU: cpuOver(cpu0, cpuOK)})
+	_ = ss.send(wire.TypePhaseDone, wire.PhaseDone{Phase: ph.grant.Phase, Bytes: ph.bytes.Load(), Seconds: secs, Reason: reason, CPU: streamio.CPUOver(cpu0, cpuOK)})
 	log.Info("phase ended", "phase", ph.grant.Phase, "name", ph.grant.Name, "bytes", ph.bytes.Load(), "seconds", secs, "reason", reason)
 }
 
@@ -423,7 +424,7 @@ func (s *Server) data(c net.Conn, from netip.AddrPort, a wire.Auth, ticket *conn
 		until = ss.deadline
 	}
 	if cc := ph.grant.CC; cc != "" {
-		if err := setCC(c, cc); err != nil {
+		if err := streamio.SetCC(c, cc); err != nil {
 			log.Warn("congestion control not set", "cc", cc, "err", err)
 		}
 	}

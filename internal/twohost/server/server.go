@@ -1,10 +1,11 @@
 //go:build linux
 
-package twohost
+package server
 
 import (
 	"context"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/connlimit"
+	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
@@ -35,17 +37,12 @@ const (
 	DefaultIdleTimeout      = 30 * time.Second
 	// attachWindow is how long a granted phase waits for its streams.
 	attachWindow = 10 * time.Second
-	// endSlack is kept from a session's time for ending phases cleanly.
-	endSlack = 2 * time.Second
 	// overrunWait is the retry-after of a busy answer while a test runs
 	// past the length its client planned: about one more phase.
 	overrunWait = 5 * time.Second
 	// minPhase is the shortest phase the server grants.
 	minPhase = 200 * time.Millisecond
 )
-
-// Software names this implementation in hello and start frames.
-var Software = "longhaul"
 
 // ServerConfig is a server's setup.
 type ServerConfig struct {
@@ -103,6 +100,12 @@ func (c ServerConfig) withDefaults() ServerConfig {
 	}
 	return c
 }
+
+// MinTokenLen is the shortest pre-shared token accepted (secret.ReadToken
+// reads them).
+const MinTokenLen = secret.MinTokenLen
+
+func newSessionID() string { return hex.EncodeToString(wire.NewNonce()[:16]) }
 
 // Server answers longhaul test clients.
 type Server struct {
@@ -348,8 +351,8 @@ func (s *Server) handshake(raw net.Conn) (net.Conn, wire.Auth, error) {
 		}
 		c = tc
 	}
-	nonce := newNonce()
-	if err := wire.WriteMsg(c, wire.TypeHello, wire.Hello{Proto: wire.ProtoVersion, Software: Software, Nonce: nonce}); err != nil {
+	nonce := wire.NewNonce()
+	if err := wire.WriteMsg(c, wire.TypeHello, wire.Hello{Proto: wire.ProtoVersion, Software: wire.Software, Nonce: nonce}); err != nil {
 		return nil, a, err
 	}
 	f, err := wire.ReadFrame(c, wire.MaxPreAuthFrame)
@@ -365,12 +368,12 @@ func (s *Server) handshake(raw net.Conn) (net.Conn, wire.Auth, error) {
 		s.refuse(c, wire.CodeRequest, "expected an auth message", 0)
 		return nil, a, err
 	}
-	if !checkMAC(a.MAC, clientMAC(s.cfg.Token, nonce, a)) {
+	if !wire.CheckMAC(a.MAC, wire.ClientMAC(s.cfg.Token, nonce, a)) {
 		time.Sleep(100 * time.Millisecond) // slows guessing; the nonce stops replays
 		s.refuse(c, wire.CodeAuth, "wrong token", 0)
 		return nil, a, errors.New("wrong token or replayed handshake")
 	}
-	err = wire.WriteMsg(c, wire.TypeWelcome, wire.Welcome{MAC: serverMAC(s.cfg.Token, nonce, a.ClientNonce)})
+	err = wire.WriteMsg(c, wire.TypeWelcome, wire.Welcome{MAC: wire.ServerMAC(s.cfg.Token, nonce, a.ClientNonce)})
 	return c, a, err
 }
 

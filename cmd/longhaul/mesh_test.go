@@ -24,7 +24,7 @@ import (
 
 	"github.com/longhaul/longhaul/internal/emupath"
 	"github.com/longhaul/longhaul/internal/topo"
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // farHost is one far host of the lab mesh: its emulated path from the
@@ -85,7 +85,7 @@ func upMesh(t *testing.T, bin, prefix, token string, hosts []*farHost) (client s
 // meshOff compares each far host's latest probe in Prometheus with its
 // direct test: the rates within 10% (25% where a host's setting holds
 // the direction), the limits as the host's want.
-func meshOff(t *testing.T, prom string, hosts []*farHost, direct map[string]twohost.Doc) map[string]string {
+func meshOff(t *testing.T, prom string, hosts []*farHost, direct map[string]testdoc.Doc) map[string]string {
 	t.Helper()
 	off := map[string]string{}
 	for _, h := range hosts {
@@ -194,13 +194,13 @@ func TestIntegrationProbeMesh(t *testing.T) {
 
 	// Direct tests first, all paths at once as Prometheus will probe
 	// them (each path has its own emulator; they share the prober's CPU).
-	direct := map[string]twohost.Doc{}
+	direct := map[string]testdoc.Doc{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, h := range hosts {
 		wg.Go(func() {
 			out, errOut, code := exe(t, bin, "test", h.addr, "--netns", client, "--auth", token, "--duration", "2s", "--streams", "4", "--json")
-			var doc twohost.Doc
+			var doc testdoc.Doc
 			if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
 				t.Errorf("test %s: exit %d\n%s", h.name, code, errOut)
 				return

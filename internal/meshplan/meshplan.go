@@ -14,6 +14,7 @@ import (
 	"github.com/longhaul/longhaul/internal/badinput"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // Topologies: who probes whom.
@@ -114,8 +115,8 @@ func (in Input) Validate() error {
 		return inputErr("--path: the RTT must be over 0 and at most 10s, got %s", in.RTT)
 	case !(in.RateBps >= 1e5 && in.RateBps <= 1e12):
 		return inputErr("--path: the rate must be 100kbit/s..1Tbit/s, got %g bit/s", in.RateBps)
-	case in.Streams < 0 || in.Streams > twohost.MaxStreams:
-		return inputErr("--probe-streams must be 0..%d, got %d", twohost.MaxStreams, in.Streams)
+	case in.Streams < 0 || in.Streams > wire.MaxStreams:
+		return inputErr("--probe-streams must be 0..%d, got %d", wire.MaxStreams, in.Streams)
 	case in.Rounds < 0 || in.Rounds > 1000:
 		return inputErr("--probe-rounds must be 1..1000, got %d", in.Rounds)
 	case in.Phase != 0 && (in.Phase < twohost.MinPhase || in.Phase > time.Minute):
@@ -159,9 +160,9 @@ func (in Input) loads() (paths, target, prober, link int) {
 // phases are the probe's phases as the exporter runs them: a download
 // and an upload on one stream, then a download on Streams streams.
 func (in Input) phases() []Phase {
-	ps := []Phase{{Name: twohost.PhaseDownload, Streams: 1}, {Name: twohost.PhaseUpload, Streams: 1}}
+	ps := []Phase{{Name: wire.PhaseDownload, Streams: 1}, {Name: wire.PhaseUpload, Streams: 1}}
 	if in.Streams > 1 {
-		ps = append(ps, Phase{Name: twohost.PhaseCapacity, Streams: in.Streams})
+		ps = append(ps, Phase{Name: wire.PhaseCapacity, Streams: in.Streams})
 	}
 	return ps
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // Defaults and bounds of Config.
@@ -78,7 +80,7 @@ type Config struct {
 	// Run is twohost.Run; tests replace it. It must call the options'
 	// Admit once the target has proved it is a serve: a probe holds one
 	// of the Concurrent slots only from then on.
-	Run func(context.Context, twohost.ClientOptions) (*twohost.Raw, error)
+	Run func(context.Context, twohost.ClientOptions) (*judge.Raw, error)
 }
 
 func (c Config) withDefaults() Config {
@@ -144,8 +146,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--probe-rounds must be 1..%d, got %d", MaxRounds, c.Rounds)
 	case c.Timeout > MaxTimeout:
 		return fmt.Errorf("--probe-timeout must be at most %s, got %s", MaxTimeout, c.Timeout)
-	case c.Streams < 0 || c.Streams > twohost.MaxStreams:
-		return fmt.Errorf("--probe-streams must be 0..%d, got %d", twohost.MaxStreams, c.Streams)
+	case c.Streams < 0 || c.Streams > wire.MaxStreams:
+		return fmt.Errorf("--probe-streams must be 0..%d, got %d", wire.MaxStreams, c.Streams)
 	case c.Timeout < c.phases()*max(c.Phase, twohost.MinPhase)+5*time.Second:
 		return fmt.Errorf("--probe-timeout must leave room for %d phases of %s and the handshakes: at least %s, got %s",
 			c.phases(), max(c.Phase, twohost.MinPhase), c.phases()*max(c.Phase, twohost.MinPhase)+5*time.Second, c.Timeout)

@@ -9,7 +9,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // maxDeferred bounds the tests one scrape's busy probe runs again in
@@ -32,8 +32,8 @@ var deferredSource = netip.Prefix{}
 // the deferred result whatever its age (longhaul_probe_result_age_seconds
 // says how old) instead of a new probe that would collide again.
 func (p *Prober) later(dial Target, res *result, try int) {
-	var re *twohost.RemoteError
-	if try > maxDeferred || !errors.As(res.err, &re) || re.Code != twohost.CodeBusy {
+	var re *wire.RemoteError
+	if try > maxDeferred || !errors.As(res.err, &re) || re.Code != wire.CodeBusy {
 		return
 	}
 	wait := time.Duration(re.RetryAfterS) * time.Second

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // Spellings of one target are one target: one probe at a time, one
@@ -83,7 +85,7 @@ func slicesOf(v, n int) []int {
 // A busy answer is served again for about a probe's length, not for the
 // far serve's retry-after (114 s once made a path read busy for 114 s).
 func TestProbeBusyKeptForAProbesLength(t *testing.T) {
-	f := &fakeRun{err: fmt.Errorf("test: x: %w", &twohost.RemoteError{Code: twohost.CodeBusy, Message: "a test is running", RetryAfterS: 114})}
+	f := &fakeRun{err: fmt.Errorf("test: x: %w", &wire.RemoteError{Code: wire.CodeBusy, Message: "a test is running", RetryAfterS: 114})}
 	p := newTestProber(t, f, func(c *Config) { c.MinInterval = 0 })
 	if b := get(p, "target=198.51.100.5").Body.String(); !strings.Contains(b, "longhaul_probe_target_busy 1") {
 		t.Fatalf("busy target:\n%s", b)
@@ -107,7 +109,7 @@ type stallRun struct {
 	hello   atomic.Int64 // the largest HelloTimeout asked, ns
 }
 
-func (s *stallRun) run(ctx context.Context, o twohost.ClientOptions) (*twohost.Raw, error) {
+func (s *stallRun) run(ctx context.Context, o twohost.ClientOptions) (*judge.Raw, error) {
 	s.runs.Add(1)
 	if h := int64(o.HelloTimeout + o.DialTimeout); h > s.hello.Load() {
 		s.hello.Store(h)

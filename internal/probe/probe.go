@@ -24,6 +24,9 @@ import (
 
 	"github.com/longhaul/longhaul/internal/secret"
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -364,16 +367,16 @@ func (p *Prober) probe(ctx context.Context, dial Target, st *stage) *result {
 	raw, waited, err := p.runQueued(ctx, o, st)
 	admitted := st.testing
 	st.release()
-	var doc *twohost.Doc
+	var doc *testdoc.Doc
 	if err == nil {
-		doc, err = twohost.Judge(raw, twohost.JudgeOptions{})
+		doc, err = judge.Judge(raw, judge.JudgeOptions{})
 	}
 	end := p.now()
 	res := &result{at: end, until: end.Add(p.cfg.MinInterval), took: end.Sub(start), doc: doc, err: err}
 	res.waited = waited
-	var re *twohost.RemoteError
+	var re *wire.RemoteError
 	switch {
-	case errors.As(err, &re) && re.Code == twohost.CodeBusy:
+	case errors.As(err, &re) && re.Code == wire.CodeBusy:
 		// Busy for about a probe's length, not the far serve's
 		// retry-after (see probeLen).
 		res.until = end.Add(p.cfg.probeLen())
@@ -404,10 +407,10 @@ const (
 )
 
 func reasonOf(ctx context.Context, err error) string {
-	var re *twohost.RemoteError
+	var re *wire.RemoteError
 	var op *net.OpError
 	switch {
-	case errors.As(err, &re) && re.Code == twohost.CodeBusy:
+	case errors.As(err, &re) && re.Code == wire.CodeBusy:
 		return reasonBusy
 	case errors.Is(err, errSlots):
 		return reasonExporterBusy

@@ -23,6 +23,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // fakeRun records what a probe asked and answers with a fixed outcome.
@@ -37,7 +39,7 @@ type fakeRun struct {
 	err   error
 }
 
-func (f *fakeRun) run(ctx context.Context, o twohost.ClientOptions) (*twohost.Raw, error) {
+func (f *fakeRun) run(ctx context.Context, o twohost.ClientOptions) (*judge.Raw, error) {
 	f.n.Add(1)
 	f.mu.Lock()
 	f.calls = append(f.calls, o)
@@ -237,7 +239,7 @@ func TestProbeConcurrency(t *testing.T) {
 // for about a probe's length (no retry storm), even with
 // --probe-min-interval 0.
 func TestProbeBusyTarget(t *testing.T) {
-	f := &fakeRun{err: fmt.Errorf("test: x: %w", &twohost.RemoteError{Code: twohost.CodeBusy, Message: "a test is running", RetryAfterS: 30})}
+	f := &fakeRun{err: fmt.Errorf("test: x: %w", &wire.RemoteError{Code: wire.CodeBusy, Message: "a test is running", RetryAfterS: 30})}
 	p := newTestProber(t, f, nil) // no --probe-min-interval: the busy answer is kept anyway
 	for range 5 {
 		b := get(p, "target=198.51.100.5").Body.String()

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // maxQueueTries bounds the tests a probe asks of a busy target: probers
@@ -28,11 +30,11 @@ var queueAfter = time.After
 // while it waits; else the busy answer stands. waited is the time spent
 // waiting. Every try passes the connecting stage again (its caps: a
 // target that answered busy may stall the next time).
-func (p *Prober) runQueued(ctx context.Context, o twohost.ClientOptions, st *stage) (raw *twohost.Raw, waited time.Duration, err error) {
+func (p *Prober) runQueued(ctx context.Context, o twohost.ClientOptions, st *stage) (raw *judge.Raw, waited time.Duration, err error) {
 	for try := 1; ; try++ {
 		raw, err = p.cfg.Run(ctx, o)
-		var re *twohost.RemoteError
-		if !errors.As(err, &re) || re.Code != twohost.CodeBusy || try == maxQueueTries {
+		var re *wire.RemoteError
+		if !errors.As(err, &re) || re.Code != wire.CodeBusy || try == maxQueueTries {
 			return raw, waited, err
 		}
 		wait := time.Duration(re.RetryAfterS)*time.Second + rand.N(time.Second)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/judge"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // busyRun is a target's serve that is busy for its first busy tests
@@ -23,12 +25,12 @@ type busyRun struct {
 	n     atomic.Int64
 }
 
-func (b *busyRun) run(ctx context.Context, o twohost.ClientOptions) (*twohost.Raw, error) {
+func (b *busyRun) run(ctx context.Context, o twohost.ClientOptions) (*judge.Raw, error) {
 	if err := o.Admit(); err != nil {
 		return nil, err
 	}
 	if b.n.Add(1) <= b.busy {
-		return nil, fmt.Errorf("test: x: %w", &twohost.RemoteError{Code: twohost.CodeBusy, Message: "a test is running", RetryAfterS: b.retry})
+		return nil, fmt.Errorf("test: x: %w", &wire.RemoteError{Code: wire.CodeBusy, Message: "a test is running", RetryAfterS: b.retry})
 	}
 	return nil, fmt.Errorf("fake: the test ran")
 }
@@ -117,7 +119,7 @@ type serveOne struct {
 	long    time.Duration
 }
 
-func (s *serveOne) run(ctx context.Context, o twohost.ClientOptions) (*twohost.Raw, error) {
+func (s *serveOne) run(ctx context.Context, o twohost.ClientOptions) (*judge.Raw, error) {
 	if err := o.Admit(); err != nil {
 		return nil, err
 	}
@@ -126,7 +128,7 @@ func (s *serveOne) run(ctx context.Context, o twohost.ClientOptions) (*twohost.R
 	if s.running {
 		retry := int(math.Ceil(max(s.ends.Sub(now).Seconds(), 0)))
 		s.mu.Unlock()
-		return nil, &twohost.RemoteError{Code: twohost.CodeBusy, Message: "a test is running", RetryAfterS: retry}
+		return nil, &wire.RemoteError{Code: wire.CodeBusy, Message: "a test is running", RetryAfterS: retry}
 	}
 	s.running, s.ends = true, now.Add(s.long)
 	s.mu.Unlock()

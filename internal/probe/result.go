@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 )
 
 // result is one probe's outcome, and the metrics /probe answers with.
@@ -19,7 +19,7 @@ type result struct {
 	age    time.Duration // how old it is when served (0: fresh)
 	took   time.Duration // waits for a busy target included
 	waited time.Duration // of took, waiting for a busy target (queue.go)
-	doc    *twohost.Doc  // nil when the probe failed
+	doc    *testdoc.Doc  // nil when the probe failed
 	err    error
 	reason string // failure reason: a bounded label value
 	// unseen: a deferred probe's result (deferred.go) no scrape has

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/longhaul/longhaul/internal/secret"
-	"github.com/longhaul/longhaul/internal/twohost"
+	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
 // Allowed is the set of targets a probe may be pointed at: addresses in
@@ -55,7 +55,7 @@ func (a Allowed) inPrefix(ip netip.Addr) bool {
 // ports are the serve ports of the prefixes.
 func (a Allowed) ports() []uint16 {
 	if len(a.Ports) == 0 {
-		return []uint16{twohost.DefaultPort}
+		return []uint16{wire.DefaultPort}
 	}
 	return a.Ports
 }
@@ -108,7 +108,7 @@ const maxTargetLen = 255
 // lowercase), the port without leading zeros, a name lowercase without
 // its final dot. Two spellings of one target are one target: one probe
 // at a time, one result, one busy answer.
-func ParseTarget(s string) (string, error) { return parseTarget(s, twohost.DefaultPort) }
+func ParseTarget(s string) (string, error) { return parseTarget(s, wire.DefaultPort) }
 
 func parseTarget(s string, defPort uint16) (string, error) {
 	if s == "" || len(s) > maxTargetLen {

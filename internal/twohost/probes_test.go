@@ -59,14 +59,14 @@ func TestLossProbePlan(t *testing.T) {
 // carried, bbr's included when granted, not a paced or capacity phase.
 func TestProbeBest(t *testing.T) {
 	rtt := 100 * time.Millisecond
-	down := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 7e6, rtt: rtt, flight: 90_000, ssthresh: 80_000})
-	bbr := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 221e6, rtt: rtt, flight: 2_800_000, ssthresh: 1 << 30})
+	down := phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 7e6, RTT: rtt, Flight: 90_000, Ssthresh: 80_000})
+	bbr := phaseOf(wire.PhaseDownload, stream{Port: 40001, Rate: 221e6, RTT: rtt, Flight: 2_800_000, Ssthresh: 1 << 30})
 	bbr.AskedCC, bbr.Grant.CC = "bbr", "bbr"
-	refused := phaseOf(wire.PhaseDownload, stream{port: 40002, rate: 300e6, rtt: rtt, flight: 3_800_000, ssthresh: 1 << 30})
+	refused := phaseOf(wire.PhaseDownload, stream{Port: 40002, Rate: 300e6, RTT: rtt, Flight: 3_800_000, Ssthresh: 1 << 30})
 	refused.AskedCC = "bbr" // a server without it sent with its default
-	paced := phaseOf(wire.PhaseDownload, stream{port: 40003, rate: 400e6, rtt: rtt, flight: 5_000_000, ssthresh: 1 << 30})
+	paced := phaseOf(wire.PhaseDownload, stream{Port: 40003, Rate: 400e6, RTT: rtt, Flight: 5_000_000, Ssthresh: 1 << 30})
 	paced.AskedPace, paced.Grant.RateBps = 400e6, 400e6
-	capacity := phaseOf(wire.PhaseCapacity, stream{port: 40004, rate: 450e6, rtt: rtt, flight: 5_600_000, ssthresh: 1 << 30})
+	capacity := phaseOf(wire.PhaseCapacity, stream{Port: 40004, Rate: 450e6, RTT: rtt, Flight: 5_600_000, Ssthresh: 1 << 30})
 	raw := rawWith(host("", ""), host("", ""), down, refused, paced, capacity)
 	if got := probeBest(raw); math.Abs(got-7e6) > 0.5e6 {
 		t.Errorf("without bbr: %.4g, want the download's 7 Mbit/s", got)

@@ -20,10 +20,10 @@ import (
 func lossyRaw() *judge.Raw {
 	big := "4096 131072 33554432"
 	rtt := 50 * time.Millisecond
-	down := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 92e6, rtt: rtt, flight: 600_000, ssthresh: 1 << 20})
+	down := phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 92e6, RTT: rtt, Flight: 600_000, Ssthresh: 1 << 20})
 	down.LoadedRTTs = []time.Duration{51 * time.Millisecond, 52 * time.Millisecond, 50500 * time.Microsecond}
 	down.ClientCPU = &testdoc.CPUUse{RunS: 0.12, WaitS: 0.03}
-	short := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 26e6, rtt: rtt, flight: 160_000, ssthresh: 150_000, lossEvery: 1})
+	short := phaseOf(wire.PhaseDownload, stream{Port: 40001, Rate: 26e6, RTT: rtt, Flight: 160_000, Ssthresh: 150_000, LossEvery: 1})
 	short.Grant.Phase, short.Grant.RateBps, short.AskedPace = 2, 70e6, 70e6
 	return rawWith(host(big, big), host(big, big), down, short)
 }

@@ -24,19 +24,19 @@ func TestDirectionFixIsThePlans(t *testing.T) {
 	}{
 		{
 			name: "client receive buffer, planned", client: small,
-			phase: phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
+			phase: phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 13e6, RTT: rtt, Flight: 84000, RwndShare: 0.95, Ssthresh: 1 << 20}),
 			opt:   JudgeOptions{RateBps: 100e6},
 			want:  "the client's plan: net.ipv4.tcp_rmem: 4096 16384 131072 -> ",
 		},
 		{
 			name: "window-bound at the path's rate", client: big,
-			phase: phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 60 * time.Millisecond, flight: 700000, rwndShare: 0.7, ssthresh: 600000}),
+			phase: phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 94e6, RTT: 60 * time.Millisecond, Flight: 700000, RwndShare: 0.7, Ssthresh: 600000}),
 			opt:   JudgeOptions{RateBps: 100e6},
 			want:  "nothing to change on the hosts", forbidden: "tcp_rmem",
 		},
 		{
 			name: "no rate, no plan: no size", client: small,
-			phase: phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
+			phase: phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 13e6, RTT: rtt, Flight: 84000, RwndShare: 0.95, Ssthresh: 1 << 20}),
 			want:  "raise net.ipv4.tcp_rmem's maximum on the client; no plan sizes it", forbidden: "Gbit/s",
 		},
 	}

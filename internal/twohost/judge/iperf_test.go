@@ -43,7 +43,7 @@ func iperfDownPhase(rcv []testdoc.URLSample, s iperf3.Stream, asJSON bool) Iperf
 }
 
 func iperfUpPhase(st stream, peerWnd int64) IperfPhase {
-	ss := st.samples(5)
+	ss := st.Samples(5)
 	if peerWnd > 0 {
 		for i := range ss {
 			ss[i].Sock.SndWnd = peerWnd
@@ -70,8 +70,8 @@ func TestJudgeIperf3(t *testing.T) {
 		setting string
 		words   []string
 	}{
-		{"upload held by the server's window", [2]string{big, big}, iperfUpPhase(stream{port: 1, rate: 28e6, rtt: rtt, flight: 180000, rwndShare: 0.9}, 180000), 0, wire.PhaseUpload, testdoc.HostServer, "net.ipv4.tcp_rmem", []string{"the iperf3 server's receive window (180 kB)"}},
-		{"upload held by this host's tcp_wmem", [2]string{big, "4096 16384 262144"}, iperfUpPhase(stream{port: 1, rate: 30e6, rtt: rtt, flight: 190000, sndShare: 0.9}, 0), 0, wire.PhaseUpload, testdoc.HostClient, "net.ipv4.tcp_wmem", []string{"send buffer"}},
+		{"upload held by the server's window", [2]string{big, big}, iperfUpPhase(stream{Port: 1, Rate: 28e6, RTT: rtt, Flight: 180000, RwndShare: 0.9}, 180000), 0, wire.PhaseUpload, testdoc.HostServer, "net.ipv4.tcp_rmem", []string{"the iperf3 server's receive window (180 kB)"}},
+		{"upload held by this host's tcp_wmem", [2]string{big, "4096 16384 262144"}, iperfUpPhase(stream{Port: 1, Rate: 30e6, RTT: rtt, Flight: 190000, SndShare: 0.9}, 0), 0, wire.PhaseUpload, testdoc.HostClient, "net.ipv4.tcp_wmem", []string{"send buffer"}},
 		{"download held by this host's tcp_rmem", [2]string{small, big}, iperfDownPhase(recvSamples(0.95*windowRate, rtt, window, 5), serverStream(int64(0.95*windowRate*5/8), 300000, rtt, 0, 5), true), 100e6, wire.PhaseDownload, testdoc.HostClient, "net.ipv4.tcp_rmem", []string{"this host's receive buffer"}},
 		{"download held by the path's loss", [2]string{big, big}, iperfDownPhase(recvSamples(8e6, rtt, 4<<20, 5), serverStream(5e6, 60000, rtt, 60, 5), true), 0, wire.PhaseDownload, testdoc.HostPath, "", []string{"packet loss", "retransmitted 300 segments"}},
 		{"download held by the server's sending side", [2]string{big, big}, iperfDownPhase(recvSamples(10e6, rtt, 4<<20, 5), serverStream(6e6, 64000, rtt, 0, 5), true), 0, wire.PhaseDownload, testdoc.HostServer, "", []string{"congestion window stayed at 64 kB", "not seen from here"}},

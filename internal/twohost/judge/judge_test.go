@@ -31,35 +31,35 @@ func TestJudgeNamesHostAndSetting(t *testing.T) {
 	}{
 		{
 			name: "server send buffer (kernel counts it)", client: host(big, big), serv: host(big, small),
-			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 94000, sndShare: 0.9, ssthresh: 1 << 20}),
+			phase:   phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 15e6, RTT: rtt, Flight: 94000, SndShare: 0.9, Ssthresh: 1 << 20}),
 			verdict: "sndbuf-limited", limit: testdoc.Limit{Host: testdoc.HostServer, Setting: "net.ipv4.tcp_wmem", Value: small},
 		},
 		{
 			// The kernel calls it congestion-window time; flight, RTT and
 			// the model say the send buffer.
 			name: "server send buffer (hidden as cwnd time)", client: host(big, big), serv: host(big, small),
-			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 110000, ssthresh: 200000}),
+			phase:   phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 15e6, RTT: rtt, Flight: 110000, Ssthresh: 200000}),
 			verdict: "sndbuf-limited", limit: testdoc.Limit{Host: testdoc.HostServer, Setting: "net.ipv4.tcp_wmem", Value: small},
 		},
 		{
 			name: "client receive buffer", client: host(small, big), serv: host(big, big),
-			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
+			phase:   phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 13e6, RTT: rtt, Flight: 84000, RwndShare: 0.95, Ssthresh: 1 << 20}),
 			verdict: "rwnd-limited", limit: testdoc.Limit{Host: testdoc.HostClient, Setting: "net.ipv4.tcp_rmem", Value: small},
 		},
 		{
 			name: "server receive buffer on upload", client: host(big, big), serv: host(small, big),
-			phase:   phaseOf(wire.PhaseUpload, stream{port: 40000, rate: 13e6, rtt: rtt, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
+			phase:   phaseOf(wire.PhaseUpload, stream{Port: 40000, Rate: 13e6, RTT: rtt, Flight: 84000, RwndShare: 0.95, Ssthresh: 1 << 20}),
 			verdict: "rwnd-limited", limit: testdoc.Limit{Host: testdoc.HostServer, Setting: "net.ipv4.tcp_rmem", Value: small},
 		},
 		{
 			// At the path's rate a window above the BDP only caps the queue.
 			name: "window-bound at the path's rate", client: host(big, big), serv: host(big, big),
-			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 60 * time.Millisecond, flight: 700000, rwndShare: 0.7, ssthresh: 600000}),
+			phase:   phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 94e6, RTT: 60 * time.Millisecond, Flight: 700000, RwndShare: 0.7, Ssthresh: 600000}),
 			verdict: "rwnd-limited", limit: testdoc.Limit{Host: testdoc.HostPath},
 		},
 		{
 			name: "the path", client: host(big, big), serv: host(big, big),
-			phase:   phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 94e6, rtt: 70 * time.Millisecond, flight: 800000, ssthresh: 600000}),
+			phase:   phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 94e6, RTT: 70 * time.Millisecond, Flight: 800000, Ssthresh: 600000}),
 			verdict: "bottleneck", limit: testdoc.Limit{Host: testdoc.HostPath},
 		},
 	}
@@ -84,8 +84,8 @@ func TestJudgeNamesHostAndSetting(t *testing.T) {
 func TestAggregateRate(t *testing.T) {
 	// Two streams of 40 and 60 Mbit/s sampled by the same dumps: 100.
 	var ss []flows.Sample
-	ss = append(ss, stream{port: 1, rate: 40e6, rtt: time.Millisecond, flight: 1}.samples(4)...)
-	ss = append(ss, stream{port: 2, rate: 60e6, rtt: time.Millisecond, flight: 1}.samples(4)...)
+	ss = append(ss, stream{Port: 1, Rate: 40e6, RTT: time.Millisecond, Flight: 1}.Samples(4)...)
+	ss = append(ss, stream{Port: 2, Rate: 60e6, RTT: time.Millisecond, Flight: 1}.Samples(4)...)
 	if got := AggregateRate(ss); got < 99.9e6 || got > 100.1e6 {
 		t.Errorf("aggregate %.4g bit/s, want 100 Mbit/s", got)
 	}
@@ -154,12 +154,12 @@ func TestPathRate(t *testing.T) {
 func TestWriteTextGolden(t *testing.T) {
 	small, big := "4096 16384 131072", "4096 131072 33554432"
 	raw := rawWith(host(big, big), host(small, small),
-		phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 15e6, rtt: 50 * time.Millisecond, flight: 94000, sndShare: 0.9, ssthresh: 1 << 20}),
-		phaseOf(wire.PhaseUpload, stream{port: 40001, rate: 13e6, rtt: 50 * time.Millisecond, flight: 84000, rwndShare: 0.95, ssthresh: 1 << 20}),
-		phaseOf(wire.PhaseCapacity, stream{port: 40002, rate: 24e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000},
-			stream{port: 40003, rate: 23e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000},
-			stream{port: 40004, rate: 24e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000},
-			stream{port: 40005, rate: 23e6, rtt: 60 * time.Millisecond, flight: 200000, ssthresh: 100000}))
+		phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 15e6, RTT: 50 * time.Millisecond, Flight: 94000, SndShare: 0.9, Ssthresh: 1 << 20}),
+		phaseOf(wire.PhaseUpload, stream{Port: 40001, Rate: 13e6, RTT: 50 * time.Millisecond, Flight: 84000, RwndShare: 0.95, Ssthresh: 1 << 20}),
+		phaseOf(wire.PhaseCapacity, stream{Port: 40002, Rate: 24e6, RTT: 60 * time.Millisecond, Flight: 200000, Ssthresh: 100000},
+			stream{Port: 40003, Rate: 23e6, RTT: 60 * time.Millisecond, Flight: 200000, Ssthresh: 100000},
+			stream{Port: 40004, Rate: 24e6, RTT: 60 * time.Millisecond, Flight: 200000, Ssthresh: 100000},
+			stream{Port: 40005, Rate: 23e6, RTT: 60 * time.Millisecond, Flight: 200000, Ssthresh: 100000}))
 	d, err := Judge(raw, JudgeOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -185,13 +185,13 @@ func TestJudgeSubMillisecondPath(t *testing.T) {
 		st        stream
 		host, has string
 	}{
-		{"slow start at 18 Gbit/s", stream{port: 40000, rate: 18e9, rtt: 40 * us, flight: 2_400_000}, testdoc.HostServer, "nothing to tune"},
-		{"sndbuf at 18 Gbit/s", stream{port: 40000, rate: 18e9, rtt: 40 * us, flight: 2_400_000, sndShare: 0.95, ssthresh: 1 << 20}, testdoc.HostServer, "nothing to tune"},
-		{"a 4 kB window", stream{port: 40000, rate: 70e6, rtt: 400 * us, flight: 4000, rwndShare: 0.95, ssthresh: 1 << 20}, testdoc.HostClient, "tcp_rmem"},
-		{"a 1.2 MB window at 25 Gbit/s", stream{port: 40000, rate: 25e9, rtt: 45 * us, flight: 1_220_000, rwndShare: 0.98, ssthresh: 1 << 20}, testdoc.HostServer, "nothing to tune"},
+		{"slow start at 18 Gbit/s", stream{Port: 40000, Rate: 18e9, RTT: 40 * us, Flight: 2_400_000}, testdoc.HostServer, "nothing to tune"},
+		{"sndbuf at 18 Gbit/s", stream{Port: 40000, Rate: 18e9, RTT: 40 * us, Flight: 2_400_000, SndShare: 0.95, Ssthresh: 1 << 20}, testdoc.HostServer, "nothing to tune"},
+		{"a 4 kB window", stream{Port: 40000, Rate: 70e6, RTT: 400 * us, Flight: 4000, RwndShare: 0.95, Ssthresh: 1 << 20}, testdoc.HostClient, "tcp_rmem"},
+		{"a 1.2 MB window at 25 Gbit/s", stream{Port: 40000, Rate: 25e9, RTT: 45 * us, Flight: 1_220_000, RwndShare: 0.98, Ssthresh: 1 << 20}, testdoc.HostServer, "nothing to tune"},
 	} {
 		raw := rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, tc.st))
-		raw.IdleRTTs = []time.Duration{tc.st.rtt}
+		raw.IdleRTTs = []time.Duration{tc.st.RTT}
 		d, err := Judge(raw, JudgeOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -221,7 +221,7 @@ func TestJudgeLossAtThePathsRate(t *testing.T) {
 		rate float64
 		has  string
 	}{{94e6, "queue overflowing"}, {40e6, "random loss"}} {
-		st := stream{port: 40000, rate: tc.rate, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20, lossEvery: 1}
+		st := stream{Port: 40000, Rate: tc.rate, RTT: 50 * time.Millisecond, Flight: 600_000, Ssthresh: 1 << 20, LossEvery: 1}
 		d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
 		if err != nil {
 			t.Fatal(err)
@@ -242,8 +242,8 @@ func TestJudgeLossAtThePathsRate(t *testing.T) {
 // that did not switch is said to have sent with its default.
 func TestJudgeCCPhase(t *testing.T) {
 	big := "4096 131072 33554432"
-	lossy := stream{port: 40000, rate: 40e6, rtt: 50 * time.Millisecond, flight: 250_000, ssthresh: 200_000, lossEvery: 1}
-	fast := stream{port: 40001, rate: 94e6, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20}
+	lossy := stream{Port: 40000, Rate: 40e6, RTT: 50 * time.Millisecond, Flight: 250_000, Ssthresh: 200_000, LossEvery: 1}
+	fast := stream{Port: 40001, Rate: 94e6, RTT: 50 * time.Millisecond, Flight: 600_000, Ssthresh: 1 << 20}
 	for _, granted := range []bool{true, false} {
 		bbr := phaseOf(wire.PhaseDownload, fast)
 		bbr.Grant.Phase, bbr.AskedCC = 2, "bbr"
@@ -284,7 +284,7 @@ func TestJudgeCCPhase(t *testing.T) {
 // its fix line first.
 func TestJudgeBlackHole(t *testing.T) {
 	big := "4096 131072 33554432"
-	raw := rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 90e6, rtt: 50 * time.Millisecond, flight: 600_000, ssthresh: 1 << 20}))
+	raw := rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 90e6, RTT: 50 * time.Millisecond, Flight: 600_000, Ssthresh: 1 << 20}))
 	raw.BlackHoleMSS = 1200
 	d, err := Judge(raw, JudgeOptions{RateBps: 100e6})
 	if err != nil {
@@ -323,10 +323,10 @@ func TestJudgePacedPolicer(t *testing.T) {
 	big := "4096 131072 33554432"
 	rtt := 50 * time.Millisecond
 	// Bursty losses: 10 segments at a time, every second.
-	down := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 15e6, rtt: rtt, flight: 94_000, ssthresh: 90_000, lossEvery: 10})
-	held := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 30e6, rtt: rtt, flight: 190_000, ssthresh: 1 << 20})
+	down := phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 15e6, RTT: rtt, Flight: 94_000, Ssthresh: 90_000, LossEvery: 10})
+	held := phaseOf(wire.PhaseDownload, stream{Port: 40001, Rate: 30e6, RTT: rtt, Flight: 190_000, Ssthresh: 1 << 20})
 	held.Grant.Phase, held.Grant.RateBps, held.AskedPace = 2, 30e6, 30e6
-	short := phaseOf(wire.PhaseDownload, stream{port: 40002, rate: 42e6, rtt: rtt, flight: 260_000, ssthresh: 250_000, lossEvery: 4})
+	short := phaseOf(wire.PhaseDownload, stream{Port: 40002, Rate: 42e6, RTT: rtt, Flight: 260_000, Ssthresh: 250_000, LossEvery: 4})
 	short.Grant.Phase, short.Grant.RateBps, short.AskedPace = 3, 60e6, 60e6
 	d, err := Judge(rawWith(host(big, big), host(big, big), down, held, short), JudgeOptions{})
 	if err != nil {
@@ -354,7 +354,7 @@ func TestJudgePacedPolicer(t *testing.T) {
 // fix); with scaling off on the client, the client's setting.
 func TestJudgeWindowScaling(t *testing.T) {
 	big := "4096 131072 33554432"
-	st := stream{port: 40000, rate: 10.4e6, rtt: 50 * time.Millisecond, flight: 65_535, rwndShare: 0.95, ssthresh: 1 << 20, unscaled: true}
+	st := stream{Port: 40000, Rate: 10.4e6, RTT: 50 * time.Millisecond, Flight: 65_535, RwndShare: 0.95, Ssthresh: 1 << 20, Unscaled: true}
 	d, err := Judge(rawWith(host(big, big), host(big, big), phaseOf(wire.PhaseDownload, st)), JudgeOptions{RateBps: 100e6})
 	if err != nil {
 		t.Fatal(err)
@@ -380,7 +380,7 @@ func TestJudgeWindowScaling(t *testing.T) {
 // server that did not measure its CPU leaves the verdict as it was.
 func TestJudgeCPUBound(t *testing.T) {
 	big := "4096 131072 33554432"
-	app := stream{port: 40000, rate: 20e6, rtt: 50 * time.Millisecond, flight: 20_000, ssthresh: 1 << 20}
+	app := stream{Port: 40000, Rate: 20e6, RTT: 50 * time.Millisecond, Flight: 20_000, Ssthresh: 1 << 20}
 	p := phaseOf(wire.PhaseDownload, app)
 	// Busy a fifth of each interval: the rest the application left idle.
 	for i := range p.Server {
@@ -410,7 +410,7 @@ func TestJudgeCPUBound(t *testing.T) {
 func TestJudgeCapacityCPUBound(t *testing.T) {
 	big := "4096 131072 33554432"
 	s := func(port uint16) stream {
-		return stream{port: port, rate: 40e6, rtt: 20 * time.Millisecond, flight: 300_000, ssthresh: 200_000}
+		return stream{Port: port, Rate: 40e6, RTT: 20 * time.Millisecond, Flight: 300_000, Ssthresh: 200_000}
 	}
 	p := phaseOf(wire.PhaseCapacity, s(40001), s(40002), s(40003), s(40004))
 	p.Done.Seconds, p.Done.CPU = 4, &testdoc.CPUUse{RunS: 0.04, WaitS: 6.8}
@@ -424,7 +424,7 @@ func TestJudgeCapacityCPUBound(t *testing.T) {
 	// The download held by the same CPU, at about what the capacity phase
 	// carried (bench-causes' cpu-bound case: 196 Mbit/s both): still the
 	// server's CPU, not "at the path's rate".
-	dl := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 160e6, rtt: 20 * time.Millisecond, flight: 300_000, ssthresh: 200_000})
+	dl := phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 160e6, RTT: 20 * time.Millisecond, Flight: 300_000, Ssthresh: 200_000})
 	for i := range dl.Server {
 		dl.Server[i].Sock.Busy = dl.Server[i].Sock.Busy / 5
 	}
@@ -448,8 +448,8 @@ func TestJudgeCapacityCPUBound(t *testing.T) {
 func TestJudgeRandomLossSeenAtThePathsRate(t *testing.T) {
 	big := "4096 131072 33554432"
 	rtt := 50 * time.Millisecond
-	down := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 92e6, rtt: rtt, flight: 600_000, ssthresh: 1 << 20})
-	short := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 26e6, rtt: rtt, flight: 160_000, ssthresh: 150_000, lossEvery: 1})
+	down := phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 92e6, RTT: rtt, Flight: 600_000, Ssthresh: 1 << 20})
+	short := phaseOf(wire.PhaseDownload, stream{Port: 40001, Rate: 26e6, RTT: rtt, Flight: 160_000, Ssthresh: 150_000, LossEvery: 1})
 	short.Grant.Phase, short.Grant.RateBps, short.AskedPace = 2, 70e6, 70e6
 	d, err := Judge(rawWith(host(big, big), host(big, big), down, short), JudgeOptions{RateBps: 100e6})
 	if err != nil {
@@ -465,7 +465,7 @@ func TestJudgeRandomLossSeenAtThePathsRate(t *testing.T) {
 		t.Errorf("text:\n%s", txt.String())
 	}
 	// A paced run that held its pace: nothing seen.
-	held := phaseOf(wire.PhaseDownload, stream{port: 40001, rate: 70e6, rtt: rtt, flight: 440_000, ssthresh: 1 << 20})
+	held := phaseOf(wire.PhaseDownload, stream{Port: 40001, Rate: 70e6, RTT: rtt, Flight: 440_000, Ssthresh: 1 << 20})
 	held.Grant.Phase, held.Grant.RateBps, held.AskedPace = 2, 70e6, 70e6
 	if d, _ := Judge(rawWith(host(big, big), host(big, big), down, held), JudgeOptions{RateBps: 100e6}); len(d.Directions[0].Seen) != 0 || d.Directions[0].Cause != nil {
 		t.Errorf("held pace: cause %+v, seen %+v", d.Directions[0].Cause, d.Directions[0].Seen)
@@ -487,7 +487,7 @@ func TestJudgeBloatFlagOverTheHalf(t *testing.T) {
 		{"one-BDP queue", 65 * time.Millisecond, 103 * time.Millisecond, false},
 		{"eight-BDP queue", 250 * time.Millisecond, 450 * time.Millisecond, true},
 	} {
-		st := stream{port: 40000, rate: 94e6, rtt: 50 * time.Millisecond, flight: 1_200_000, ssthresh: 1 << 20}
+		st := stream{Port: 40000, Rate: 94e6, RTT: 50 * time.Millisecond, Flight: 1_200_000, Ssthresh: 1 << 20}
 		p := phaseOf(wire.PhaseDownload, st)
 		n := len(p.Server)
 		for i := range p.Server {
@@ -523,7 +523,7 @@ func TestJudgeSharedNeedsTheQueueToTheEnd(t *testing.T) {
 		late   time.Duration // the pings of the second half
 		shared bool
 	}{{"slow start's queue", ms(50.3), false}, {"a queue to the end", ms(63), true}} {
-		p := phaseOf(wire.PhaseDownload, stream{port: 40000, rate: 60e6, rtt: 50 * time.Millisecond, flight: 400_000, ssthresh: 300_000, lossEvery: 1})
+		p := phaseOf(wire.PhaseDownload, stream{Port: 40000, Rate: 60e6, RTT: 50 * time.Millisecond, Flight: 400_000, Ssthresh: 300_000, LossEvery: 1})
 		p.LoadedRTTs = []time.Duration{ms(90), ms(95), ms(92), ms(88), ms(70), ms(56)}
 		for range 5 {
 			p.LoadedRTTs = append(p.LoadedRTTs, tc.late)

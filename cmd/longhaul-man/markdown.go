@@ -105,7 +105,7 @@ func markdownPage(c *cobra.Command, guide string) string {
 	fmt.Fprintf(&b, "<!-- Generated from the command tree by `make docs` (go run ./cmd/longhaul-man -markdown docs/commands): do not edit. -->\n\n")
 	fmt.Fprintf(&b, "%s.\n\n", mdEscape(strings.TrimSuffix(c.Short, ".")))
 	fmt.Fprintf(&b, "What it does, examples and its output: [%s](%s). The same text as `%s --help` and `man %s`.\n\n",
-		guideTitle(guide), guide, c.CommandPath(), strings.ReplaceAll(c.CommandPath(), " ", "-"))
+		guideTitle(guide), "../"+guide, c.CommandPath(), strings.ReplaceAll(c.CommandPath(), " ", "-"))
 	if c.Runnable() {
 		fmt.Fprintf(&b, "## Usage\n\n```\n%s\n```\n\n", c.UseLine())
 	}

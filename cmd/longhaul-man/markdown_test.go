@@ -64,7 +64,7 @@ func TestMarkdownPageCarriesHelp(t *testing.T) {
 	for _, want := range []string{
 		"# longhaul apply\n", "longhaul apply PLAN [flags]", "--dry-run", "--state-dir string",
 		"longhaul apply plan.json --persist", "## Exit status", "`2` | bad flags", "## Files",
-		"`/var/lib/longhaul/journal`", "[docs/apply.md](apply.md)", "[exit-status.md](../exit-status.md)",
+		"`/var/lib/longhaul/journal`", "[docs/apply.md](../apply.md)", "[exit-status.md](../exit-status.md)",
 	} {
 		if !strings.Contains(apply, want) {
 			t.Errorf("longhaul_apply.md lacks %q:\n%s", want, apply)

@@ -47,8 +47,8 @@ verdicts: longhaul test --judge judges its documents again). --text
 prints the tables the lab prints at the end of a run instead of writing
 HTML.
 
-- reads the results or the document from standard input (with -o, or
---text): longhaul analyze x.pcap --timeline | longhaul report - -o x.html.`,
+The file - reads the results or the document from standard input (with
+-o, or --text): longhaul analyze x.pcap --timeline | longhaul report - -o x.html.`,
 		Example: `  longhaul report longhaul-lab/buffers-20261122-101500/results.jsonl -o buffers.html
   longhaul analyze upload.pcap --timeline > upload.json && longhaul report upload.json -o upload.html
   longhaul test server.example.net --auth token -o run1 && longhaul report run1/test.json

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // repoRoot is the repository, from this package's directory.
@@ -258,4 +259,74 @@ func TestLinkChecker(t *testing.T) {
 	if got := checkLink(dir, md, "a.md#exit"); got != "no heading with that anchor" {
 		t.Errorf("a.md#exit: %q", got)
 	}
+}
+
+// TestDocsFlagsExist: the hand-written pages and README name only flags
+// the commands have. In a command line (`longhaul CMD ...`, in code or
+// prose) each flag must be CMD's; any other --flag must be some
+// command's, or in notOurs: another program's, or a family of ours
+// (--up-*).
+func TestDocsFlagsExist(t *testing.T) {
+	notOurs := map[string]bool{
+		"--syntax-check": true, "--clamp-mss-to-pmtu": true, "--variant": true, "--always": true, "--dirty": true, // ansible-playbook, iptables, debootstrap, git describe
+		"--up-": true, "--down-": true, "--probe-": true,
+	}
+	root := tree()
+	all := map[string]bool{"--help": true, "--version": true}
+	cmds := map[string]*cobra.Command{}
+	for _, c := range root.Commands() {
+		cmds[c.Name()] = c
+		c.Flags().VisitAll(func(f *pflag.Flag) { all["--"+f.Name] = true })
+	}
+	pages, _ := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	pages = append(pages, filepath.Join(repoRoot, "README.md"))
+	cmdLine := regexp.MustCompile("longhaul ([a-z][a-z0-9-]*)((?: +[^ |#`;&(),]+)*)")
+	flagTok := regexp.MustCompile(`^\[*(--?[A-Za-z][A-Za-z0-9-]*)`)
+	anyFlag := regexp.MustCompile(`(?:^|[^\w-])(--[a-z][a-z0-9-]+)`)
+	lines := 0
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repoRoot, page)
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, m := range cmdLine.FindAllStringSubmatch(line, -1) {
+				c := cmds[m[1]]
+				if c == nil {
+					continue
+				}
+				lines++
+				for _, tok := range strings.Fields(m[2]) {
+					if tok == "--" {
+						break // what follows is emulate's command
+					}
+					f := flagTok.FindStringSubmatch(tok)
+					if f == nil {
+						continue
+					}
+					if !hasFlag(c, f[1]) {
+						t.Errorf("%s:%d: longhaul %s has no flag %s: %s", rel, i+1, c.Name(), f[1], strings.TrimSpace(line))
+					}
+				}
+			}
+			for _, m := range anyFlag.FindAllStringSubmatch(line, -1) {
+				if !all[m[1]] && !notOurs[m[1]] {
+					t.Errorf("%s:%d: no command has a flag %s", rel, i+1, m[1])
+				}
+			}
+		}
+	}
+	if lines < 100 {
+		t.Errorf("found %d command lines: the parser lost some", lines)
+	}
+}
+
+// hasFlag reports whether c takes flag ("--name" or "-x").
+func hasFlag(c *cobra.Command, flag string) bool {
+	if name, ok := strings.CutPrefix(flag, "--"); ok {
+		return name == "help" || c.Flags().Lookup(name) != nil
+	}
+	short := strings.TrimPrefix(flag, "-")
+	return short == "h" || (len(short) == 1 && c.Flags().ShorthandLookup(short) != nil)
 }

@@ -114,8 +114,8 @@ type Info struct {
 	Flags []string
 	// CaptureLimited says why the input cannot be judged, if it cannot.
 	CaptureLimited string
-	// RateBps is the path's bottleneck rate when the user knows it; it
-	// sizes the fix and gives the BDP.
+	// RateBps is the path's bottleneck rate (on the wire) when the user
+	// knows it; it sizes the fix and gives the BDP.
 	RateBps float64
 	// Scope is what the shares are of, for the summary: "" means "the
 	// transfer" (a capture); live sockets say "the last 1 s".
@@ -354,13 +354,10 @@ func QueueStood(rtt, minRTT time.Duration) bool {
 	return minRTT > 0 && 2*rtt >= 3*minRTT && rtt-minRTT >= 2*time.Millisecond
 }
 
-// atPathRate: the flow ran at the path's rate the user gave (85% of it:
-// TCP's goodput is 94% of the wire rate). Its losses then cannot be what
-// held it: they are the bottleneck's queue overflowing as the flow
-// filled it (measured: cubic at 1 Gbit/s x 200 ms lost 0.5% in slow
-// start's overshoot and ran at 941-993 Mbit/s over the judged half).
+// atPathRate: the flow ran at the path's rate the user gave
+// (WireAtPathRate). Its losses then cannot be what held it.
 func atPathRate(in Info) bool {
-	return in.RateBps > 0 && in.Duration > 0 && float64(in.Bytes)*8/in.Duration.Seconds() >= 0.85*in.RateBps
+	return in.Duration > 0 && WireAtPathRate(float64(in.Bytes)*8/in.Duration.Seconds(), in.RateBps)
 }
 
 // rttRose: the RTT's 90th percentile stood over twice its least and

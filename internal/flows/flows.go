@@ -253,7 +253,7 @@ func lossCause(f *Flow, cur Sock, opt Options, reordered bool) (diagnose.Cause, 
 	if tr == nil || tr.Samples() < minTrack || cur.MinRTT <= 0 {
 		return diagnose.Cause{}, false
 	}
-	if opt.RateBps > 0 && f.ThroughputBps >= 0.9*opt.RateBps {
+	if diagnose.WireAtPathRate(f.ThroughputBps, opt.RateBps) {
 		return diagnose.Cause{}, false
 	}
 	e := diagnose.LossEvidence{MinRTT: cur.MinRTT, LoadedRTT: tr.MedianRTT(), Bps: f.ThroughputBps, PeakBps: tr.PeakBps,

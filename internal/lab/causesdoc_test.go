@@ -21,21 +21,21 @@ func TestCauseDocuments(t *testing.T) {
 		run, test, analyze, flows string
 		single                    float64
 	}{
-		{"policer-1", "shallow-buffer", "shallow-buffer", "random-loss", 7.5e6},
-		{"window-scale-stripped-1", "window-scale-stripped", "no-window-scaling", "no-window-scaling", 5.2e6},
+		{"policer-1", diagnose.CauseShallowBuffer, diagnose.CauseShallowBuffer, diagnose.CauseRandomLoss, 7.5e6},
+		{"window-scale-stripped-1", diagnose.CauseWindowScaleStripped, diagnose.FlagNoWindowScaling, diagnose.FlagNoWindowScaling, 5.2e6},
 		{"clean-1", "-", "-", "-", 400e6},
-		{"bufferbloat-1", "bufferbloat", "bufferbloat", "bufferbloat", 400e6},
-		{"pmtu-black-hole-1", "pmtu-black-hole", "pmtu-black-hole", "", 0},
+		{"bufferbloat-1", diagnose.CauseBufferbloat, diagnose.CauseBufferbloat, diagnose.CauseBufferbloat, 400e6},
+		{"pmtu-black-hole-1", diagnose.CausePMTUBlackHole, diagnose.CausePMTUBlackHole, "", 0},
 		// A competing download (lab causes, 100 ms x 500 Mbit/s): its
 		// sender, in the server's namespace too, carried 430 Mbit/s
 		// against test's 40 over flows' window; flows reads test's
 		// download (loss-limited, no cause: the documented weaker
 		// verdict), not the busier competitor (at-link-rate before).
-		{"shared-bottleneck-2", "shared-bottleneck", "-", "-", 50e6},
+		{"shared-bottleneck-2", diagnose.CauseSharedBottleneck, "-", "-", 50e6},
 		// 5% held 30 ms on 50 ms x 100 Mbit/s: test names it the cause;
 		// analyze (315 of 51,936 segments late) and flows saw it without
 		// it holding the flow (seen), which names the failure too.
-		{"reordering-1", "reordering", "reordering", "reordering", 65e6},
+		{"reordering-1", diagnose.CauseReordering, diagnose.CauseReordering, diagnose.CauseReordering, 65e6},
 	} {
 		read := func(suffix string) []byte {
 			b, err := os.ReadFile(filepath.Join("testdata", "causes", tc.run+suffix))
@@ -120,8 +120,8 @@ func TestFlowsNamedAtLinkRate(t *testing.T) {
 		{91.2e6, "", scenario.AtLinkRate, link},
 		{80e6, "", scenario.NoCause, link},
 		{91.2e6, "", scenario.NoCause, 0},
-		{91.2e6, "random-loss", "random-loss", link},
-		{60e6, "random-loss", "random-loss", link},
+		{91.2e6, diagnose.CauseRandomLoss, diagnose.CauseRandomLoss, link},
+		{60e6, diagnose.CauseRandomLoss, diagnose.CauseRandomLoss, link},
 	} {
 		if got, ok := flowsNamed(doc(tc.bps, tc.cause), "9978", tc.link); !ok || got != tc.want {
 			t.Errorf("flows at %.3g bit/s of %.3g naming %q: %q (ok %v), want %q", tc.bps, tc.link, tc.cause, got, ok, tc.want)
@@ -157,14 +157,14 @@ func TestAnalyzeNamedAtLinkRate(t *testing.T) {
 		{87.5e6, "", "", scenario.AtLinkRate, link},
 		{80e6, "", "", scenario.NoCause, link},
 		{87.5e6, "", "", scenario.NoCause, 0},
-		{87.5e6, "random-loss", "", "random-loss", link},
+		{87.5e6, diagnose.CauseRandomLoss, "", diagnose.CauseRandomLoss, link},
 		{87.5e6, "", diagnose.CausePMTUBlackHole, diagnose.CausePMTUBlackHole, link},
 	} {
 		if got, ok := analyzeNamed(doc(tc.bps, tc.cause, tc.other), "9978", tc.link); !ok || got != tc.want {
 			t.Errorf("analyze at %.3g bit/s of %.3g naming %q (%q on another): %q (ok %v), want %q", tc.bps, tc.link, tc.cause, tc.other, got, ok, tc.want)
 		}
 	}
-	if got := scenario.JudgeCause(scenario.ToolAnalyze, "random-loss", scenario.AtLinkRate); got != scenario.Weaker {
+	if got := scenario.JudgeCause(scenario.ToolAnalyze, diagnose.CauseRandomLoss, scenario.AtLinkRate); got != scenario.Weaker {
 		t.Errorf("analyze at-link-rate on random loss judged %q, want weaker", got)
 	}
 }
@@ -179,7 +179,7 @@ func TestCauseDocumentTestSeen(t *testing.T) {
 		t.Fatal(err)
 	}
 	named, single, rate, _, ok := testNamed(b)
-	if !ok || named != "reordering" || single < 90e6 || rate < single {
+	if !ok || named != diagnose.CauseReordering || single < 90e6 || rate < single {
 		t.Errorf("test named %q (ok %v), single %.3g, path rate %.3g; want reordering at the path's rate", named, ok, single, rate)
 	}
 }
@@ -204,16 +204,16 @@ func TestFlowsBlackHole(t *testing.T) {
 // (its round trip doubled at the 90th percentile: the bufferbloat flag),
 // saw the reordering (lab, 50 ms x 100 Mbit/s, repeat 3 of 4).
 func TestJudgedSeenBeforeFlag(t *testing.T) {
-	j := judged{Flags: []string{"bufferbloat", "reordering", "vantage-server"}, Seen: []diagnose.Cause{{Name: "reordering"}}}
-	if got := j.named(); got != "reordering" {
+	j := judged{Flags: []string{diagnose.CauseBufferbloat, diagnose.CauseReordering, "vantage-server"}, Seen: []diagnose.Cause{{Name: diagnose.CauseReordering}}}
+	if got := j.named(); got != diagnose.CauseReordering {
 		t.Errorf("seen reordering with the bufferbloat flag: named %q", got)
 	}
 	j.Seen = nil
-	if got := j.named(); got != "bufferbloat" {
+	if got := j.named(); got != diagnose.CauseBufferbloat {
 		t.Errorf("the flag alone: named %q", got)
 	}
-	j.Cause = &diagnose.Cause{Name: "random-loss"}
-	if got := j.named(); got != "random-loss" {
+	j.Cause = &diagnose.Cause{Name: diagnose.CauseRandomLoss}
+	if got := j.named(); got != diagnose.CauseRandomLoss {
 		t.Errorf("a cause: named %q", got)
 	}
 }

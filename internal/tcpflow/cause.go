@@ -317,7 +317,7 @@ func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) (c *diag
 		e.LossRate = float64(lost) / float64(segs)
 	}
 	lc, ok := diagnose.LossCause(e)
-	if !ok || (in.RateBps > 0 && dr.ThroughputBps >= 0.9*in.RateBps && lc.Name != diagnose.CauseBufferbloat) {
+	if !ok || (diagnose.WireAtPathRate(dr.ThroughputBps, in.RateBps) && lc.Name != diagnose.CauseBufferbloat) {
 		return nil, "" // none, or at the path's rate: its losses held nothing back
 	}
 	return &lc, ""

@@ -25,7 +25,7 @@ import (
 func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64, probes probes) (held, seen *diagnose.Cause) {
 	// At the path's rate only a policer is a cause (the path's rate is
 	// then its rate), and only the paced runs show one.
-	atPath := pathBps > 0 && f.ThroughputBps >= 0.9*pathBps
+	atPath := diagnose.AtPathRate(f.ThroughputBps, pathBps)
 	c, ok, e := phaseLossCause(p, f, minRTT, pathBps, atPath, probes)
 	switch {
 	case ok && (!atPath || c.Name == diagnose.CausePolicer):
@@ -354,7 +354,7 @@ func cpuBoundEnd(p PhaseRaw) string {
 // looked at first for a flow held by its window, the sender first
 // otherwise.
 func cpuCause(p PhaseRaw, f flows.Flow, pathBps float64) (*diagnose.Cause, bool) {
-	if pathBps > 0 && f.ThroughputBps >= 0.9*pathBps {
+	if diagnose.AtPathRate(f.ThroughputBps, pathBps) {
 		return nil, false
 	}
 	sender, receiver := ends(p.Grant.Name)

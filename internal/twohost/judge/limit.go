@@ -134,7 +134,7 @@ func (d *judging) limitOf(dir testdoc.Direction, rtt time.Duration) testdoc.Limi
 	case diagnose.Bottleneck:
 		return testdoc.Limit{Host: testdoc.HostPath, Text: "the path: the congestion window filled the bottleneck (" + strings.TrimSuffix(v.Summary, ".") + ")"}
 	case diagnose.LossLimited:
-		if d.PathRateBps > 0 && dir.ThroughputBps >= 0.95*d.PathRateBps {
+		if diagnose.AtPathRate(dir.ThroughputBps, d.PathRateBps) {
 			// Losses at the path's rate are its queue overflowing (see
 			// diagnose's atPathRate), not loss holding the flow down.
 			return testdoc.Limit{Host: testdoc.HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); its losses were the bottleneck's queue overflowing as it filled the path",
@@ -190,7 +190,7 @@ func (d *judging) atPathRate(dir testdoc.Direction) (testdoc.Limit, bool) {
 	if v == diagnose.SndbufLimited {
 		who, win, ceiling = dir.Sender+"'s send buffer", dir.Model.SenderInFlightBytes, dir.Model.SenderCeilingBps
 	}
-	if dir.ThroughputBps >= 0.95*d.PathRateBps {
+	if diagnose.AtPathRate(dir.ThroughputBps, d.PathRateBps) {
 		return testdoc.Limit{Host: testdoc.HostPath, Text: fmt.Sprintf("the path: the flow ran at %s, the path's rate (%s); the %s (%s) is above the BDP and only stops the bottleneck queue from growing",
 			units.FormatRate(dir.ThroughputBps), units.FormatRate(d.PathRateBps), who, units.FormatBytes(win))}, true
 	}

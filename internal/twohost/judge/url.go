@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/plan"
@@ -174,7 +175,7 @@ func (d urlJudging) atRate(rateBps float64) (testdoc.Limit, bool) {
 		return testdoc.Limit{}, false
 	}
 	goodput := pathmodel.Goodput(rateBps)
-	if d.SteadyBps < 0.9*goodput {
+	if !diagnose.AtPathRate(d.SteadyBps, goodput) {
 		return testdoc.Limit{}, false
 	}
 	return testdoc.Limit{Host: testdoc.HostPath, Text: fmt.Sprintf("the path's rate, reached: the %s ran at %s, what --rate %s carries as TCP (%s); nothing to fix on this host or the server",

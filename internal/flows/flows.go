@@ -30,10 +30,10 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -209,65 +209,43 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	return f
 }
 
-// pathCauses names reordering for a sending flow: the cause of a flow
-// held by its losses when most of the interval's retransmissions were
-// spurious, else seen when the socket tolerated it.
+// pathCauses gathers what the socket saw of the path (its reordering
+// over the interval and its life, how it lost over the interval's
+// samples) for diagnose.PathCause, which names the cause of a flow held
+// by its losses and what else was seen.
 func pathCauses(f *Flow, prev, cur Sock, opt Options) {
 	sender := "this host"
-	v := f.Verdict.Verdict
-	held := v == diagnose.LossLimited || v == diagnose.Bottleneck
 	interval := diagnose.ReorderEvidence{Events: max(cur.ReordSeen-prev.ReordSeen, 0), Degree: cur.Reordering,
 		Spurious: max(cur.DSACKDups-prev.DSACKDups, 0), Retrans: max(cur.Retrans-prev.Retrans, 0),
 		Segments: max(cur.DataSegsOut-prev.DataSegsOut, 0), MinRTT: cur.MinRTT, Bps: f.ThroughputBps, Sender: sender}
-	if c, ok := diagnose.ReorderCause(interval); ok && held {
-		f.Cause = &c
-		f.Fix = strings.Join(c.Fix, "; ")
-		return
-	}
 	life := diagnose.ReorderEvidence{Events: cur.ReordSeen, Degree: cur.Reordering, Spurious: cur.DSACKDups, Retrans: cur.Retrans,
 		Segments: cur.DataSegsOut, Sender: sender}
-	c, reordered := diagnose.ReorderNote(life)
-	if reordered {
-		f.Seen = append(f.Seen, c)
-	}
-	if lc, ok := lossCause(f, cur, opt, reordered); ok && held {
-		f.Cause = &lc
-		f.Fix = strings.Join(lc.Fix, "; ")
-	}
+	e := diagnose.PathEvidence{Bps: f.ThroughputBps, PathBps: pathmodel.Goodput(opt.RateBps), Reorder: &interval, ReorderLife: &life,
+		Scope: "the last " + fmtDur(units.FromSeconds(f.Interval))}
+	e.Loss, e.LossQuiet = lossEvidence(f, cur, opt)
+	j := diagnose.PathCause(f.Verdict, e)
+	f.Verdict, f.Cause, f.Seen = j.Verdict, j.Cause, append(f.Seen, j.Seen...)
 }
 
 // minTrack is the least samples of an interval that tell how a socket
 // lost (a few per round trip of the interval at least).
 const minTrack = 8
 
-// lossCause names what the path did to a sending socket held by its
-// congestion window, from the samples taken over the interval (its
-// Options.Tracks entry): random loss (a segment here and there, the
-// smoothed RTT at its minimum), a shallow buffer (segments lost several
-// at a time with little queue) or bufferbloat (the RTT far above its
-// minimum), by diagnose.LossCause's rules, as test judges a phase. A
-// socket at the path's known rate (RateBps) has none; a bottleneck's
-// queue stays a flag of its verdict.
-func lossCause(f *Flow, cur Sock, opt Options, reordered bool) (diagnose.Cause, bool) {
+// lossEvidence is how a sending socket lost, from the samples taken over
+// the interval (its Options.Tracks entry), nil when too few were taken;
+// quiet when none was lost in the interval: the evidence is then how it
+// lost before, which tells only bursts.
+func lossEvidence(f *Flow, cur Sock, opt Options) (*diagnose.LossEvidence, bool) {
 	tr := opt.Tracks[cur.Key()]
 	if tr == nil || tr.Samples() < minTrack || cur.MinRTT <= 0 {
-		return diagnose.Cause{}, false
-	}
-	if diagnose.WireAtPathRate(f.ThroughputBps, opt.RateBps) {
-		return diagnose.Cause{}, false
+		return nil, false
 	}
 	e := diagnose.LossEvidence{MinRTT: cur.MinRTT, LoadedRTT: tr.MedianRTT(), Bps: f.ThroughputBps, PeakBps: tr.PeakBps,
-		MSS: int(cur.MSS), CC: cur.CC, Sender: "this host", Reordered: reordered,
+		MSS: int(cur.MSS), CC: cur.CC, Sender: "this host",
 		FilledPath: f.Verdict.Verdict == diagnose.Bottleneck}
 	tr.Fill(&e)
-	// None lost in the interval: how it lost before, which tells only
-	// bursts (a few segments before and none since is no random loss).
 	quiet := tr.FillBefore(&e)
-	c, ok := diagnose.LossCause(e)
-	if !ok || (f.Verdict.Verdict == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) || (quiet && c.Name == diagnose.CauseRandomLoss) {
-		return diagnose.Cause{}, false
-	}
-	return c, true
+	return &e, quiet
 }
 
 // senderTimeline turns an interval's split (SplitInterval: the kernel's

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/longhaul/longhaul/internal/diagnose"
+	"github.com/longhaul/longhaul/internal/pathmodel"
 	"github.com/longhaul/longhaul/internal/units"
 )
 
@@ -257,44 +258,34 @@ func (f *Flow) minRTT(d *direction) int64 {
 	return f.hsRTT
 }
 
-// pathCause names what the path did to direction d, judged dr (its
-// verdict set): reordering when the capture saw segments out of order
-// and many retransmissions proved spurious, else the loss causes (random
-// loss, a shallow buffer, bufferbloat). Only a direction held by its
-// congestion window has one; one that ran at the path's rate (--rate) is
-// held by nothing the path did wrong but a queue. When the capture
-// cannot tell (taken away from the sender), it says why instead (note).
-func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) (c *diagnose.Cause, note string) {
-	v, fl := dr.Verdict.Verdict, dr.Verdict.Flags
+// pathEvidence is what the capture saw of the path on direction d,
+// judged dr, for diagnose.PathCause: a black hole's resent segments,
+// the reordering when the capture saw segments out of order, how the
+// data lost (the RTT around each loss episode, how many segments at a
+// time), or why a capture away from the sender cannot tell the loss
+// causes apart. With no RTT measured only a black hole is told.
+func (f *Flow) pathEvidence(d *direction, dr *DirReport, in diagnose.Info) diagnose.PathEvidence {
+	pe := diagnose.PathEvidence{Bps: dr.ThroughputBps, PathBps: pathmodel.Goodput(in.RateBps)}
 	if d.bhSize > 0 {
-		// Its timeouts are the story, and this is why they came.
 		c := diagnose.BlackHoleSeen(d.bhSize, d.bhPassed, d.bhResends, in.Sender)
-		return &c, ""
+		pe.BlackHole = &c
 	}
-	if (v != diagnose.LossLimited && v != diagnose.Bottleneck) || d.rttN == 0 ||
-		slices.Contains(fl, diagnose.FlagRTOStall) || slices.Contains(fl, diagnose.FlagPeerUnresponsive) {
-		// Timeouts held it (an outage, a peer gone): their silence, not
-		// how the losses came, is the story, and the verdict tells it.
-		return nil, ""
+	if d.rttN == 0 {
+		return pe
 	}
+	fl := dr.Verdict.Flags
 	lost := max(d.retrans-d.spurious, 0)
 	segs := max(d.segs, segsOf(d.bytes, d.effMSS()))
-	sender := in.Sender
 	if slices.Contains(fl, diagnose.FlagReordering) {
-		re := diagnose.ReorderEvidence{Events: d.reordered(), Spurious: d.spurious, Retrans: d.retrans, Segments: segs,
-			MinRTT: time.Duration(f.minRTT(d)), Bps: dr.ThroughputBps, Sender: sender, AtCapture: true}
-		if c, ok := diagnose.ReorderCause(re); ok {
-			return &c, ""
-		}
+		pe.Reorder = &diagnose.ReorderEvidence{Events: d.reordered(), Spurious: d.spurious, Retrans: d.retrans, Segments: segs,
+			MinRTT: time.Duration(f.minRTT(d)), Bps: dr.ThroughputBps, Sender: in.Sender, AtCapture: true}
 	}
-	if n := awayNote(d.d, f.minRTT(d)); n != "" {
-		return nil, n
-	}
+	pe.Away = awayNote(d.d, f.minRTT(d))
 	loaded, top := d.ct.loadedRTT()
 	e := diagnose.LossEvidence{MinRTT: time.Duration(f.minRTT(d)), LoadedRTT: loaded, TopRTT: top, Bps: dr.ThroughputBps,
-		PeakBps: d.ct.peakBps, MSS: int(d.effMSS()), Sender: sender, LossEvents: d.ct.episodes, Lost: lost, Episodes: true,
+		PeakBps: d.ct.peakBps, MSS: int(d.effMSS()), Sender: in.Sender, LossEvents: d.ct.episodes, Lost: lost, Episodes: true,
 		Intervals: d.ct.intervals, Reordered: slices.Contains(fl, diagnose.FlagReordering),
-		FilledPath: v == diagnose.Bottleneck}
+		FilledPath: dr.Verdict.Verdict == diagnose.Bottleneck}
 	if on := d.onsetsNow(); on != (diagnose.Onsets{}) {
 		e.Onsets = &on
 	}
@@ -316,21 +307,8 @@ func (f *Flow) pathCause(d *direction, dr *DirReport, in diagnose.Info) (c *diag
 	if segs > 0 {
 		e.LossRate = float64(lost) / float64(segs)
 	}
-	lc, ok := diagnose.LossCause(e)
-	if !ok || (diagnose.WireAtPathRate(dr.ThroughputBps, in.RateBps) && lc.Name != diagnose.CauseBufferbloat) {
-		return nil, "" // none, or at the path's rate: its losses held nothing back
-	}
-	return &lc, ""
-}
-
-// reorderSeen is the reordering the capture saw on direction d when it
-// was not the direction's cause (diagnose.ReorderNote, AtCapture).
-func (f *Flow) reorderSeen(d *direction, dr *DirReport, sender string) (diagnose.Cause, bool) {
-	if !slices.Contains(dr.Verdict.Flags, diagnose.FlagReordering) || (dr.Cause != nil && dr.Cause.Name == diagnose.CauseReordering) {
-		return diagnose.Cause{}, false
-	}
-	return diagnose.ReorderNote(diagnose.ReorderEvidence{Events: d.reordered(), Spurious: d.spurious, Retrans: d.retrans,
-		Segments: max(d.segs, segsOf(d.bytes, d.effMSS())), MinRTT: time.Duration(f.minRTT(d)), Sender: sender, AtCapture: true})
+	pe.Loss = &e
+	return pe
 }
 
 // awayNote says why a capture taken away from the sender cannot tell

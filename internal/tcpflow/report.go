@@ -1,7 +1,6 @@
 package tcpflow
 
 import (
-	"strings"
 	"time"
 
 	"github.com/longhaul/longhaul/internal/diagnose"
@@ -353,14 +352,9 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	if info.CaptureLimited == "" {
 		dr.Verdict = f.judgeable(a, d, info, dr.Verdict)
 	}
-	if c, note := f.pathCause(d, &dr, info); c != nil {
-		dr.Cause, dr.Verdict.Fix = c, strings.Join(c.Fix, "; ")
-	} else {
-		dr.CauseNote = note
-	}
-	if c, ok := f.reorderSeen(d, &dr, info.Sender); ok {
-		dr.Seen = append(dr.Seen, c)
-	}
+	j := diagnose.PathCause(dr.Verdict, f.pathEvidence(d, &dr, info))
+	dr.Verdict, dr.Cause, dr.CauseNote = j.Verdict, j.Cause, j.CauseNote
+	dr.Seen = append(dr.Seen, j.Seen...)
 	dr.Timeline = series(d)
 	return dr
 }

@@ -12,53 +12,36 @@ import (
 	"github.com/longhaul/longhaul/internal/twohost/wire"
 )
 
-// phaseCause names what the path did to a single-stream phase held by
-// its congestion window that lost segments: reordering when many of its
-// retransmissions were spurious (diagnose.ReorderCause), else
-// (diagnose.LossCause) random loss, a shallow buffer or bufferbloat, from the phase's own evidence:
-// the RTT of the control pings while it ran against the idle minimum,
-// and how its sender lost segments over the whole phase (how many, in
-// how many events). A flow at the rate
-// the path carried on several streams (or --rate) has none: the path's
-// capacity held it; random loss its paced runs showed is then seen, not
-// its cause.
-func phaseCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64, probes probes) (held, seen *diagnose.Cause) {
-	// At the path's rate only a policer is a cause (the path's rate is
-	// then its rate), and only the paced runs show one.
-	atPath := diagnose.AtPathRate(f.ThroughputBps, pathBps)
-	c, ok, e := phaseLossCause(p, f, minRTT, pathBps, atPath, probes)
-	switch {
-	case ok && (!atPath || c.Name == diagnose.CausePolicer):
-		return &c, nil
-	case atPath:
-		if s, ok := diagnose.RandomLossSeen(e); ok {
-			return nil, &s
-		}
-	}
-	return nil, nil
-}
-
-// phaseLossCause is phaseCause's cause before the path's rate is
-// weighed (atPath: the flow reached it), with the evidence.
-func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps float64, atPath bool, probes probes) (c diagnose.Cause, ok bool, e diagnose.LossEvidence) {
-	v := f.Verdict.Verdict
-	if (v != diagnose.LossLimited && v != diagnose.Bottleneck) || minRTT <= 0 || (atPath && len(probes.paced) == 0) {
-		return c, false, e
-	}
+// phaseEvidence is what a single-stream phase showed of the path, for
+// diagnose.PathCause: both ends' CPU (judged against cpuBps), a window
+// scaling stripped, and, from the sender's samples, its reordering and
+// how it lost over the whole phase (slow start's losses included: how
+// they came, one here and there or in bursts, tells the causes apart)
+// against the RTT of the control pings while it ran and the probes'
+// runs. pathBps is the rate the path carried on several streams (or
+// --rate).
+func (d *judging) phaseEvidence(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps, cpuBps float64, pr probes) diagnose.PathEvidence {
+	pe := diagnose.PathEvidence{Bps: f.ThroughputBps, PathBps: pathBps, CPU: cpuEvidence(p, f), CPUPathBps: cpuBps, Scope: "the steady half"}
+	pe.Scale = d.scaleEvidence(p.Grant.Name, f, minRTT, pathBps)
 	all := sockSamples(senderSamples(p), f.Local+"-"+f.Remote)
+	if len(all) == 0 {
+		return pe
+	}
+	sender := "the " + senderOf(p.Grant.Name)
+	re := reorderEvidence(all, f, sender)
+	re.Held = pathBps > 0 && !diagnose.AtPathRate(f.ThroughputBps, pathBps) // held below a known rate
+	pe.Reorder = &re
 	half := sendingHalf(all)
-	if len(half) < 2 {
-		return c, false, e
+	if len(half) < 2 || minRTT <= 0 {
+		return pe
 	}
 	last := half[len(half)-1].Sock
-	e = diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), SteadyRTT: steadyRTT(p.LoadedRTTs), IdleRTT: probes.idleRTT, Bps: f.ThroughputBps,
-		MSS: int(last.MSS), CC: last.CC, Sender: "the " + senderOf(p.Grant.Name), ManyBps: pathBps}
+	e := diagnose.LossEvidence{MinRTT: minRTT, LoadedRTT: median(p.LoadedRTTs), SteadyRTT: steadyRTT(p.LoadedRTTs), IdleRTT: pr.idleRTT, Bps: f.ThroughputBps,
+		MSS: int(last.MSS), CC: last.CC, Sender: sender, ManyBps: pathBps}
 	if p.Grant.Name == wire.PhaseDownload {
-		e.Paced, e.BestOtherBps, e.OtherLoadedRTT, e.OtherMedianRTT = probes.paced, probes.otherBps, probes.otherRTT, probes.otherMid
-		e.Datagrams = probes.datagrams
+		e.Paced, e.BestOtherBps, e.OtherLoadedRTT, e.OtherMedianRTT = pr.paced, pr.otherBps, pr.otherRTT, pr.otherMid
+		e.Datagrams = pr.datagrams
 	}
-	// Losses over the whole phase, slow start's included: how they came
-	// (one here and there, or in bursts) is what tells the causes apart.
 	track := flows.NewLossTrack(flows.Sock{})
 	for _, s := range all {
 		track.Add(s.Sock)
@@ -74,18 +57,8 @@ func phaseLossCause(p PhaseRaw, f flows.Flow, minRTT time.Duration, pathBps floa
 		// No pings answered while it ran: the sender's smoothed RTT.
 		e.LoadedRTT, e.IdleRTT = e.FlowRTT, 0 // tcp_info's, against its minimum
 	}
-	re := reorderEvidence(all, f, e.Sender)
-	re.Held = pathBps > 0 && !atPath // held below a known rate
-	if c, ok := diagnose.ReorderCause(re); ok && !atPath {
-		return c, true, e
-	}
-	_, e.Reordered = diagnose.ReorderNote(re)
-	c, ok = diagnose.LossCause(e)
-	if !ok || (v == diagnose.Bottleneck && c.Name == diagnose.CauseBufferbloat) {
-		// A bottleneck's bloat is a flag of its verdict already.
-		return c, false, e
-	}
-	return c, true, e
+	pe.Loss = &e
+	return pe
 }
 
 // probes are what the download's loss probes measured: the paced runs
@@ -285,17 +258,16 @@ func unscaled(f flows.Flow) bool {
 	return f.Verdict.Verdict == diagnose.RwndLimited && slices.Contains(f.Verdict.Flags, diagnose.FlagNoWindowScaling)
 }
 
-// scaleCause names a middlebox that stripped window scaling: the flow was
-// held by an unscaled window although both hosts allow scaling (so each
-// SYN left with the option). A host with scaling off is its own limit
-// (limitOf), not the path's.
-func (d *judging) scaleCause(phase string, f flows.Flow, minRTT time.Duration, pathBps float64) (*diagnose.Cause, bool) {
+// scaleEvidence: the flow was held by an unscaled window although both
+// hosts allow scaling (so each SYN left with the option): a middlebox
+// stripped it (diagnose.WindowScaleCause). A host with scaling off is
+// its own limit (limitOf), not the path's.
+func (d *judging) scaleEvidence(phase string, f flows.Flow, minRTT time.Duration, pathBps float64) *diagnose.ScaleEvidence {
 	if !unscaled(f) || windowScaling(d.Hosts.Client) != 1 || windowScaling(d.Hosts.Server) != 1 {
-		return nil, false
+		return nil
 	}
 	_, receiver := ends(phase)
-	c, ok := diagnose.WindowScaleCause(diagnose.ScaleEvidence{MinRTT: minRTT, Bps: f.ThroughputBps, PathBps: pathBps, Receiver: "the " + receiver})
-	return &c, ok
+	return &diagnose.ScaleEvidence{MinRTT: minRTT, Bps: f.ThroughputBps, PathBps: pathBps, Receiver: "the " + receiver}
 }
 
 // reorderEvidence is the reordering a sender's socket counted over its
@@ -304,16 +276,6 @@ func reorderEvidence(ss []flows.Sample, f flows.Flow, sender string) diagnose.Re
 	end := ss[len(ss)-1].Sock
 	return diagnose.ReorderEvidence{Events: end.ReordSeen, Degree: end.Reordering, Spurious: end.DSACKDups,
 		Retrans: end.Retrans, Segments: end.DataSegsOut, MinRTT: end.MinRTT, Bps: f.ThroughputBps, Sender: sender}
-}
-
-// reorderNote: the phase's sender saw the path reorder without paying
-// for it (diagnose.ReorderNote).
-func reorderNote(p PhaseRaw, f flows.Flow) (diagnose.Cause, bool) {
-	ss := sockSamples(senderSamples(p), f.Local+"-"+f.Remote)
-	if len(ss) == 0 {
-		return diagnose.Cause{}, false
-	}
-	return diagnose.ReorderNote(reorderEvidence(ss, f, "the "+senderOf(p.Grant.Name)))
 }
 
 // blackHole: the test found a PMTU black hole.
@@ -343,39 +305,29 @@ func cpuBoundEnd(p PhaseRaw) string {
 	return ""
 }
 
-// cpuCause names a CPU-bound end (diagnose.CPUCause: its process waited
-// for a CPU or ran a whole core over the phase) of a flow below the
-// path's rate (pathBps, 0 unknown), whatever the verdict: a sender held
-// back by a CPU limit still has data queued and its bursts when it runs
-// again fill the bottleneck's queue, and a receiver that reads late
-// keeps its window from growing, so the socket can look bound by its
-// congestion window (measured on 1 Gbit/s with one end held to 0.01 of
-// a core: 262 and 340 Mbit/s called a bottleneck). The receiver is
-// looked at first for a flow held by its window, the sender first
-// otherwise.
-func cpuCause(p PhaseRaw, f flows.Flow, pathBps float64) (*diagnose.Cause, bool) {
-	if diagnose.AtPathRate(f.ThroughputBps, pathBps) {
-		return nil, false
-	}
-	sender, receiver := ends(p.Grant.Name)
-	order := []string{sender, receiver}
-	if v := f.Verdict.Verdict; v == diagnose.RwndLimited || v == diagnose.ZeroWindow {
-		order = []string{receiver, sender}
-	}
-	for _, end := range order {
-		use, role := p.ClientCPU, diagnose.ActorReceiver
-		if end == testdoc.HostServer {
-			use = p.Done.CPU
-		}
-		if end == sender {
-			role = diagnose.ActorSender
-		}
-		if use == nil {
+// cpuEvidence is both ends' use of their CPU over a phase, where
+// measured: diagnose.PathCause names a CPU-bound end of a flow below
+// the path's rate whatever the verdict (a sender held back by a CPU
+// limit still has data queued and its bursts when it runs again fill
+// the bottleneck's queue, and a receiver that reads late keeps its
+// window from growing, so the socket can look bound by its congestion
+// window: measured on 1 Gbit/s with one end held to 0.01 of a core, 262
+// and 340 Mbit/s called a bottleneck).
+func cpuEvidence(p PhaseRaw, f flows.Flow) []diagnose.CPUEvidence {
+	sender, _ := ends(p.Grant.Name)
+	var out []diagnose.CPUEvidence
+	for _, x := range []struct {
+		end string
+		use *testdoc.CPUUse
+	}{{testdoc.HostServer, p.Done.CPU}, {testdoc.HostClient, p.ClientCPU}} {
+		if x.use == nil {
 			continue
 		}
-		if c, ok := diagnose.CPUCause(diagnose.CPUEvidence{Host: "the " + end, Role: role, RunS: use.RunS, WaitS: use.WaitS, Seconds: p.Done.Seconds, Bps: f.ThroughputBps}); ok {
-			return &c, true
+		role := diagnose.ActorReceiver
+		if x.end == sender {
+			role = diagnose.ActorSender
 		}
+		out = append(out, diagnose.CPUEvidence{Host: "the " + x.end, Role: role, RunS: x.use.RunS, WaitS: x.use.WaitS, Seconds: p.Done.Seconds, Bps: f.ThroughputBps})
 	}
-	return nil, false
+	return out
 }

@@ -179,11 +179,9 @@ func (d *judging) iperfUpload(p IperfPhase, f flows.Flow, rtt time.Duration) tes
 	for _, s := range sendingHalf(sockSamples(p.Samples, f.Local+"-"+f.Remote)) {
 		pr.LoadedRTTs = append(pr.LoadedRTTs, s.Sock.RTT)
 	}
-	if c, _ := phaseCause(pr, f, rtt, d.PathRateBps, probes{}); c != nil {
-		dir.Cause = c
-		if dir.Flow.Verdict.Verdict == diagnose.Bottleneck {
-			dir.Flow.Verdict.Verdict = diagnose.LossLimited
-		}
+	pe := d.phaseEvidence(pr, f, rtt, d.PathRateBps, 0, probes{})
+	if j := diagnose.PathCause(f.Verdict, pe); j.Cause != nil {
+		dir.Cause, dir.Flow.Verdict = j.Cause, j.Verdict
 	}
 	if ss := sockSamples(p.Samples, f.Local+"-"+f.Remote); dir.Cause == nil && dir.Flow.Verdict.Verdict == diagnose.Bottleneck && len(ss) > 0 {
 		// Without test's pings no cause may be named, yet losses enough

@@ -57,7 +57,7 @@ func Judge(raw *Raw, opt JudgeOptions) (*testdoc.Doc, error) {
 		d.Causes = append(d.Causes, diagnose.BlackHoleCause(raw.BlackHoleMSS, "the server"))
 	}
 	causes := map[string]*diagnose.Cause{}
-	seen := map[string][]diagnose.Cause{} // reordering tolerated, random loss that did not hold it, by phase
+	judgements := map[string]diagnose.Judgement{}
 	pr := probesOf(d.Doc)
 	for _, p := range plain {
 		if fl := judged[p.Grant.Name]; len(fl) > 0 && p.Grant.Name != wire.PhaseCapacity {
@@ -66,21 +66,11 @@ func Judge(raw *Raw, opt JudgeOptions) (*testdoc.Doc, error) {
 				carried = max(carried, d.Capacity.Bps)
 			}
 			carried = pr.pathBps(carried)
-			if c, ok := cpuCause(p, fl[0], d.cpuPathBps(carried, opt.RateBps)); ok {
-				causes[p.Grant.Name] = c
-			} else if c, s := phaseCause(p, fl[0], rtt, carried, pr); c != nil {
+			j := diagnose.PathCause(fl[0].Verdict, d.phaseEvidence(p, fl[0], rtt, carried, d.cpuPathBps(carried, opt.RateBps), pr))
+			if c := j.Cause; c != nil && c.Name != diagnose.CauseCPUBound && c.Name != diagnose.CauseWindowScaleStripped {
 				withCCs(c, d.CCPhases)
-				causes[p.Grant.Name] = c
-			} else if s != nil {
-				seen[p.Grant.Name] = append(seen[p.Grant.Name], *s)
-			} else if c, ok := d.scaleCause(p.Grant.Name, fl[0], rtt, carried); ok {
-				causes[p.Grant.Name] = c
 			}
-			if c := causes[p.Grant.Name]; c == nil || c.Name != diagnose.CauseReordering {
-				if n, ok := reorderNote(p, fl[0]); ok {
-					seen[p.Grant.Name] = append(seen[p.Grant.Name], n)
-				}
-			}
+			causes[p.Grant.Name], judgements[p.Grant.Name] = j.Cause, j
 		}
 	}
 	d.PathRateBps, d.PathRateBasis, d.rateFromRamp = pathRate(opt, d.Capacity, judged, causes, d.CCPhases)
@@ -89,11 +79,10 @@ func Judge(raw *Raw, opt JudgeOptions) (*testdoc.Doc, error) {
 		if len(fl) == 0 {
 			continue
 		}
-		dir, err := d.direction(name, fl[0], rtt, causes[name])
+		dir, err := d.direction(name, fl[0], rtt, judgements[name])
 		if err != nil {
 			return nil, err
 		}
-		dir.Seen = append(dir.Seen, seen[name]...)
 		d.Directions = append(d.Directions, dir)
 	}
 	if err := d.makePlans(rtt, judged); err != nil {

@@ -32,16 +32,13 @@ func (d *judging) snap(host string) *snapshot.Snapshot {
 
 // direction judges one direction: the verdict of the sender's socket,
 // the host and setting that limited it, and the model beside it.
-func (d *judging) direction(name string, f flows.Flow, rtt time.Duration, cause *diagnose.Cause) (testdoc.Direction, error) {
+// The path's cause and the verdict are j's (diagnose.PathCause).
+func (d *judging) direction(name string, f flows.Flow, rtt time.Duration, j diagnose.Judgement) (testdoc.Direction, error) {
 	sender, receiver := ends(name)
-	dir := testdoc.Direction{Name: name, Sender: sender, Receiver: receiver, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f, Cause: cause}
-	if cause != nil && dir.Flow.Verdict.Verdict == diagnose.Bottleneck {
-		// No queue stood and the flow ran below the path: its congestion
-		// window was held down by the path's losses, not by a full link.
-		dir.Flow.Verdict.Verdict = diagnose.LossLimited
-		dir.Flow.Verdict.Summary = fmt.Sprintf("%.0f%% of the steady half the sender was bound by its congestion window, which the path's losses held down (%s) far below the path's rate",
-			100*dir.Flow.Verdict.Share, cause.Name)
+	if j.Verdict.Verdict != "" {
+		f.Verdict = j.Verdict
 	}
+	dir := testdoc.Direction{Name: name, Sender: sender, Receiver: receiver, ThroughputBps: f.ThroughputBps, RTTS: f.RTT, Flow: f, Cause: j.Cause, Seen: j.Seen}
 	m, err := model(d.snap(receiver), d.snap(sender), rtt, d.PathRateBps)
 	if err != nil {
 		return dir, fmt.Errorf("model of the %s: %w", name, err)

@@ -90,6 +90,9 @@ func explain(v Verdict, tl *Timeline, in Info) (summary, fix string) {
 	case AppLimited:
 		summary, fix = appText(v, tl, in, share, snd, rcv)
 	case SlowStart:
+		if in.Socket != nil {
+			return liveSlowStart(share, *in.Socket, in)
+		}
 		summary = fmt.Sprintf("%s was spent in slow start (%d round trips of %s)", share, tl.SlowStartRounds, rtt)
 		fix = fmt.Sprintf("the transfer is too short to leave slow start: it took %d round trips at %s, each doubling the flight from the initial window. "+
 			"Reuse connections (keep-alive, HTTP/2), raise the sender's initial window (ip route change ... initcwnd 20) and the receiver's (initrwnd 20), "+

@@ -156,6 +156,13 @@ type Info struct {
 	// Ramp is how the rate moved over the judged part, when the producer
 	// measured it (a test's phase): one still ramping is slow start.
 	Ramp *Ramp
+	// Vantage is where the evidence was taken (VantageSender, ...);
+	// Socket what a live socket adds (flows), nil for a capture.
+	Vantage string
+	Socket  *Socket
+	// Capture: the evidence is a packet capture's, whose clock and
+	// filter limit what it can time (untimed).
+	Capture bool
 }
 
 // Verdict is the diagnosis of one flow direction.
@@ -208,9 +215,14 @@ func Diagnose(tl *Timeline, in Info) Verdict {
 		v.Summary = "cannot judge this flow: " + in.CaptureLimited
 		v.Fix = "capture again so that the capture shows what this one misses (" + in.CaptureLimited + ")"
 		return v
+	case socketVerdict(&v, in):
+		return v
 	case in.Bytes == 0 || tl.Total() == 0:
 		v.Verdict = Unknown
 		v.Summary = "no data was sent in this direction"
+		if in.Scope != "" {
+			v.Summary = "no data moved in " + in.Scope
+		}
 		v.Fix = "nothing to fix: no transfer to judge"
 		return v
 	}
@@ -250,6 +262,10 @@ func Diagnose(tl *Timeline, in Info) Verdict {
 	}
 	if v.Verdict == AppLimited && waitsOnPeer(in) {
 		v.Flags = appendFlag(v.Flags, FlagWaitsOnPeer)
+	}
+	if why := untimed(&v, tl, in); why != "" {
+		in.CaptureLimited = why
+		return Diagnose(tl, in)
 	}
 	v.Summary, v.Fix = explain(v, tl, in)
 	return v

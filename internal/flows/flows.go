@@ -27,7 +27,6 @@ package flows
 
 import (
 	"cmp"
-	"fmt"
 	"net/netip"
 	"slices"
 	"time"
@@ -180,21 +179,19 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	if dt <= 0 {
 		dt = time.Nanosecond
 	}
+	var none diagnose.Timeline
+	scope := "the last " + fmtDur(dt)
 	switch {
 	case f.BytesSent == 0 && f.BytesReceived == 0 && stuckOnBlackHole(cur):
-		return stuck(f, cur)
+		return stuck(f, cur, scope)
 	case f.BytesSent == 0 && f.BytesReceived == 0:
 		f.Direction = DirIdle
-		f.Verdict = diagnose.Verdict{Verdict: diagnose.Unknown, Flags: []string{}, Shares: map[string]float64{},
-			Summary: "no data moved in this interval", Fix: "nothing to fix: no transfer to judge"}
+		f.Verdict = diagnose.Diagnose(&none, diagnose.Info{Scope: scope, Duration: dt})
 		return f
 	case f.BytesSent < f.BytesReceived:
 		f.Direction = DirReceive
-		f.ThroughputBps = float64(f.BytesReceived) * 8 / dt.Seconds()
-		f.Verdict = diagnose.Verdict{Verdict: diagnose.Unknown, Flags: []string{}, Shares: map[string]float64{},
-			ThroughputBps: f.ThroughputBps, RTTSeconds: f.RTT,
-			Summary: fmt.Sprintf("this host receives (receive buffer space %s): what limits the flow is measured at the sender", bytesIn(cur.RcvSpace)),
-			Fix:     "run longhaul flows on the sender " + f.Remote + ", or capture the transfer and run longhaul analyze on it"}
+		f.Verdict = diagnose.Diagnose(&none, diagnose.Info{Vantage: diagnose.VantageReceiver, Sender: f.Remote, Bytes: f.BytesReceived,
+			Duration: dt, RTT: cur.RTT, Scope: scope, Socket: &diagnose.Socket{RcvSpace: cur.RcvSpace}})
 		return f
 	}
 	f.Direction = DirSend
@@ -202,9 +199,6 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	tl := senderTimeline(prev, cur, dt, f.InflightBytes)
 	in := senderInfo(prev, cur, dt, f, opt)
 	f.Verdict = diagnose.Diagnose(&tl, in)
-	if f.Verdict.Verdict == diagnose.SlowStart && (opt.Ramp == nil || !opt.Ramp.Ramping()) {
-		f.Summary, f.Fix = slowStartText(cur, dt, f.Share, in.Sender)
-	}
 	pathCauses(&f, prev, cur, opt)
 	return f
 }
@@ -310,6 +304,7 @@ func senderInfo(prev, cur Sock, dt time.Duration, f Flow, opt Options) diagnose.
 		RateBps:      opt.RateBps,
 		Scope:        "the last " + fmtDur(dt),
 		CC:           cur.CC,
+		Socket:       &diagnose.Socket{Cwnd: cur.Cwnd, Ssthresh: cur.Ssthresh},
 	}
 	if opt.HighRTT > 0 {
 		in.HighRTT = opt.HighRTT
@@ -327,31 +322,6 @@ func senderInfo(prev, cur Sock, dt time.Duration, f Flow, opt Options) diagnose.
 		in.RetransQueued = in.RetransBytes
 	}
 	return in
-}
-
-// slowStartText is the summary and fix of a live socket in slow start: a
-// capture sees the whole transfer and counts its rounds; a live socket is
-// only known to be in slow start now.
-func slowStartText(cur Sock, dt time.Duration, share float64, sender string) (summary, fix string) {
-	summary = fmt.Sprintf("%s of the last %s the sender was in slow start (cwnd %s, below ssthresh)",
-		pct(share), fmtDur(dt), bytesIn(cur.Cwnd))
-	if cur.Ssthresh == 0 {
-		summary = fmt.Sprintf("%s of the last %s the sender was in its first slow start (cwnd %s, no loss yet)",
-			pct(share), fmtDur(dt), bytesIn(cur.Cwnd))
-	}
-	fix = "the flow is still growing its congestion window, one doubling per round trip of " + units.FormatDuration(cur.RTT) +
-		"; watch it longer (--watch). If its transfers are short, reuse connections and raise the initial windows " +
-		"(ip route change ... initcwnd 20 initrwnd 20) and set net.ipv4.tcp_slow_start_after_idle=0 on " + sender + "."
-	return summary, fix
-}
-
-func pct(x float64) string { return fmt.Sprintf("%.0f%%", 100*x) }
-
-func bytesIn(n int64) string {
-	if n < 100_000 {
-		return units.FormatInt(n) + " bytes"
-	}
-	return units.FormatBytes(float64(n))
 }
 
 // fmtDur names an interval: the reads are a few ms apart from the

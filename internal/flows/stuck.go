@@ -1,9 +1,6 @@
 package flows
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/longhaul/longhaul/internal/diagnose"
 	"github.com/longhaul/longhaul/internal/units"
 )
@@ -31,14 +28,13 @@ func stuckOnBlackHole(s Sock) bool {
 
 // stuck judges a sending socket that moved nothing over the interval
 // because its head segment never arrives (stuckOnBlackHole).
-func stuck(f Flow, s Sock) Flow {
+func stuck(f Flow, s Sock, scope string) Flow {
 	f.Direction = DirSend
+	var none diagnose.Timeline
+	v := diagnose.Diagnose(&none, diagnose.Info{Sender: "this host", RTT: s.RTT, Duration: units.FromSeconds(f.Interval), Scope: scope,
+		Socket: &diagnose.Socket{Stuck: true, RTOs: s.RTOs, Outstanding: s.Inflight + s.SackedBytes}})
 	c := diagnose.BlackHoleStuck(s.MSS, s.SackedBytes, s.RTOs, "this host")
-	f.Cause = &c
-	f.Verdict = diagnose.Verdict{Verdict: diagnose.LossLimited, Flags: []string{diagnose.FlagRTOStall}, Share: 1,
-		Shares: map[string]float64{diagnose.StateLoss.String(): 1}, RTTSeconds: f.RTT,
-		Summary: fmt.Sprintf("stalled: nothing acknowledged in %s with %s outstanding, the timer resending the head of the data (%d times in a row)",
-			units.FormatDuration(units.FromSeconds(f.Interval)), units.FormatBytes(float64(s.Inflight+s.SackedBytes)), s.RTOs),
-		Fix: strings.Join(c.Fix, "; ")}
+	j := diagnose.PathCause(v, diagnose.PathEvidence{BlackHole: &c})
+	f.Verdict, f.Cause = j.Verdict, j.Cause
 	return f
 }

@@ -349,9 +349,6 @@ func (f *Flow) dirReport(a *Analyzer, i int, flowFlags []string) DirReport {
 	d.tl.Settle(f.rst || f.fin[0] || f.fin[1] || (d.sndMax > 0 && d.sndUna >= d.sndMax))
 	info.CaptureLimited = f.captureLimited(a, d, p, info)
 	dr.Verdict = diagnose.Diagnose(&d.tl, info)
-	if info.CaptureLimited == "" {
-		dr.Verdict = f.judgeable(a, d, info, dr.Verdict)
-	}
 	j := diagnose.PathCause(dr.Verdict, f.pathEvidence(d, &dr, info))
 	dr.Verdict, dr.Cause, dr.CauseNote = j.Verdict, j.Cause, j.CauseNote
 	dr.Seen = append(dr.Seen, j.Seen...)
@@ -428,6 +425,7 @@ func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, s
 		FirstReqAck:      time.Duration(d.firstReqAck),
 		FirstThink:       time.Duration(d.firstThink),
 		ClockTick:        a.clock.tick(),
+		Capture:          true,
 	}
 	if d.synSeen && p.synSeen {
 		info.SACK = "off"

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/pathmodel"
 )
 
 // PathEvidence is what a producer saw of the path while one flow
@@ -44,6 +47,18 @@ type PathEvidence struct {
 	// Scope is what the verdict's share is of, as Info.Scope ("": the
 	// transfer).
 	Scope string
+	// Retrans is the sender's count of its retransmissions, when nothing
+	// else tells how the flow lost (no RTT under load: an iperf3 upload).
+	Retrans *RetransEvidence
+}
+
+// RetransEvidence is a sender's retransmissions over a flow: Segments
+// retransmitted of Bytes sent, at MSS, over a path of RTT.
+type RetransEvidence struct {
+	Segments, Bytes int64
+	MSS             int
+	RTT             time.Duration
+	Sender          string // "this host"
 }
 
 // Judgement is a direction's verdict with the path's cause decided:
@@ -77,8 +92,28 @@ func PathCause(v Verdict, e PathEvidence) Judgement {
 	if j.Cause != nil {
 		lossHeld(&j.Verdict, *j.Cause, e.PathBps, orWord(e.Scope, "the transfer"))
 		j.Verdict.Fix = strings.Join(j.Cause.Fix, "; ")
+	} else if r := e.Retrans; r != nil && v.Verdict == Bottleneck && r.Segments > 0 && r.Bytes > 0 {
+		// No cause may be named without the RTT under load, yet losses
+		// enough to hold a Reno or CUBIC flow at this rate held it, not
+		// a full link (a 1% loss path read "bottleneck" at 1.8 of 100
+		// Mbit/s).
+		share := float64(r.Segments) * float64(max(r.MSS, 536)) / float64(r.Bytes)
+		if LossExplains(share, r.MSS, r.RTT, v.ThroughputBps) {
+			j.Verdict.Verdict = LossLimited
+			j.Verdict.Summary = fmt.Sprintf("%s retransmitted %d segments (%.2g%% of its data), enough to hold its congestion window near this rate",
+				orWord(r.Sender, "the sender"), r.Segments, 100*share)
+		}
 	}
 	return j
+}
+
+// LossExplains: losses at lossRate (a share of the segments) would hold
+// a Reno or CUBIC flow within twice bps on a path of rtt (the Mathis
+// bound of that rate is under twice the rate seen): with nothing else
+// to tell how the flow lost, they held it.
+func LossExplains(lossRate float64, mss int, rtt time.Duration, bps float64) bool {
+	bound := pathmodel.MathisBps(max(mss, 536), rtt, lossRate)
+	return bound > 0 && bound < 2*bps
 }
 
 func pathCause(v Verdict, e PathEvidence) (held *Cause, seen []Cause, note string) {
@@ -174,11 +209,13 @@ func orReorder(a, b *ReorderEvidence) ReorderEvidence {
 // losses.
 var lossCauses = []string{CauseRandomLoss, CauseShallowBuffer, CausePolicer, CauseReordering, CausePMTUBlackHole}
 
-// mathisSlack: a flow whose losses hold it runs within this factor of
-// the Mathis bound of its loss rate (CUBIC grows faster than Reno's
-// bound between losses; measured: random loss of 0.32% at 5.5 Mbit/s,
-// 1.1x its bound; 0.003% at 86 Mbit/s on 100 Mbit/s x 50 ms, a flow
-// that filled the link, 1.7x).
+// mathisSlack: a flow whose named losses hold it runs within this
+// factor of the Mathis bound of its loss rate (CUBIC grows faster than
+// Reno's bound between losses; measured: random loss of 0.32% at 5.5
+// Mbit/s, 1.1x its bound; 0.003% at 86 Mbit/s on 100 Mbit/s x 50 ms, a
+// flow that filled the link, 1.7x). Beyond it, with the path's rate
+// unknown, the flow outran what its losses allow: something else (the
+// link) held it.
 const mathisSlack = 1.5
 
 // lossHeld: a flow bound by its congestion window that lost to a named
@@ -191,7 +228,7 @@ func lossHeld(v *Verdict, c Cause, pathBps float64, scope string) {
 	if v.Verdict != Bottleneck || !slices.Contains(lossCauses, c.Name) {
 		return
 	}
-	if m := c.Numbers["mathis_bps"]; pathBps <= 0 && (m <= 0 || mathisSlack*m < v.ThroughputBps) {
+	if m := c.Numbers["mathis_bps"]; pathBps <= 0 && (m <= 0 || v.ThroughputBps > mathisSlack*m) {
 		return
 	}
 	v.Verdict = LossLimited

@@ -180,23 +180,14 @@ func (d *judging) iperfUpload(p IperfPhase, f flows.Flow, rtt time.Duration) tes
 		pr.LoadedRTTs = append(pr.LoadedRTTs, s.Sock.RTT)
 	}
 	pe := d.phaseEvidence(pr, f, rtt, d.PathRateBps, 0, probes{})
-	if j := diagnose.PathCause(f.Verdict, pe); j.Cause != nil {
-		dir.Cause, dir.Flow.Verdict = j.Cause, j.Verdict
-	}
-	if ss := sockSamples(p.Samples, f.Local+"-"+f.Remote); dir.Cause == nil && dir.Flow.Verdict.Verdict == diagnose.Bottleneck && len(ss) > 0 {
-		// Without test's pings no cause may be named, yet losses enough
-		// to hold a Reno or CUBIC flow at this rate held it, not a full
-		// link (a 1% loss path read "bottleneck" at 1.8 of 100 Mbit/s).
+	if ss := sockSamples(p.Samples, f.Local+"-"+f.Remote); len(ss) > 0 {
 		last := ss[len(ss)-1].Sock
-		if share := lossShare(last.Retrans, last.BytesAcked, last.MSS); mathisBinds(share, secsDur(f.RTT), f.ThroughputBps) {
-			dir.Flow.Verdict.Verdict = diagnose.LossLimited
-			dir.Flow.Verdict.Summary = fmt.Sprintf("this host retransmitted %d segments (%.2g%% of its data), enough to hold its congestion window near this rate", last.Retrans, 100*share)
-		}
+		pe.Retrans = &diagnose.RetransEvidence{Segments: last.Retrans, Bytes: last.BytesAcked, MSS: int(last.MSS), RTT: secsDur(f.RTT), Sender: "this host"}
 	}
+	j := diagnose.PathCause(f.Verdict, pe)
+	dir.Cause, dir.Flow.Verdict = j.Cause, j.Verdict
 	dir.Model = senderModel(d.Hosts.Client, rtt, d.PathRateBps)
-	if sndbufHidden(dir) {
-		asSndbuf(&dir)
-	}
+	dir.Flow.Verdict = diagnose.SndbufHidden(dir.Flow.Verdict, sndbufModel(dir))
 	switch v := dir.Flow.Verdict.Verdict; {
 	case v == diagnose.RwndLimited || v == diagnose.ZeroWindow:
 		// limitOf would name the server's tcp_rmem from its snapshot,
@@ -326,9 +317,8 @@ func lossShare(retrans, bytes int64, mss int64) float64 {
 	return float64(retrans) * float64(mss) / float64(bytes)
 }
 
-// mathisBinds: losses at share p would hold a Reno or CUBIC flow within
-// twice the rate seen at this RTT (the path model's Mathis bound).
+// mathisBinds: losses at share p hold a Reno or CUBIC flow near bps at
+// this RTT (diagnose.LossExplains, at a typical MSS).
 func mathisBinds(p float64, rtt time.Duration, bps float64) bool {
-	bound := pathmodel.MathisBps(typicalMSS, rtt, p)
-	return bound > 0 && bound < 2*bps
+	return diagnose.LossExplains(p, typicalMSS, rtt, bps)
 }

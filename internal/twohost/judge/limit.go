@@ -44,9 +44,7 @@ func (d *judging) direction(name string, f flows.Flow, rtt time.Duration, j diag
 		return dir, fmt.Errorf("model of the %s: %w", name, err)
 	}
 	dir.Model = m
-	if sndbufHidden(dir) {
-		asSndbuf(&dir)
-	}
+	dir.Flow.Verdict = diagnose.SndbufHidden(dir.Flow.Verdict, sndbufModel(dir))
 	if m.ExpectedBps > 0 {
 		dir.Model.MeasuredVsModel = f.ThroughputBps / m.ExpectedBps
 	}

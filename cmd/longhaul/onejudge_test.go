@@ -95,3 +95,112 @@ func TestRateShareLiteral(t *testing.T) {
 		}
 	}
 }
+
+// verdictFields are a diagnose.Verdict's judgement: what it names, how
+// much of the time, and the sentence that says so. (Its Fix may be
+// replaced by a producer's plan: test's fix is its host's plan item.)
+var verdictFields = []string{"Verdict", "Share", "Shares", "Flags", "Summary"}
+
+// TestOneJudgeBuildsVerdicts: no production code outside diagnose builds
+// a diagnose.Verdict, takes its address, or writes its judgement
+// (x.Verdict.Verdict, x.Verdict.Summary, ...; in the producers also the
+// promoted x.Summary and x.Share): producers hand diagnose evidence and
+// keep the verdict it returns.
+func TestOneJudgeBuildsVerdicts(t *testing.T) {
+	fset := token.NewFileSet()
+	for _, root := range []string{"../../internal", "."} {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			rel := strings.TrimPrefix(filepath.ToSlash(path), "../../")
+			if strings.HasPrefix(rel, "internal/diagnose/") {
+				return nil
+			}
+			f, err := parser.ParseFile(fset, path, nil, 0)
+			if err != nil {
+				return err
+			}
+			for _, bad := range verdictWrites(f, producer(rel)) {
+				t.Errorf("%s: %s outside diagnose: judge through diagnose (Diagnose, PathCause, JudgeReceiver, SndbufHidden)", fset.Position(bad.Pos()), bad.what)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type badNode struct {
+	ast.Node
+	what string
+}
+
+// verdictWrites finds what TestOneJudgeBuildsVerdicts forbids in f.
+func verdictWrites(f *ast.File, producerFile bool) []badNode {
+	var out []badNode
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.CompositeLit:
+			if isDiagnoseVerdict(x.Type) {
+				out = append(out, badNode{x, "a diagnose.Verdict built"})
+			}
+		case *ast.UnaryExpr:
+			if s, ok := x.X.(*ast.SelectorExpr); ok && x.Op == token.AND && s.Sel.Name == "Verdict" {
+				out = append(out, badNode{x, "a verdict's address taken"})
+			}
+		case *ast.AssignStmt:
+			for _, l := range x.Lhs {
+				s, ok := l.(*ast.SelectorExpr)
+				if !ok || !slices.Contains(verdictFields, s.Sel.Name) {
+					continue
+				}
+				inner, ok := s.X.(*ast.SelectorExpr)
+				switch {
+				case ok && inner.Sel.Name == "Verdict":
+					out = append(out, badNode{x, "a verdict's " + s.Sel.Name + " written"})
+				case producerFile && (s.Sel.Name == "Summary" || s.Sel.Name == "Share"):
+					out = append(out, badNode{x, "a flow's " + s.Sel.Name + " written"})
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func isDiagnoseVerdict(e ast.Expr) bool {
+	s, ok := e.(*ast.SelectorExpr)
+	if !ok || s.Sel.Name != "Verdict" {
+		return false
+	}
+	id, ok := s.X.(*ast.Ident)
+	return ok && id.Name == "diagnose"
+}
+
+// TestVerdictWritesFound: the check finds each way of writing a verdict
+// it forbids, and not a copy of one.
+func TestVerdictWritesFound(t *testing.T) {
+	src := `package p
+func f() {
+	v := diagnose.Verdict{Verdict: "x"}
+	d.Flow.Verdict.Verdict = "y"
+	p := &d.Flow.Verdict
+	f.Summary = "z"
+	x.Verdict = fl[0].Verdict.Verdict
+	d.Flow.Verdict = diagnose.Diagnose(tl, in)
+}`
+	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range verdictWrites(f, true) {
+		got = append(got, b.what)
+	}
+	want := []string{"a diagnose.Verdict built", "a verdict's Verdict written", "a verdict's address taken", "a flow's Summary written"}
+	if !slices.Equal(got, want) {
+		t.Errorf("found %q, want %q", got, want)
+	}
+}

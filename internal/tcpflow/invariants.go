@@ -20,14 +20,14 @@ func CheckInvariants(f *FlowReport) []string {
 	var out []string
 	for i := range f.Directions {
 		d := &f.Directions[i]
-		for _, m := range checkVerdict(&d.Verdict, d.WindowScale.State, d.MSS) {
+		for _, m := range checkVerdict(d.Verdict, d.WindowScale.State, d.MSS) {
 			out = append(out, d.Sender+": "+m)
 		}
 	}
 	return out
 }
 
-func checkVerdict(v *diagnose.Verdict, scale string, mss int) []string {
+func checkVerdict(v diagnose.Verdict, scale string, mss int) []string {
 	var out []string
 	if v.CeilingBps > 0 && v.ThroughputBps > v.CeilingBps*1.1 {
 		out = append(out, fmt.Sprintf("achieved %.0f bit/s above the ceiling %.0f bit/s", v.ThroughputBps, v.CeilingBps))
@@ -61,7 +61,7 @@ func checkVerdict(v *diagnose.Verdict, scale string, mss int) []string {
 
 // stateShare is the share of the states a verdict rests on, or -1 when
 // the verdict has no states of its own.
-func stateShare(v *diagnose.Verdict) float64 {
+func stateShare(v diagnose.Verdict) float64 {
 	switch v.Verdict {
 	case diagnose.LossLimited, diagnose.Bottleneck:
 		return v.Shares[diagnose.StateLoss.String()] + v.Shares[diagnose.StateNetwork.String()]

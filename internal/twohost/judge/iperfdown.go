@@ -97,8 +97,9 @@ func (d *judging) iperfDownload(p IperfPhase, rtt time.Duration, rateBps float64
 	if e.rtt > 0 {
 		dir.RTTS = e.rtt.Seconds()
 	}
-	var verdict, summary string
-	dir.Limit, verdict, summary = downloadLimit(u, e, rtt)
+	j := diagnose.JudgeReceiver(urlJudging{u}.view(secsDur(u.LoadedRTT), rateBps, e.report(rtt)))
+	dir.Limit = downloadLimit(u, e, j.Held, rtt)
+	verdict := j.Verdict.Verdict
 	var last testdoc.URLSample
 	if n := len(p.Recv); n > 0 {
 		last = p.Recv[n-1]
@@ -106,8 +107,7 @@ func (d *judging) iperfDownload(p IperfPhase, rtt time.Duration, rateBps float64
 	dir.Flow = flows.Flow{Local: s0.Local, Remote: s0.Remote, State: "established", Direction: flows.DirReceive, Interval: u.DurationS,
 		BytesReceived: s0.Bytes, ThroughputBps: u.SteadyBps, RTT: dir.RTTS, MinRTT: last.MinRTT, CwndBytes: max(e.cwnd, 0),
 		SndWndBytes: u.MaxWindowBytes, RcvSpaceBytes: last.RcvSpace, InflightBytes: int64(u.InFlightBytes), Retrans: max(e.retrans, 0),
-		Verdict: diagnose.Verdict{Verdict: verdict, Flags: []string{}, Shares: map[string]float64{}, ThroughputBps: u.SteadyBps,
-			RTTSeconds: dir.RTTS, Summary: summary}}
+		Verdict: j.Verdict}
 	if verdict == diagnose.SlowStart {
 		dir.Flow.Fix = "test longer (--duration): the flow had not left slow start"
 	} else if dir.Limit.Host == testdoc.HostServerOrPath || dir.Limit.Host == testdoc.HostServer {
@@ -130,46 +130,38 @@ func (d *judging) iperfDownload(p IperfPhase, rtt time.Duration, rateBps float64
 	return dir
 }
 
-// downloadLimit is the download's limit and verdict: test URL's, unless
-// it left the far end or the path, which the server's evidence then
-// tells apart where it can.
-func downloadLimit(u *testdoc.URLDoc, e serverEvidence, minRTT time.Duration) (testdoc.Limit, string, string) {
+// report is what the iperf3 server said of its sending, for
+// diagnose.JudgeReceiver (minRTT: the path's least RTT, as this end
+// measured it).
+func (e serverEvidence) report(minRTT time.Duration) *diagnose.SenderReport {
+	return &diagnose.SenderReport{Retrans: e.retrans, Bytes: e.bytes, Cwnd: e.cwnd, RTT: max(e.rtt, 0), MinRTT: minRTT, Known: e.known()}
+}
+
+// downloadLimit names the host where the receiver's judgement (held)
+// placed the download's limit: test URL's limit, unless the server's
+// evidence told the far end or the path apart.
+func downloadLimit(u *testdoc.URLDoc, e serverEvidence, held string, minRTT time.Duration) testdoc.Limit {
 	open := fmt.Sprintf("this host's window was open (%s in flight of a %s window)", units.FormatBytes(u.InFlightBytes), units.FormatBytes(float64(u.MaxWindowBytes)))
 	loaded := secsDur(u.LoadedRTT)
 	if e.rtt > 0 {
 		loaded = e.rtt
 	}
-	share := lossShare(e.retrans, e.bytes, typicalMSS)
-	switch u.Limit.Host {
-	case testdoc.HostTest:
-		return u.Limit, diagnose.SlowStart, "the download was over in a few round trips, mostly slow start"
-	case testdoc.HostClient:
-		return u.Limit, diagnose.RwndLimited, fmt.Sprintf("the data in flight (%s) filled the window this host advertised (%s): the server sent as much as that window let it; %s",
-			units.FormatBytes(u.InFlightBytes), units.FormatBytes(float64(u.MaxWindowBytes)), e.known())
-	case testdoc.HostPath:
-		return u.Limit, diagnose.Bottleneck, "the download ran at the path's rate (--rate)"
-	case "unknown":
-		return u.Limit, diagnose.Unknown, u.Limit.Text
-	}
-	switch {
-	case e.retrans > 0 && mathisBinds(share, loaded, u.SteadyBps):
+	switch held {
+	case diagnose.HeldByPathLoss:
 		text := fmt.Sprintf("the path: packet loss holds the iperf3 server's congestion window down: it retransmitted %d segments (%.2g%% of its data, enough to hold a Reno or CUBIC flow near %s at %s)",
-			e.retrans, 100*share, units.FormatRate(u.SteadyBps), units.FormatDuration(loaded.Round(100*time.Microsecond)))
+			e.retrans, 100*lossShare(e.retrans, e.bytes, diagnose.TypicalMSS), units.FormatRate(u.SteadyBps), units.FormatDuration(loaded.Round(100*time.Microsecond)))
 		if e.cwnd > 0 {
 			text += fmt.Sprintf(", its cwnd %s", units.FormatBytes(float64(e.cwnd)))
 		}
-		return testdoc.Limit{Host: testdoc.HostPath, Text: text + "; " + open}, diagnose.LossLimited,
-			fmt.Sprintf("the server's losses (%d retransmitted segments) held its congestion window below what this host's window allowed", e.retrans)
-	case e.retrans < 0 && urlJudging{u}.lossBinds(loaded):
-		return u.Limit, diagnose.Unknown, "segments arrived out of order (loss or reordering); the server did not say how many it retransmitted"
-	case e.cwnd > 0 && float64(e.cwnd) < 0.5*float64(u.MaxWindowBytes):
+		return testdoc.Limit{Host: testdoc.HostPath, Text: text + "; " + open}
+	case diagnose.HeldBySender:
 		return testdoc.Limit{Host: testdoc.HostServer, Text: fmt.Sprintf("the iperf3 server's sending side: its congestion window stayed at %s, under half the %s window this host advertised, and it lost too little for the path to hold it (%d segments): its send buffer (net.ipv4.tcp_wmem there, or iperf3 -w) or its congestion control holds it; which of them is not seen from here",
-				units.FormatBytes(float64(e.cwnd)), units.FormatBytes(float64(u.MaxWindowBytes)), max(e.retrans, 0))}, diagnose.Unknown,
-			"the server's congestion window stayed far below this host's window with few losses: held at the server, by what is not seen from here"
-	case e.rtt > 0 && diagnose.QueueStood(e.rtt, minRTT) && !mathisBinds(share, loaded, u.SteadyBps):
+			units.FormatBytes(float64(e.cwnd)), units.FormatBytes(float64(u.MaxWindowBytes)), max(e.retrans, 0))}
+	case diagnose.HeldByPathQueue:
 		return testdoc.Limit{Host: testdoc.HostPath, Text: fmt.Sprintf("the path: a queue stood at its bottleneck (the server's RTT %s against the least %s) and the flow filled it; %s",
-				units.FormatDuration(e.rtt.Round(100*time.Microsecond)), units.FormatDuration(minRTT.Round(100*time.Microsecond)), open)}, diagnose.Bottleneck,
-			"the server's RTT rose over the path's least: the flow filled the bottleneck"
+			units.FormatDuration(e.rtt.Round(100*time.Microsecond)), units.FormatDuration(minRTT.Round(100*time.Microsecond)), open)}
+	case diagnose.HeldBySenderOrPath:
+		return testdoc.Limit{Host: testdoc.HostServerOrPath, Text: fmt.Sprintf("the iperf3 server's send side or the path's rate: %s; %s; longhaul serve there tells them apart", open, e.known())}
 	}
-	return testdoc.Limit{Host: testdoc.HostServerOrPath, Text: fmt.Sprintf("the iperf3 server's send side or the path's rate: %s; %s; longhaul serve there tells them apart", open, e.known())}, diagnose.Unknown, "this host's window was open: the sender or the path held the flow; " + e.known()
+	return u.Limit
 }

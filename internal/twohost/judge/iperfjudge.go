@@ -312,13 +312,7 @@ func lossShare(retrans, bytes int64, mss int64) float64 {
 		return 0
 	}
 	if mss <= 0 {
-		mss = typicalMSS
+		mss = diagnose.TypicalMSS
 	}
 	return float64(retrans) * float64(mss) / float64(bytes)
-}
-
-// mathisBinds: losses at share p hold a Reno or CUBIC flow near bps at
-// this RTT (diagnose.LossExplains, at a typical MSS).
-func mathisBinds(p float64, rtt time.Duration, bps float64) bool {
-	return diagnose.LossExplains(p, typicalMSS, rtt, bps)
 }

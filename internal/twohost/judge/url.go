@@ -40,19 +40,6 @@ type URLRaw struct {
 	Notes     []string
 }
 
-// Thresholds of the URL judge.
-const (
-	// windowBound: the data in flight reached this share of the
-	// advertised window, so the window held the sender back.
-	windowBound = 0.8
-	// atCeiling: the advertised window reached this share of what
-	// tcp_rmem allows, so the setting (not autotuning) is the limit.
-	atCeiling = 0.85
-	// shortRounds: a transfer over in fewer round trips than this is
-	// mostly slow start whatever the windows.
-	shortRounds = 20
-)
-
 // JudgeURL explains a download from a URL with this host's view only:
 // the receiver's window, RTT and out-of-order arrivals. It names this
 // host and its tcp_rmem when the window held the flow back; otherwise the
@@ -99,10 +86,7 @@ func JudgeURL(raw *URLRaw, rateBps float64) (*testdoc.URLDoc, error) {
 			d.WindowCeilingBytes = int64(r.Receiver.WindowBytes)
 		}
 	}
-	d.Limit = d.limit(rtt)
-	if l, ok := d.atRate(rateBps); ok {
-		d.Limit = l
-	}
+	d.Limit = d.limit(diagnose.JudgeReceiver(d.view(rtt, rateBps, nil)).Held, rtt, rateBps)
 	d.Headline = fmt.Sprintf("%s in %s (%s steady), RTT %s: limited by %s", units.FormatBytes(float64(d.Bytes)), secs(d.DurationS),
 		units.FormatRate(d.SteadyBps), units.FormatDuration(rtt.Round(100*time.Microsecond)), d.Limit.Text)
 	d.planFor(rtt, rateBps)
@@ -136,64 +120,49 @@ func loadedRTT(s []testdoc.URLSample, connect time.Duration) float64 {
 	return v[len(v)/2]
 }
 
-// limit names what held the download back.
-func (d urlJudging) limit(rtt time.Duration) testdoc.Limit {
+// view is the download as its receiver saw it, for
+// diagnose.JudgeReceiver, with what the sender reported (nil none).
+func (d urlJudging) view(rtt time.Duration, rateBps float64, sender *diagnose.SenderReport) diagnose.ReceiverView {
+	return diagnose.ReceiverView{Bytes: d.Bytes, Bps: d.SteadyBps, RTT: rtt, Rounds: d.Rounds, InFlight: d.InFlightBytes,
+		MaxWindow: d.MaxWindowBytes, Ceiling: d.WindowCeilingBytes, OutOfOrder: d.OutOfOrder, PathBps: pathmodel.Goodput(rateBps), Sender: sender}
+}
+
+// limit names the host and the setting where the receiver's judgement
+// placed what held the download back (diagnose.Held*).
+func (d urlJudging) limit(held string, rtt time.Duration, rateBps float64) testdoc.Limit {
 	at := units.FormatDuration(rtt.Round(100 * time.Microsecond))
 	rmem := ""
 	if d.Client != nil {
 		rmem = d.Client.Sysctls["net.ipv4.tcp_rmem"]
 	}
-	switch {
-	case d.Rounds > 0 && d.Rounds < shortRounds:
+	open := fmt.Sprintf("this host's window was open (%s in flight of a %s window)", units.FormatBytes(d.InFlightBytes), units.FormatBytes(float64(d.MaxWindowBytes)))
+	switch held {
+	case diagnose.HeldByLength:
 		return testdoc.Limit{Host: testdoc.HostTest, Text: fmt.Sprintf("the transfer's length: %s took %.1f round trips, mostly slow start; the server's initcwnd and this host's initrwnd set how many (a longer download measures the path)",
 			units.FormatBytes(float64(d.Bytes)), d.Rounds)}
-	case d.MaxWindowBytes <= 0 || rtt <= 0:
+	case diagnose.HeldUnknown:
 		return testdoc.Limit{Host: "unknown", Text: "unknown: the kernel reported no receive window or RTT for the download"}
-	case d.InFlightBytes >= windowBound*float64(d.MaxWindowBytes) && d.WindowCeilingBytes > 0 && float64(d.MaxWindowBytes) >= atCeiling*float64(d.WindowCeilingBytes):
+	case diagnose.HeldAtRate:
+		return d.rateLimit(rateBps)
+	case diagnose.HeldByRcvbuf:
 		return testdoc.Limit{Host: testdoc.HostClient, Setting: "net.ipv4.tcp_rmem", Value: rmem,
 			Text: fmt.Sprintf("this host's receive buffer: net.ipv4.tcp_rmem max %s allows a %s window: %s at %s",
 				maxIEC(rmem), units.FormatBytes(float64(d.WindowCeilingBytes)), units.FormatRate(pathmodel.WindowCeiling(float64(d.WindowCeilingBytes), rtt)), at)}
-	case d.InFlightBytes >= windowBound*float64(d.MaxWindowBytes):
+	case diagnose.HeldByWindow:
 		return testdoc.Limit{Host: testdoc.HostClient, Text: fmt.Sprintf("this host's receive window: autotuning had grown it to %s of the %s net.ipv4.tcp_rmem allows (%s at %s); a longer download lets it grow",
 			units.FormatBytes(float64(d.MaxWindowBytes)), units.FormatBytes(float64(d.WindowCeilingBytes)), units.FormatRate(pathmodel.WindowCeiling(float64(d.MaxWindowBytes), rtt)), at)}
-	}
-	open := fmt.Sprintf("this host's window was open (%s in flight of a %s window)", units.FormatBytes(d.InFlightBytes), units.FormatBytes(float64(d.MaxWindowBytes)))
-	if d.lossBinds(rtt) {
+	case diagnose.HeldByOutOfOrder:
 		return testdoc.Limit{Host: testdoc.HostServerOrPath, Text: fmt.Sprintf("the path or the server: %d segments arrived out of order (loss or reordering: %.2g of them, enough to hold a Reno or CUBIC flow near this rate), and %s; a test against longhaul serve there tells loss from the server's send side",
-			d.OutOfOrder, d.outOfOrderRate(), open)}
+			d.OutOfOrder, d.view(rtt, 0, nil).OutOfOrderShare(), open)}
 	}
 	return testdoc.Limit{Host: testdoc.HostServerOrPath, Text: fmt.Sprintf("the server's send side (send buffer, congestion window, application) or the path's rate: %s; run longhaul serve there and longhaul test to tell them apart", open)}
 }
 
-// atRate: a download whose steady rate reached the rate the user gave as
-// the path's (--rate, 90% of its TCP goodput) ran at the path's rate:
-// nothing on either end held it back, whatever the window did. A
-// transfer too short to measure or with no window keeps its limit.
-func (d urlJudging) atRate(rateBps float64) (testdoc.Limit, bool) {
-	switch {
-	case rateBps <= 0, d.Limit.Host == testdoc.HostTest, d.Limit.Host == "unknown":
-		return testdoc.Limit{}, false
-	}
-	goodput := pathmodel.Goodput(rateBps)
-	if !diagnose.AtPathRate(d.SteadyBps, goodput) {
-		return testdoc.Limit{}, false
-	}
+// rateLimit names the path's rate as the limit: the transfer's steady
+// rate reached what the rate the user gave (--rate) carries as TCP.
+func (d urlJudging) rateLimit(rateBps float64) testdoc.Limit {
 	return testdoc.Limit{Host: testdoc.HostPath, Text: fmt.Sprintf("the path's rate, reached: the %s ran at %s, what --rate %s carries as TCP (%s); nothing to fix on this host or the server",
-		d.Direction, units.FormatRate(d.SteadyBps), units.FormatRate(rateBps), units.FormatRate(goodput))}, true
-}
-
-// outOfOrderRate is the share of the segments that arrived out of order
-// (full-sized segments assumed).
-func (d urlJudging) outOfOrderRate() float64 { return lossShare(d.OutOfOrder, d.Bytes, 0) }
-
-const typicalMSS = 1448
-
-// lossBinds: were the out-of-order arrivals all losses, the Mathis bound
-// (pathmodel.MathisBps) would be within twice the steady rate:
-// loss may be what held the flow; a handful among millions of segments
-// is not.
-func (d urlJudging) lossBinds(rtt time.Duration) bool {
-	return mathisBinds(d.outOfOrderRate(), rtt, d.SteadyBps)
+		d.Direction, units.FormatRate(d.SteadyBps), units.FormatRate(rateBps), units.FormatRate(pathmodel.Goodput(rateBps)))}
 }
 
 // planFor makes this host's plan when its buffer is the limit: its

@@ -63,8 +63,10 @@ func judgeUpload(raw *URLRaw, rateBps float64) *testdoc.URLDoc {
 	d.InFlightBytes = d.SteadyBps / 8 * d.LoadedRTT
 	d.SendCeilingBytes = sendCeiling(raw, rtt)
 	d.Limit = d.uploadLimit(rtt)
-	if l, ok := d.atRate(rateBps); ok {
-		d.Limit = l
+	if l := d.Limit.Host; l != testdoc.HostTest && l != "unknown" && diagnose.WireAtPathRate(d.SteadyBps, rateBps) {
+		// At the path's rate nothing on either end held it back,
+		// whatever the window did.
+		d.Limit = d.rateLimit(rateBps)
 	}
 	d.Headline = fmt.Sprintf("upload of %s in %s (%s steady), RTT %s: limited by %s", units.FormatBytes(float64(d.Bytes)), secs(d.DurationS),
 		units.FormatRate(d.SteadyBps), units.FormatDuration(rtt.Round(100*time.Microsecond)), d.Limit.Text)
@@ -182,12 +184,12 @@ func (d urlJudging) serverWindow(f flows.Flow, rtt time.Duration) testdoc.Limit 
 // Mathis bound (MSS x 1.22 / (RTT x sqrt(p))) that loss puts on a Reno
 // or CUBIC flow at this RTT.
 func (d urlJudging) mathis(f flows.Flow, rtt time.Duration) string {
-	segs := f.BytesSent / typicalMSS
+	segs := f.BytesSent / diagnose.TypicalMSS
 	if segs <= 0 || f.Retrans <= 0 {
 		return strings.TrimSuffix(f.Verdict.Summary, ".")
 	}
 	p := float64(f.Retrans) / float64(segs)
-	bound := pathmodel.MathisBps(typicalMSS, rtt, p)
+	bound := pathmodel.MathisBps(diagnose.TypicalMSS, rtt, p)
 	return fmt.Sprintf("%d segments retransmitted of about %d in the steady half, %.2g%%: at %s the Mathis bound is %s",
 		f.Retrans, segs, 100*p, units.FormatDuration(rtt.Round(100*time.Microsecond)), units.FormatRate(bound))
 }

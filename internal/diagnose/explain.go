@@ -255,6 +255,15 @@ func lossText(v Verdict, in Info, rtt, snd, rcv string) (summary, fix string) {
 		fix += fmt.Sprintf("On %s, RACK-TLP (Linux >= 4.18, net.ipv4.tcp_recovery=1, the default) turns many tail losses into fast recoveries.", snd)
 		return summary, fix
 	}
+	if in.Retrans == 0 {
+		// Recovering from losses before the judged part (a live socket's
+		// interval): "0 segments, at this much loss" would contradict
+		// itself.
+		summary = fmt.Sprintf("the sender spent %s of %s recovering from losses before it, or growing its window back after them; nothing was retransmitted in it",
+			pct(v.Share), orWord(in.Scope, "the time"))
+		fix = "the path lost packets before this and the congestion window is still growing back: judge a longer stretch (flows --watch, a longer test) to see how often it loses, and find the loss (interface errors, a policer, Wi-Fi, a full queue)."
+		return summary, fix
+	}
 	summary = fmt.Sprintf("%.2f%% of the data was retransmitted (%s); the sender spent %s of %s recovering or below its window",
 		100*retransRate(in), segs, pct(v.Share), orWord(in.Scope, "the time"))
 	fix = fmt.Sprintf("the path loses packets: %d segments retransmitted, %.2f%% of the data. ", in.Retrans, 100*retransRate(in))

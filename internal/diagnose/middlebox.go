@@ -16,10 +16,15 @@ import (
 // negotiated no window scaling although both hosts allow it (their
 // net.ipv4.tcp_window_scaling is 1, so each SYN left with the option).
 type ScaleEvidence struct {
-	MinRTT   time.Duration
-	Bps      float64 // the flow's throughput
-	PathBps  float64 // the path's rate (0 unknown)
-	Receiver string  // how to name the receiver ("the client")
+	MinRTT  time.Duration
+	Bps     float64 // the flow's throughput
+	PathBps float64 // the path's rate (0 unknown)
+	// Streams is how many streams measured PathBps together (0: a rate
+	// the user gave). Streams held by the same 64 KB windows carry
+	// Streams x the window's ceiling, not the path's rate: then the
+	// path's rate is not known, only that it is higher.
+	Streams  int
+	Receiver string // how to name the receiver ("the client")
 }
 
 // WindowScaleCause names a middlebox that stripped the window scale
@@ -37,7 +42,13 @@ func WindowScaleCause(e ScaleEvidence) (Cause, bool) {
 			"%s at %s (measured %s). Something between the hosts (a firewall's TCP normalisation, a load balancer, a proxy) removed the option from the SYNs",
 			orWord(e.Receiver, "the receiver"), units.FormatRate(ceiling), rtt, units.FormatRate(e.Bps))}
 	c.Fix = append(c.Fix, ActorNetwork+": let the TCP window scale option (RFC 7323) through the firewall, load balancer or proxy between the hosts; no buffer setting on either host can raise a 64 KB window")
-	if e.PathBps > ceiling {
+	switch {
+	case e.Streams > 0 && e.PathBps <= 1.1*float64(e.Streams)*ceiling:
+		// The streams measuring the path were capped as this flow was.
+		nums["path_bps_at_least"] = e.PathBps
+		c.Fix = append(c.Fix, fmt.Sprintf("%s: until then, move the data on more than %d parallel streams, each carrying about %s: the test's %d streams, capped by the same 64 KB windows, carried %s together, so the path's own rate is higher and not measured (test again with --rate)",
+			ActorSender, e.Streams, units.FormatRate(ceiling), e.Streams, units.FormatRate(e.PathBps)))
+	case e.PathBps > ceiling:
 		n := int(math.Ceil(e.PathBps / ceiling))
 		nums["path_bps"], nums["streams"] = e.PathBps, float64(n)
 		c.Fix = append(c.Fix, fmt.Sprintf("%s: until then, move the data on %d parallel streams: each carries about %s", ActorSender, n, units.FormatRate(ceiling)))

@@ -267,7 +267,11 @@ func (d *judging) scaleEvidence(phase string, f flows.Flow, minRTT time.Duration
 		return nil
 	}
 	_, receiver := ends(phase)
-	return &diagnose.ScaleEvidence{MinRTT: minRTT, Bps: f.ThroughputBps, PathBps: pathBps, Receiver: "the " + receiver}
+	e := &diagnose.ScaleEvidence{MinRTT: minRTT, Bps: f.ThroughputBps, PathBps: pathBps, Receiver: "the " + receiver}
+	if c := d.Capacity; c != nil && c.Bps == pathBps {
+		e.Streams = c.Streams // the capacity phase measured it
+	}
+	return e
 }
 
 // reorderEvidence is the reordering a sender's socket counted over its

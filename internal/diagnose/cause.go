@@ -113,6 +113,10 @@ type LossEvidence struct {
 	// congestion control (bbr); 0 when not measured.
 	Paced        []PacedRun
 	BestOtherBps float64
+	// ProbedOtherWay: the loss probes ran, but on the other direction
+	// (test's probes pace the download only): a hint to run them would
+	// mislead.
+	ProbedOtherWay bool
 	// OtherLoadedRTT is the round trip near its top (test: the pings'
 	// 90th percentile) while the other congestion control ran; 0
 	// unknown. BBR paces at the rate it measures and probes a quarter
@@ -286,7 +290,7 @@ func randomCause(e LossEvidence, all float64, nums map[string]float64, how, send
 			"a loss-based congestion control cuts its window at each loss and stays far below a clean path's rate (Reno would carry about %s at this loss rate and RTT, the Mathis bound; CUBIC grows back faster between losses)",
 			rate, how, units.FormatRate(mathis))}
 	if len(e.Paced) == 0 {
-		c.Text += " (a policer with a small bucket, below the flow's rate, drops a segment at the end of a window's burst the same way: test --loss-probes tells them apart)"
+		c.Text += " (a policer with a small bucket, below the flow's rate, drops a segment at the end of a window's burst the same way: " + probesHint(e) + ")"
 	}
 	c.Fix = append(randomFixes(sender, bbr), ActorSender+": or move the data on N parallel streams: each carries about the Mathis bound")
 	return c
@@ -359,6 +363,10 @@ type shallowFacts struct {
 func shallowCause(e LossEvidence, nums map[string]float64, f shallowFacts) Cause {
 	peak := max(e.PeakBps, e.Bps)
 	nums["queue_bytes"] = f.q.Seconds() * peak / 8
+	// The queue is sized for the path's rate, not the flow's, which the
+	// bursts' losses held down (measured: a policer at 252 Mbit/s read
+	// from an upload at 35-72 Mbit/s sized a queue for those).
+	peak = max(peak, e.ManyBps)
 	c := Cause{Name: CauseShallowBuffer, Numbers: nums,
 		Text: fmt.Sprintf("a shallow buffer: the flow lost %d segments in %d bursts (%d at a time) while the round trip rose only %s: "+
 			"the bottleneck's queue cannot hold a window's burst, and the congestion control, cut back at each burst, stays far below the path's rate",
@@ -372,9 +380,18 @@ func shallowCause(e LossEvidence, nums map[string]float64, f shallowFacts) Cause
 	case f.cured:
 		c.Text += "; paced, the same download " + pacedWords(e.Paced) + ": pacing removes the bursts the queue cannot hold"
 	case f.noQueue && len(e.Paced) == 0:
-		c.Text += " (with no queue at all a policer looks the same: test --loss-probes tells them apart)"
+		c.Text += " (with no queue at all a policer looks the same: " + probesHint(e) + ")"
 	}
 	return c
+}
+
+// probesHint says what tells a policer apart when no paced run did: test's
+// loss probes, unless they ran and paced the other direction only.
+func probesHint(e LossEvidence) string {
+	if e.ProbedOtherWay {
+		return "test's loss probes tell them apart, but they pace the download only; for this direction, test from the other host"
+	}
+	return "test --loss-probes tells them apart"
 }
 
 // burstiness is how many segments the flow lost per event on average,

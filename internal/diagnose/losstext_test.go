@@ -45,3 +45,22 @@ func TestWindowScaleStreams(t *testing.T) {
 		t.Errorf("known: %v %v", c.Fix, c.Numbers)
 	}
 }
+
+// TestShallowTextOfAnUpload: an upload judged with the loss probes run
+// (they pace the download only) is not told to run them, and the queue
+// its fix sizes is the path's, not the rate the losses held the flow to
+// (issue 51: a policer at 252 Mbit/s read as a shallow buffer sized for
+// 35-72 Mbit/s, with "test --loss-probes tells them apart" after
+// --loss-probes was given).
+func TestShallowTextOfAnUpload(t *testing.T) {
+	e := LossEvidence{MinRTT: 50 * time.Millisecond, Bps: 50e6, PeakBps: 72e6, ManyBps: 252e6, Lost: 300, LossEvents: 20}
+	f := shallowFacts{q: time.Millisecond, burst: 15, rtt: "50 ms", qd: "1 ms", sender: "the client", noQueue: true}
+	c := shallowCause(e, map[string]float64{}, f)
+	if !strings.Contains(c.Text, "test --loss-probes tells them apart") || !strings.Contains(c.Fix[0], "252 Mbit/s") {
+		t.Errorf("not probed: %s / %s", c.Text, c.Fix[0])
+	}
+	e.ProbedOtherWay = true
+	if c := shallowCause(e, map[string]float64{}, f); strings.Contains(c.Text, "test --loss-probes") || !strings.Contains(c.Text, "pace the download only") {
+		t.Errorf("probed the other way: %s", c.Text)
+	}
+}

@@ -41,6 +41,8 @@ func (d *judging) phaseEvidence(p PhaseRaw, f flows.Flow, minRTT time.Duration, 
 	if p.Grant.Name == wire.PhaseDownload {
 		e.Paced, e.BestOtherBps, e.OtherLoadedRTT, e.OtherMedianRTT = pr.paced, pr.otherBps, pr.otherRTT, pr.otherMid
 		e.Datagrams = pr.datagrams
+	} else {
+		e.ProbedOtherWay = len(pr.paced) > 0 || pr.datagrams != nil
 	}
 	track := flows.NewLossTrack(flows.Sock{})
 	for _, s := range all {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -251,18 +252,36 @@ func runTest(ctx context.Context, a testArgs, args []string, stdout, stderr io.W
 		return err
 	}
 	raw, err := twohost.Run(ctx, o)
+	return finishTest(a, raw, err, stdout, stderr)
+}
+
+// finishTest judges, writes and prints what Run measured. A test the
+// server stopped answering after some phases (a *twohost.PartialError)
+// has those judged, printed and written all the same, the missing
+// phases named in the document's notes; the exit status is then 1 (see
+// docs/exit-status.md), the error saying which phase and why.
+func finishTest(a testArgs, raw *judge.Raw, err error, stdout, stderr io.Writer) error {
+	var part *twohost.PartialError
+	if errors.As(err, &part) && raw != nil {
+		if jerr := judgeTest(a, raw, stdout, stderr, part.Note()); jerr != nil {
+			return jerr
+		}
+		return err
+	}
 	if err != nil {
 		return err
 	}
 	return judgeTest(a, raw, stdout, stderr)
 }
 
-// judgeTest judges raw, writes -o's files and prints the result.
-func judgeTest(a testArgs, raw *judge.Raw, stdout, stderr io.Writer) error {
+// judgeTest judges raw, adds notes to the document, writes -o's files
+// and prints the result.
+func judgeTest(a testArgs, raw *judge.Raw, stdout, stderr io.Writer, notes ...string) error {
 	doc, err := judge.Judge(raw, judge.JudgeOptions{RateBps: a.rate.Bps})
 	if err != nil {
 		return fmt.Errorf("test: %w", err)
 	}
+	doc.Notes = append(doc.Notes, notes...)
 	if a.out != "" {
 		if err := writeTestFiles(a.out, doc, raw, stderr); err != nil {
 			return err

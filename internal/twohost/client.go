@@ -18,6 +18,7 @@ import (
 	"github.com/longhaul/longhaul/internal/twohost/judge"
 	"github.com/longhaul/longhaul/internal/twohost/streamio"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
+	"github.com/longhaul/longhaul/internal/units"
 )
 
 // Client defaults.
@@ -31,9 +32,17 @@ const (
 	// minimum MTU with its headers and options, and any tunnel's.
 	acceptWait      = 10 * time.Second
 	blackHoleMSS    = 1200
-	clientIdle      = 30 * time.Second
 	loadedPingEvery = 200 * time.Millisecond
 )
+
+// clientIdle is the most the server may stay silent when it owes an
+// answer (a phase's grant, a stream's start, data); a variable for the
+// tests of a server that stops answering.
+var clientIdle = 30 * time.Second
+
+// controlSilence is the most the control connection may carry nothing
+// from the server: it answers pings every loadedPingEvery in a phase.
+var controlSilence = 2 * clientIdle
 
 // ClientOptions is what a test does.
 type ClientOptions struct {
@@ -99,7 +108,8 @@ type Progress struct {
 	Done           bool    // the phase's streams have ended
 }
 
-// Run runs a test against a server.
+// Run runs a test against a server. A phase that fails after others
+// ran ends it with those measured and a *PartialError.
 func Run(ctx context.Context, o ClientOptions) (*judge.Raw, error) {
 	if o.DialTimeout == 0 {
 		o.DialTimeout = 10 * time.Second
@@ -159,7 +169,7 @@ func Run(ctx context.Context, o ClientOptions) (*judge.Raw, error) {
 			return nil, fmt.Errorf("test: interrupted during the %s phase: %w", p.Name, ctx.Err())
 		}
 		if err != nil {
-			return nil, fmt.Errorf("test: %s phase: %w", p.Name, err)
+			return partial(raw, plan[i:], err)
 		}
 		raw.Phases = append(raw.Phases, pr)
 		if o.LossProbes && p.Name == wire.PhaseDownload && p.CC == "" && p.RateBps == o.RateBps {
@@ -206,7 +216,7 @@ type ctrl struct {
 func dialControl(ctx context.Context, o ClientOptions) (*ctrl, error) {
 	c, err := clientHandshake(ctx, o, wire.Auth{Purpose: wire.PurposeControl})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("test: %w", err)
 	}
 	if o.Admit != nil {
 		if err := o.Admit(); err != nil {
@@ -256,7 +266,7 @@ func (cc *ctrl) send(typ string, body any) error {
 // read dispatches the server's frames until the connection ends.
 func (cc *ctrl) read() {
 	for {
-		_ = cc.c.SetReadDeadline(time.Now().Add(2 * clientIdle))
+		_ = cc.c.SetReadDeadline(time.Now().Add(controlSilence))
 		f, err := wire.ReadFrame(cc.c, wire.MaxServerFrame)
 		now := time.Now()
 		if err != nil {
@@ -358,8 +368,11 @@ func (cc *ctrl) await(typ string, timeout time.Duration) (wire.Frame, error) {
 			return want(f)
 		default:
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return wire.Frame{}, fmt.Errorf("the server sent nothing on the control connection for %s, no answer to this host's pings either: it may be overloaded (CPU)", units.FormatDuration(controlSilence))
+		}
 		return wire.Frame{}, fmt.Errorf("control connection: %w", err)
 	case <-time.After(timeout):
-		return wire.Frame{}, fmt.Errorf("no %s from the server within %s", typ, timeout)
+		return wire.Frame{}, silentError{typ, timeout}
 	}
 }

@@ -68,16 +68,21 @@ func (cc *ctrl) phase(ctx context.Context, o ClientOptions, r wire.PhaseReq) (ju
 			streamErr = err
 		}
 	}
+	// A stream that failed fails the phase: its end is not waited for
+	// (a server holds a phase whose stream never came for its attach
+	// window), and the stream's error, the cause, is what is said.
 	d := time.Duration(pr.Grant.DurationS * float64(time.Second))
-	f, err := cc.await(wire.TypePhaseDone, d+clientIdle)
+	var f wire.Frame
+	err = streamErr
+	if err == nil {
+		f, err = cc.await(wire.TypePhaseDone, d+clientIdle)
+		err = silentServer(err, "the "+r.Name+" phase's end")
+	}
 	close(stop)
 	ticking.Wait() // its last call (Done) comes before the next line
 	pr.Client = smp.Stop()
 	if err == nil {
 		err = wire.Decode(f, wire.TypePhaseDone, &pr.Done)
-	}
-	if err == nil {
-		err = streamErr
 	}
 	cc.mu.Lock()
 	pr.Server, cc.samples = cc.samples, nil
@@ -94,6 +99,7 @@ func (cc *ctrl) ask(r wire.PhaseReq) (wire.Grant, error) {
 		return g, err
 	}
 	f, err := cc.await(wire.TypeGrant, clientIdle)
+	err = silentServer(err, "the "+r.Name+" phase's start")
 	if err == nil {
 		err = wire.Decode(f, wire.TypeGrant, &g)
 	}
@@ -140,7 +146,7 @@ func (cc *ctrl) loadedPings(stop chan struct{}) {
 func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g wire.Grant, i int, moved *atomic.Int64, sample func(net.Conn)) error {
 	c, err := clientHandshake(ctx, o, wire.Auth{Purpose: wire.PurposeData, Session: cc.acc.Session, Phase: g.Phase, Stream: i})
 	if err != nil {
-		return err
+		return streamHandshake(err, i, o.helloWithin())
 	}
 	defer c.Close()
 	sample(c)
@@ -148,14 +154,13 @@ func (cc *ctrl) stream(ctx context.Context, o ClientOptions, g wire.Grant, i int
 	f, err := wire.ReadFrame(c, wire.MaxServerFrame)
 	if err == nil {
 		if re := wire.AsError(f); re != nil {
-			return re
-		}
-		if f.Type != wire.TypeGo {
-			return fmt.Errorf("%w: got %.32q, want go", wire.ErrFrame, f.Type)
+			err = re
+		} else if f.Type != wire.TypeGo {
+			err = fmt.Errorf("%w: got %.32q, want go", wire.ErrFrame, f.Type)
 		}
 	}
 	if err != nil {
-		return err
+		return streamHandshake(err, i, clientIdle)
 	}
 	if g.Name == wire.PhaseUpload {
 		return upload(c, time.Duration(g.DurationS*float64(time.Second)), cc.wchunk, moved)

@@ -5,6 +5,7 @@ package server_test
 import (
 	"context"
 	"net"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -61,5 +62,20 @@ func TestServeSurvivesAcceptErrors(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Serve after cancel: %v", err)
+	}
+}
+
+// A handshake whose auth is not read within the handshake timeout is
+// refused saying so (issue 51): a server starved of CPU reads late, and
+// its client, which sent its proof at once, was told "expected an auth
+// message", read as a refused authentication.
+func TestHandshakeTimeoutSaysSo(t *testing.T) {
+	addr := servertest.Start(t, server.ServerConfig{HandshakeTimeout: 200 * time.Millisecond})
+	c, _ := servertest.RawConn(t, addr)
+	time.Sleep(400 * time.Millisecond)
+	_, err := servertest.Next(t, c)
+	servertest.WantRefusal(t, err, wire.CodeRequest)
+	if want := "no auth message read within the handshake timeout (200 ms)"; !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v; want it to say %q", err, want)
 	}
 }

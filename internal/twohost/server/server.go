@@ -13,6 +13,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
 	"github.com/longhaul/longhaul/internal/twohost/wire"
+	"github.com/longhaul/longhaul/internal/units"
 )
 
 // Server defaults.
@@ -359,6 +361,12 @@ func (s *Server) handshake(raw net.Conn) (net.Conn, wire.Auth, error) {
 	switch {
 	case errors.Is(err, wire.ErrVersion):
 		s.refuse(c, wire.CodeVersion, fmt.Sprintf("this server speaks protocol %d", wire.ProtoVersion), 0)
+		return nil, a, err
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// Said as it is: a server starved of CPU reads late, and the
+		// client (which sent its proof at once) reads this, not a
+		// complaint about its message.
+		s.refuse(c, wire.CodeRequest, fmt.Sprintf("no auth message read within the handshake timeout (%s)", units.FormatDuration(s.cfg.HandshakeTimeout)), 0)
 		return nil, a, err
 	case err != nil:
 		s.refuse(c, wire.CodeRequest, "expected an auth message", 0)

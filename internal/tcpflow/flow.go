@@ -400,6 +400,8 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 	d.retransBytes += int64(n)
 	if d.queued() {
 		d.queuedBytes += int64(n)
+	} else {
+		d.unsure += int64(n)
 	}
 	kind, timedOut := diagnose.EvRetransSpurious, false
 	if end > d.sndUna {

@@ -57,6 +57,13 @@ func TestTruthCaptures(t *testing.T) {
 		// cubic's standing queue, two of one segment with none. The
 		// averages (46 in 4, a 2 ms median queue) named a shallow buffer.
 		{"random-loss-full-queue", "bottleneck", nil, diagnose.CauseRandomLoss},
+		// Issue 51: a clean 80 ms x 150 Mbit/s path with a one-BDP queue,
+		// iperf3 -R with cubic, captured at the sender (the data connection,
+		// TSO super-frames, the first 3.5 s): slow start overflowed the queue, 895 segments
+		// lost at once while the capture's last RTT sample (106.6 ms) was
+		// taken as the queue filled; the next one was 159 ms. Those are
+		// the queue's losses, not random ones: called loss-limited before.
+		{"clean-overshoot", "bottleneck", nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

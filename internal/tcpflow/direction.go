@@ -131,16 +131,16 @@ type direction struct {
 	// the queue was still filling: measured, 106.6 ms on an 80 ms path
 	// before 895 segments were lost at a full 1-BDP queue, the next
 	// sample 159 ms).
-	unsure int64
-	hwdup                                    int64
-	reorder                                  int64
-	zwp                                      int64
-	keepalive                                int64
-	missed                                   int64 // bytes acknowledged that the capture never saw
-	recent                                   [nRecent]sent
-	ri                                       int
-	holes                                    [nHoles]hole
-	nholes                                   int
+	unsure    int64
+	hwdup     int64
+	reorder   int64
+	zwp       int64
+	keepalive int64
+	missed    int64 // bytes acknowledged that the capture never saw
+	recent    [nRecent]sent
+	ri        int
+	holes     [nHoles]hole
+	nholes    int
 
 	bytes     int64 // payload including retransmissions
 	segs      int64

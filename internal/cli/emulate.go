@@ -278,13 +278,8 @@ func runEmulate(ctx context.Context, a emulateArgs, argv []string, stderr io.Wri
 	e := p.Emu
 	stopWatch := watchOverload(e.Stats, stderr, 500*time.Millisecond)
 	code, err := p.RunClient(ctx, argv, env, isTerminal(os.Stdin))
-	stopWatch()
-	st := e.Stop()
-	printLinkStats(stderr, st)
-	if werr := stats.write(st); werr != nil && err == nil {
-		err = werr
-	}
-	return emulateOutcome(code, err, st.Overloaded)
+	warned := stopWatch()
+	return finishEmulate(stderr, stats, e.Stop(), warned, code, err)
 }
 
 // emulateOutcome is emulate's result: the run's error, else the command's

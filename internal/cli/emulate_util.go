@@ -45,9 +45,13 @@ func printLinkStats(w io.Writer, s emu.Stats) {
 // watchOverload polls the emulator's counters every interval while the
 // command runs and warns on w as soon as the emulator overloads, so the
 // warning comes before the command's own verdict (a test prints its
-// verdict at the end), not after it. stop ends the polling.
-func watchOverload(stats func() emu.Stats, w io.Writer, every time.Duration) (stop func()) {
+// verdict at the end), not after it. stop ends the polling and reports
+// whether it warned: a run called not valid stays so (exit 5), although
+// the counters at its end may forgive a stall that a longer run
+// spreads below the allowance (emu's maxBehind).
+func watchOverload(stats func() emu.Stats, w io.Writer, every time.Duration) (stop func() bool) {
 	done, finished := make(chan struct{}), make(chan struct{})
+	var warned bool // written before finished is closed
 	go func() {
 		defer close(finished)
 		t := time.NewTicker(every)
@@ -59,12 +63,30 @@ func watchOverload(stats func() emu.Stats, w io.Writer, every time.Duration) (st
 			case <-t.C:
 				if stats().Overloaded {
 					fmt.Fprintln(w, "longhaul: WARNING: the emulator is overloaded (it dropped or delayed frames itself): results of this run are not valid, whatever the command says below")
+					warned = true
 					return
 				}
 			}
 		}
 	}()
-	return func() { close(done); <-finished }
+	return func() bool { close(done); <-finished; return warned }
+}
+
+// finishEmulate ends a run: the link statistics printed and written
+// (--stats-json), then the run's outcome. A run the watcher called not
+// valid (warned) is overloaded in both and exits 5 when its command
+// succeeded, as the warning said.
+func finishEmulate(w io.Writer, stats statsFile, st emu.Stats, warned bool, code int, err error) error {
+	forgiven := warned && !st.Overloaded
+	st.Overloaded = st.Overloaded || warned
+	printLinkStats(w, st)
+	if forgiven {
+		fmt.Fprintln(w, "longhaul: the frames the emulator delayed while it was overloaded (warned above) are within the allowance over the whole run, but they were delayed when the command measured: the run stays not valid")
+	}
+	if werr := stats.write(st); werr != nil && err == nil {
+		err = werr
+	}
+	return emulateOutcome(code, err, st.Overloaded)
 }
 
 // statsFile is --stats-json, opened before the run so that a path that

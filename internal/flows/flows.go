@@ -146,6 +146,11 @@ type Options struct {
 	// segments over the interval, which names random loss, a shallow
 	// buffer or bufferbloat (lossCause).
 	Tracks map[string]*LossTrack
+	// CauseByCaller: the caller decides the path's cause itself, with
+	// more evidence than one socket's (test's judge: the control pings,
+	// the probes, both ends' CPU), so the flow comes without one and a
+	// document never carries two causes for one direction.
+	CauseByCaller bool
 	// HighRTT is the RTT under load over the interval when the caller
 	// knows it better than the last sample's smoothed RTT (test: the
 	// median of the sender's samples over the phase's second half): it
@@ -199,7 +204,9 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 	tl := senderTimeline(prev, cur, dt, f.InflightBytes)
 	in := senderInfo(prev, cur, dt, f, opt)
 	f.Verdict = diagnose.Diagnose(&tl, in)
-	pathCauses(&f, prev, cur, opt)
+	if !opt.CauseByCaller {
+		pathCauses(&f, prev, cur, opt)
+	}
 	return f
 }
 

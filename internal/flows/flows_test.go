@@ -324,4 +324,12 @@ func TestJudgeReordering(t *testing.T) {
 	if f := Judge(p, c, time.Second, Options{}); f.Cause != nil || len(f.Seen) != 0 {
 		t.Errorf("cause %+v seen %+v", f.Cause, f.Seen)
 	}
+	// A caller that judges the cause itself (test) gets the verdict
+	// alone: its document would otherwise carry two causes for one
+	// direction (issue 51), this one naming "this host" for the far end.
+	p.ReordSeen, p.Reordering = 20, 3
+	c.ReordSeen, c.Reordering, c.DSACKDups = 60, 50, 40
+	if f := Judge(p, c, time.Second, Options{CauseByCaller: true}); f.Cause != nil || len(f.Seen) != 0 || f.Verdict.Verdict != diagnose.LossLimited {
+		t.Errorf("cause by caller: %s, cause %+v seen %+v", f.Verdict.Verdict, f.Cause, f.Seen)
+	}
 }

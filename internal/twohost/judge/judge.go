@@ -165,7 +165,7 @@ func judgePhase(p PhaseRaw, cut string) []flows.Flow {
 		for _, s := range half {
 			rtts = append(rtts, s.Sock.RTT)
 		}
-		out = append(out, flows.Judge(first.Sock, last.Sock, dt, flows.Options{HighRTT: median(rtts), Ramp: seriesOf(ss).ramp(cut)}))
+		out = append(out, flows.Judge(first.Sock, last.Sock, dt, flows.Options{HighRTT: median(rtts), Ramp: seriesOf(ss).ramp(cut), CauseByCaller: true}))
 	}
 	return out
 }

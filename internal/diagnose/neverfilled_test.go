@@ -24,7 +24,7 @@ func TestNeverFilledLossLimited(t *testing.T) {
 	}
 	for name, mod := range map[string]func(*Info){
 		"a queue stood":     func(in *Info) { in.HighRTT = 110 * time.Millisecond },
-		"bbr at the link":   func(in *Info) { in.Bytes, in.Retrans, in.RetransBytes = 168_000_000, 27, 27 * 1448 },
+		"bbr at the link":   func(in *Info) { in.Bytes, in.Retrans, in.RetransBytes = 168_000_000, 27, 27*1448 },
 		"few RTT samples":   func(in *Info) { in.RTTSamples = 8 },
 		"the queue's drops": func(in *Info) { in.RetransQueued = in.RetransBytes },
 		"at --rate":         func(in *Info) { in.RateBps = 38e6 },

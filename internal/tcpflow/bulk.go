@@ -42,6 +42,9 @@ func (f *Flow) bulk(i int, s *capture.Segment, o *capture.Options, t int64) bool
 	// Flow.data's bookkeeping for new data.
 	d.counted(n, s.SuperFrame, t)
 	d.sentNew(seq+int64(n), t)
+	if o.HasTimestamp {
+		d.owd.add(t, o.TSval)
+	}
 	f.sent(i, d, seq, n, s, o, t)
 	// p, silent, sent nothing: only d is sampled.
 	f.sample(d, t)

@@ -185,6 +185,9 @@ type direction struct {
 	// The RTT samples' histogram (rttBucket), last: one of its lines is
 	// touched per sample, and it would keep the fields above apart.
 	hist [nHist]uint32
+	// owd is the one-way delay of the new data, from the sender's
+	// timestamps: the queue a capture away from the sender sees.
+	owd owdTrack
 }
 
 // rel unwraps a 32-bit sequence number near ref.

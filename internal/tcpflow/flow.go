@@ -338,6 +338,9 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 			d.addHole(d.sndMax, seq, t)
 		}
 		d.sentNew(end, t)
+		if o.HasTimestamp {
+			d.owd.add(t, o.TSval)
+		}
 	} else if f.resent(d, seq, n, s, o, t) {
 		return // a hardware duplicate: not sent by the stack
 	}
@@ -398,9 +401,13 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 	segs := segsOf(int64(n), d.effMSS())
 	d.retrans += segs
 	d.retransBytes += int64(n)
-	if d.queued() {
+	switch queued, known := f.owdQueued(d, t); {
+	case known && queued:
 		d.queuedBytes += int64(n)
-	} else {
+	case known:
+	case d.queued():
+		d.queuedBytes += int64(n)
+	default:
 		d.unsure += int64(n)
 	}
 	kind, timedOut := diagnose.EvRetransSpurious, false

@@ -444,6 +444,12 @@ func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, s
 			info.MinRTT, info.HighRTT = info.RTT, info.RTT
 		}
 	}
+	if f.away(d) && d.owd.ok() && info.MinRTT > 0 {
+		// Away from the sender the capture's ACK times are the
+		// receiver's; the queue is the one-way delay's rise.
+		info.HighRTT = info.MinRTT + time.Duration(d.owd.queue90())
+		info.RTTSamples = max(info.RTTSamples, d.owd.n)
+	}
 	if f.noScaleSide >= 0 {
 		info.NoScaleSide = f.Addr[f.noScaleSide].Addr().String()
 	}

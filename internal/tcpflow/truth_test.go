@@ -64,6 +64,12 @@ func TestTruthCaptures(t *testing.T) {
 		// taken as the queue filled; the next one was 159 ms. Those are
 		// the queue's losses, not random ones: called loss-limited before.
 		{"clean-overshoot", "bottleneck", nil, ""},
+		// The same run captured at the receiver (snaplen 96): its own
+		// data-to-ACK times are its ACK delays and show no queue; the
+		// sender's timestamps against the arrival times show the queue
+		// rise to a full BDP at the overshoot (owdTrack): called
+		// loss-limited before.
+		{"clean-overshoot-receiver", "bottleneck", []string{"vantage-client"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {

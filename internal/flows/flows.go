@@ -195,6 +195,7 @@ func Judge(prev, cur Sock, dt time.Duration, opt Options) Flow {
 		return f
 	case f.BytesSent < f.BytesReceived:
 		f.Direction = DirReceive
+		f.ThroughputBps = float64(f.BytesReceived) * 8 / dt.Seconds()
 		f.Verdict = diagnose.Diagnose(&none, diagnose.Info{Vantage: diagnose.VantageReceiver, Sender: f.Remote, Bytes: f.BytesReceived,
 			Duration: dt, RTT: cur.RTT, Scope: scope, Socket: &diagnose.Socket{RcvSpace: cur.RcvSpace}})
 		return f

@@ -204,6 +204,13 @@ func TestJudgeVerdicts(t *testing.T) {
 					t.Errorf("summary does not say its scope: %s", f.Summary)
 				}
 			}
+			if f.Direction == DirReceive {
+				// The flow's rate is what it received (the table's
+				// column), as the verdict's.
+				if want := float64(c.BytesReceived-p.BytesReceived) * 8; math.Abs(f.ThroughputBps-want) > 1 || math.Abs(f.Verdict.ThroughputBps-want) > 1 {
+					t.Errorf("throughput %.0f (verdict's %.0f) bit/s, want %.0f", f.ThroughputBps, f.Verdict.ThroughputBps, want)
+				}
+			}
 		})
 	}
 }

@@ -89,6 +89,33 @@ func BlackHoleStuck(mss, sacked, resends int64, sender string) Cause {
 		map[string]float64{"segment_bytes": float64(mss), "sacked_bytes": float64(sacked), "resends": float64(resends)})
 }
 
+// BlackHoleShrunk names a PMTU black hole a capture at the sender shows
+// when the sender finds the MTU itself (net.ipv4.tcp_mtu_probing): its
+// head segment of size bytes resent by the timer resends times and never
+// acknowledged, then resent at passed bytes and acknowledged at once.
+func BlackHoleShrunk(size, passed, resends int, sender string) Cause {
+	sender = orWord(sender, "the sender")
+	c := blackHole(sender, fmt.Sprintf("%s resent its %d-byte segment %d times by its timer and it never arrived; resent in %d-byte pieces, the same data passed",
+		sender, size, resends, passed), "; "+sender+" probes the path's MTU (net.ipv4.tcp_mtu_probing), which ended the stall, but every connection that sends a full-size segment stalls first",
+		map[string]float64{"segment_bytes": float64(size), "passed_bytes": float64(passed), "resends": float64(resends)})
+	c.Fix = c.Fix[:1] // the sender probes already
+	return c
+}
+
+// BlackHoleNeverPassed names the likely PMTU black hole of a capture at
+// the sender whose connection never delivered a full-size segment: the
+// handshake's small segments passed, then its first segment of size
+// bytes, resent by the timer resends times, never arrived and nothing
+// was acknowledged. An outage that began right after the handshake looks
+// the same from here; a ping of full-size packets that may not be
+// fragmented tells them apart.
+func BlackHoleNeverPassed(size, resends int, sender string) Cause {
+	sender = orWord(sender, "the sender")
+	return blackHole(sender, fmt.Sprintf("the handshake's small segments passed, then %s's first %d-byte segment, resent %d times by its timer, never arrived and nothing after the handshake was acknowledged",
+		sender, size, resends), " (an outage that began right after the handshake looks the same from here: ping -M do -s 1472 across the path tells them apart)",
+		map[string]float64{"segment_bytes": float64(size), "resends": float64(resends)})
+}
+
 // blackHole is a PMTU black hole's cause: what was seen, why (a link's
 // smaller MTU, its ICMP lost), then tail; the fixes for the network and
 // sender.

@@ -42,6 +42,7 @@ func (f *Flow) bulk(i int, s *capture.Segment, o *capture.Options, t int64) bool
 	// Flow.data's bookkeeping for new data.
 	d.counted(n, s.SuperFrame, t)
 	d.sentNew(seq+int64(n), t)
+	d.bh.sent(seq, n)
 	if o.HasTimestamp {
 		d.owd.add(t, o.TSval)
 	}

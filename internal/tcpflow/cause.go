@@ -266,10 +266,7 @@ func (f *Flow) minRTT(d *direction) int64 {
 // causes apart. With no RTT measured only a black hole is told.
 func (f *Flow) pathEvidence(d *direction, dr *DirReport, in diagnose.Info) diagnose.PathEvidence {
 	pe := diagnose.PathEvidence{Bps: dr.ThroughputBps, PathBps: pathmodel.Goodput(in.RateBps)}
-	if d.bhSize > 0 {
-		c := diagnose.BlackHoleSeen(d.bhSize, d.bhPassed, d.bhResends, in.Sender)
-		pe.BlackHole = &c
-	}
+	pe.BlackHole = f.blackHoleCause(d, in.Sender)
 	if d.rttN == 0 {
 		return pe
 	}

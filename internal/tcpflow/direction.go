@@ -113,6 +113,7 @@ type direction struct {
 	// longest run.
 	bhSeg, bhRun                int
 	bhSize, bhPassed, bhResends int
+	bh                          bhTrack
 	retrans                     int64
 	fast, rto, probes           int64
 	// Eifel (stall.go): the first resend of an episode, its timestamp

@@ -338,6 +338,7 @@ func (f *Flow) data(i int, s *capture.Segment, o *capture.Options, t int64) {
 			d.addHole(d.sndMax, seq, t)
 		}
 		d.sentNew(end, t)
+		d.bh.sent(seq, n)
 		if o.HasTimestamp {
 			d.owd.add(t, o.TSval)
 		}
@@ -432,6 +433,7 @@ func (f *Flow) resent(d *direction, seq int64, n int, s *capture.Segment, o *cap
 		d.frto = !(d.recovery && !d.rtoRecovery) || d.rtoRun > 0
 		d.stall(t)
 		d.blackHole(seq, n)
+		d.bh.timerResend(seq, d.sndUna, n)
 		// A timeout starts a recovery of its own (RFC 6298 5.5; Linux's
 		// Loss state), even inside a fast recovery whose retransmission
 		// was lost: what follows up to the data sent so far is resent in

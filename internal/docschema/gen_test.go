@@ -212,6 +212,7 @@ type field struct {
 	depth    int
 	tagged   bool
 	nullable bool
+	required bool // a const:"..." tag: the member is that string
 	s        schema
 }
 
@@ -232,6 +233,9 @@ func (g *generator) object(t reflect.Type) *schema {
 			ps = schema{Description: ps.Description, AnyOf: []schema{withoutDescription(ps), {Type: "null"}}}
 		}
 		s.Properties = append(s.Properties, property{f.name, ps})
+		if f.required {
+			s.Required = append(s.Required, f.name)
+		}
 	}
 	return s
 }
@@ -286,6 +290,11 @@ func (g *generator) fields(t reflect.Type, depth int, out *[]field) {
 		switch ft.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
 			f.nullable = !omit && !(ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Uint8)
+		}
+		if c := sf.Tag.Get("const"); c != "" {
+			// A member that names the kind of a line (the lab's "kind"):
+			// it tells one type of a document from another.
+			f.s, f.required, f.nullable = schema{Type: "string", Const: c}, true, false
 		}
 		if c := g.comments[t.PkgPath()+"."+t.Name()+"."+sf.Name]; c != "" {
 			f.s.Description = c

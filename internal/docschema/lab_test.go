@@ -1,7 +1,11 @@
 package docschema
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -82,5 +86,30 @@ func members(root, s map[string]any, path string, out map[string][]string, depth
 	}
 	if m, ok := s["additionalProperties"].(map[string]any); ok {
 		members(root, m, path+"{}", out, depth+1)
+	}
+}
+
+// TestLabSchemaValidatesRuns: every line of the lab's checked-in results
+// (bench/) is valid under the schema generated from the types.
+func TestLabSchemaValidatesRuns(t *testing.T) {
+	var lab document
+	for _, d := range documents {
+		if d.name == results.Schema {
+			lab = d
+		}
+	}
+	s := compile(t, lab.file, generate(t, lab))
+	files, _ := filepath.Glob(filepath.Join(root, "bench/*/results.jsonl"))
+	if len(files) == 0 {
+		t.Fatal("no lab results under bench/")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+			validate(t, s, fmt.Sprintf("%s line %d", f, i+1), line)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/longhaul/longhaul/internal/flows"
 	"github.com/longhaul/longhaul/internal/golden"
 	"github.com/longhaul/longhaul/internal/plan"
+	"github.com/longhaul/longhaul/internal/results"
 	"github.com/longhaul/longhaul/internal/snapshot"
 	"github.com/longhaul/longhaul/internal/tcpflow"
 	"github.com/longhaul/longhaul/internal/twohost/testdoc"
@@ -25,8 +26,10 @@ const root = "../.."
 // document is one versioned document: its schema name, its schema file
 // under docs/schema, its producer's type, and real documents of the
 // kind in the repository (the producers' golden files and test data).
-// The lab's results (longhaul.lab/v1) keep their hand-written schema,
-// internal/results/schema.json: see lab_test.go.
+// The lab's results (longhaul.lab/v1, a header line then a run a line)
+// are generated here from their types like the others; the lab itself
+// validates with its stricter hand-written schema,
+// internal/results/schema.json, held to the same members (lab_test.go).
 type document struct {
 	name, file, title string
 	types             []reflect.Type
@@ -50,6 +53,8 @@ var documents = []document{
 		types: []reflect.Type{reflect.TypeFor[plan.Plan]()},
 		samples: []string{"internal/cli/testdata/golden/plan-ubuntu-2004.json.golden", "internal/cli/testdata/golden/plan-snapshot-dst.json.golden",
 			"internal/emit/testdata/fleet.json"}},
+	{name: results.Schema, file: "longhaul.lab.v1.json", title: "longhaul lab's results.jsonl: one line each, a header then the runs",
+		types: []reflect.Type{reflect.TypeFor[results.Header](), reflect.TypeFor[results.Run]()}},
 	{file: "snapshot.json", title: "a host's snapshot (audit --json's host, audit --snapshot, plan --snapshot; no schema name of its own)",
 		types: []reflect.Type{reflect.TypeFor[snapshot.Snapshot]()},
 		samples: []string{"internal/cli/testdata/golden/audit-debian-13.json.golden#host", "internal/cli/testdata/golden/audit-ubuntu-2004.json.golden#host",
@@ -84,6 +89,11 @@ func TestSchemasValidate(t *testing.T) {
 				zero := reflect.New(typ).Elem()
 				if f := zero.FieldByName("Schema"); f.IsValid() && d.name != "" {
 					f.SetString(d.name)
+				}
+				for i := range typ.NumField() { // a line's kind, as the producer writes it
+					if c := typ.Field(i).Tag.Get("const"); c != "" {
+						zero.Field(i).SetString(c)
+					}
 				}
 				b, err := json.Marshal(zero.Interface())
 				if err != nil {

@@ -29,7 +29,7 @@ const Schema = "longhaul.lab/v1"
 
 // Header is the first line of a results file.
 type Header struct {
-	Kind     string `json:"kind"` // "header"
+	Kind     string `json:"kind" const:"header"`
 	Schema   string `json:"schema"`
 	Scenario string `json:"scenario"`
 	Title    string `json:"title"`
@@ -130,7 +130,7 @@ type Mark struct {
 
 // Run is one measured run of one case.
 type Run struct {
-	Kind     string `json:"kind"` // "run"
+	Kind     string `json:"kind" const:"run"`
 	Scenario string `json:"scenario"`
 	// Case identifies the setting (unique within the scenario); Series
 	// and X place it on the charts; Label is the human name in tables.

@@ -124,13 +124,14 @@ func phaseCharts(name string, streams int, samples []results.Sample, model refLi
 	return out
 }
 
-// startedText is a document's start as the producer wrote it (Go writes
-// a time as RFC 3339 with nanoseconds); "" when the document has none.
+// startedText is a document's start for people: to the second, in UTC,
+// as the lab's pages say theirs (the document itself keeps Go's
+// nanoseconds); "" when the document has none.
 func startedText(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.Format(time.RFC3339Nano)
+	return t.UTC().Format(time.RFC3339)
 }
 
 // refLine is a chart's dashed reference line.

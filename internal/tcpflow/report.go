@@ -453,22 +453,31 @@ func (f *Flow) diagInfo(a *Analyzer, i int, dr *DirReport, flowFlags []string, s
 	if f.noScaleSide >= 0 {
 		info.NoScaleSide = f.Addr[f.noScaleSide].Addr().String()
 	}
+	info.Flags = append(info.Flags, captureFlags(d, p)...)
+	return info
+}
+
+// captureFlags are what the capture says of direction d (p the other):
+// hardware duplicates, reordering, super-frames, packets it missed, a
+// payload filter.
+func captureFlags(d, p *direction) []string {
+	var fl []string
 	if d.hwdup > 0 {
-		info.Flags = append(info.Flags, diagnose.FlagHardwareDups)
+		fl = append(fl, diagnose.FlagHardwareDups)
 	}
 	if n := d.reordered(); n > 0 && n*100 >= max(d.segs/100, 1) {
-		info.Flags = append(info.Flags, diagnose.FlagReordering)
+		fl = append(fl, diagnose.FlagReordering)
 	}
 	if d.super > 0 {
-		info.Flags = append(info.Flags, diagnose.FlagSuperFrames)
+		fl = append(fl, diagnose.FlagSuperFrames)
 	}
 	if d.missed > 0 {
-		info.Flags = append(info.Flags, diagnose.FlagCaptureDrops)
+		fl = append(fl, diagnose.FlagCaptureDrops)
 	}
 	if payloadOnly(d, p) {
-		info.Flags = append(info.Flags, diagnose.FlagPayloadOnly)
+		fl = append(fl, diagnose.FlagPayloadOnly)
 	}
-	return info
+	return fl
 }
 
 func bool2int(b bool) int64 {

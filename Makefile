@@ -9,7 +9,7 @@ FUZZTIME ?= 1s
 export PATH := $(PATH):/usr/local/go/bin:/usr/lib/go/bin:$(HOME)/go/bin
 export CGO_ENABLED := 0
 
-.PHONY: all deps build test quick golden schemas unit unit-bins unit-run unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh eval-captures clean
+.PHONY: all deps build test quick golden schemas unit unit-bins unit-run unit-truth race race-bins race-run fuzz fuzz-long vet demo bench bench-emulator bench-analyze bench-cc bench-causes bench-mesh bench-vantage eval-captures clean
 .PHONY: man docs deb compat
 
 all: build
@@ -178,6 +178,14 @@ bench-mesh: build
 # results.jsonl and report.html there. scripts/bench-causes.sh runs the
 # same failures one at a time and keeps every tool's document (KEEP=1).
 BENCH_CAUSES_OUT ?= out/bench-causes
+# analyze's verdicts on one transfer captured at its sender and at its
+# receiver, over paths with a known failure (scripts/bench-vantage.sh;
+# root, iperf3, tcpdump; about 30 s a case and repeat): bench/vantage.txt
+BENCH_VANTAGE_OUT ?= bench/vantage.txt
+bench-vantage: deps build
+	@printf '# make bench-vantage at %s on %s: %s cores, kernel %s\n' "$$(git describe --always --dirty)" "$$(date -u +%F)" "$$(nproc)" "$$(uname -r)" >$(BENCH_VANTAGE_OUT)
+	BIN=$(BIN) scripts/bench-vantage.sh $(or $(REPEAT),3) | tee -a $(BENCH_VANTAGE_OUT)
+
 bench-causes: deps build
 	@rm -rf $(BENCH_CAUSES_OUT) && mkdir -p $(BENCH_CAUSES_OUT)
 	$(BIN) lab causes $(if $(QUICK),--quick) $(if $(IPV6),--ipv6) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(CASES),--case '$(CASES)') \

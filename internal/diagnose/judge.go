@@ -83,11 +83,10 @@ type Judgement struct {
 // verdict's fix is then the cause's.
 func PathCause(v Verdict, e PathEvidence) Judgement {
 	j := Judgement{Verdict: v}
-	j.Cause, j.Seen, j.CauseNote = pathCause(v, e)
-	if c := j.Cause; c == nil || c.Name != CauseReordering {
-		if n, ok := ReorderNote(orReorder(e.ReorderLife, e.Reorder)); ok {
-			j.Seen = append(j.Seen, n)
-		}
+	note, reordered := ReorderNote(orReorder(e.ReorderLife, e.Reorder))
+	j.Cause, j.Seen, j.CauseNote = pathCause(v, e, reordered)
+	if c := j.Cause; reordered && (c == nil || c.Name != CauseReordering) {
+		j.Seen = append(j.Seen, note)
 	}
 	if j.Cause != nil {
 		lossHeld(&j.Verdict, *j.Cause, e.PathBps, orWord(e.Scope, "the transfer"))
@@ -97,7 +96,7 @@ func PathCause(v Verdict, e PathEvidence) Judgement {
 		// enough to hold a Reno or CUBIC flow at this rate held it, not
 		// a full link (a 1% loss path read "bottleneck" at 1.8 of 100
 		// Mbit/s).
-		share := float64(r.Segments) * float64(max(r.MSS, 536)) / float64(r.Bytes)
+		share := SegmentShare(r.Segments, r.Bytes, max(r.MSS, 536))
 		if LossExplains(share, r.MSS, r.RTT, v.ThroughputBps) {
 			j.Verdict.Verdict = LossLimited
 			j.Verdict.Summary = fmt.Sprintf("%s retransmitted %d segments (%.2g%% of its data), enough to hold its congestion window near this rate",
@@ -112,11 +111,19 @@ func PathCause(v Verdict, e PathEvidence) Judgement {
 // bound of that rate is under twice the rate seen): with nothing else
 // to tell how the flow lost, they held it.
 func LossExplains(lossRate float64, mss int, rtt time.Duration, bps float64) bool {
-	bound := pathmodel.MathisBps(max(mss, 536), rtt, lossRate)
+	bound := mathisBound(lossRate, mss, rtt)
 	return bound > 0 && bound < 2*bps
 }
 
-func pathCause(v Verdict, e PathEvidence) (held *Cause, seen []Cause, note string) {
+// mathisBound is the Mathis bound of lossRate at mss (536 at least) and
+// rtt.
+func mathisBound(lossRate float64, mss int, rtt time.Duration) float64 {
+	return pathmodel.MathisBps(max(mss, 536), rtt, lossRate)
+}
+
+// pathCause is PathCause's cause; reordered: the sender saw the path
+// reorder (ReorderNote).
+func pathCause(v Verdict, e PathEvidence, reordered bool) (held *Cause, seen []Cause, note string) {
 	if e.BlackHole != nil {
 		return e.BlackHole, nil, ""
 	}
@@ -147,9 +154,7 @@ func pathCause(v Verdict, e PathEvidence) (held *Cause, seen []Cause, note strin
 		return nil, nil, ""
 	}
 	le := *e.Loss
-	if _, ok := ReorderNote(orReorder(e.ReorderLife, e.Reorder)); ok {
-		le.Reordered = true
-	}
+	le.Reordered = le.Reordered || reordered
 	c, ok := LossCause(le)
 	switch {
 	case ok && c.Name == CausePolicer:
@@ -176,23 +181,14 @@ func cpuOf(v Verdict, e PathEvidence) (Cause, bool) {
 	if v.Verdict == RwndLimited || v.Verdict == ZeroWindow {
 		first = ActorReceiver
 	}
-	ends := slices.Clone(e.CPU)
-	slices.SortStableFunc(ends, func(a, b CPUEvidence) int {
-		return boolInt(b.Role == first) - boolInt(a.Role == first)
-	})
-	for _, x := range ends {
-		if c, ok := CPUCause(x); ok {
-			return c, true
+	for _, firstRole := range []bool{true, false} {
+		for _, x := range e.CPU {
+			if c, ok := CPUCause(x); ok && (x.Role == first) == firstRole {
+				return c, true
+			}
 		}
 	}
 	return Cause{}, false
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func orReorder(a, b *ReorderEvidence) ReorderEvidence {

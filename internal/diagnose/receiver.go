@@ -91,7 +91,7 @@ func JudgeReceiver(r ReceiverView) ReceiverJudgement {
 		return held(HeldByWindow, RwndLimited, windowText(r))
 	}
 	s := r.Sender
-	if s != nil && s.Retrans > 0 && s.Bytes > 0 && LossExplains(float64(s.Retrans)*TypicalMSS/float64(s.Bytes), TypicalMSS, senderRTT(r, *s), r.Bps) {
+	if s != nil && s.Retrans > 0 && s.Bytes > 0 && LossExplains(SegmentShare(s.Retrans, s.Bytes, TypicalMSS), TypicalMSS, senderRTT(r, *s), r.Bps) {
 		return held(HeldByPathLoss, LossLimited, fmt.Sprintf("the server's losses (%d retransmitted segments) held its congestion window below what this host's window allowed", s.Retrans))
 	}
 	switch {
@@ -133,18 +133,22 @@ func senderRTT(r ReceiverView, s SenderReport) time.Duration {
 // known (a 1500-byte MTU with timestamps).
 const TypicalMSS = 1448
 
-// OutOfOrderShare is the share of the segments that arrived out of
-// order (full-sized segments assumed).
-func (r ReceiverView) OutOfOrderShare() float64 {
-	if r.Bytes <= 0 || r.OutOfOrder <= 0 {
+// SegmentShare is the share of bytes' segments of mss bytes (0:
+// TypicalMSS) that n segments are: a count of resent or out-of-order
+// segments as a loss rate. 0 when either count is.
+func SegmentShare(n, bytes int64, mss int) float64 {
+	if n <= 0 || bytes <= 0 {
 		return 0
 	}
-	return float64(r.OutOfOrder) * TypicalMSS / float64(r.Bytes)
+	if mss <= 0 {
+		mss = TypicalMSS
+	}
+	return float64(n) * float64(mss) / float64(bytes)
 }
 
 // OutOfOrderBinds: were the out-of-order arrivals all losses, they
 // would hold a Reno or CUBIC flow near its rate (LossExplains); a
 // handful among millions of segments does not.
 func (r ReceiverView) OutOfOrderBinds() bool {
-	return LossExplains(r.OutOfOrderShare(), TypicalMSS, r.RTT, r.Bps)
+	return LossExplains(SegmentShare(r.OutOfOrder, r.Bytes, TypicalMSS), TypicalMSS, r.RTT, r.Bps)
 }

@@ -428,8 +428,8 @@ func lossHolds(random float64, in Info) bool {
 		return false
 	}
 	bps := float64(in.Bytes) * 8 / in.Duration.Seconds()
-	bound := pathmodel.MathisBps(max(in.MSS, 536), pathRTT(in), random)
-	return LossExplains(random, in.MSS, pathRTT(in), bps) && bps <= cubicOver*bound
+	bound := mathisBound(random, in.MSS, pathRTT(in))
+	return bound > 0 && bound < 2*bps && bps <= cubicOver*bound // LossExplains, and not far past it
 }
 
 // retransRate is the share of the data retransmitted (not counting

@@ -1,7 +1,6 @@
 package tcpflow
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 	"testing"
@@ -31,16 +30,7 @@ func blackHoleConv(head, tail, resends int) *DirReport {
 		wait *= 2
 	}
 	c.Advance(time.Second)
-	an, err := Analyze(bytes.NewReader(c.W.Bytes()), Options{})
-	if err != nil || len(an.Flows) != 1 {
-		return nil
-	}
-	for _, d := range an.Flows[0].Directions {
-		if d.Sender == "198.18.0.2:443" {
-			return &d
-		}
-	}
-	return nil
+	return serverDir(c)
 }
 
 // A PMTU black hole seen at the sender: its 1448-byte segment resent
@@ -93,16 +83,7 @@ func blackHoleStall(resends, smaller int) *DirReport {
 		c.Ack(client, h+uint32(smaller))
 	}
 	c.Advance(time.Second)
-	an, err := Analyze(bytes.NewReader(c.W.Bytes()), Options{})
-	if err != nil || len(an.Flows) != 1 {
-		return nil
-	}
-	for _, d := range an.Flows[0].Directions {
-		if d.Sender == "198.18.0.2:443" {
-			return &d
-		}
-	}
-	return nil
+	return serverDir(c)
 }
 
 // A bulk transfer stalled on a PMTU black hole with nothing passing

@@ -315,7 +315,7 @@ func (f *Flow) pathEvidence(d *direction, dr *DirReport, in diagnose.Info) diagn
 // (at the receiver they are the receiver's alone), and without the
 // queue random loss, a shallow buffer and bufferbloat look alike.
 func awayNote(lag, rtt int64) string {
-	if rtt <= 0 || 4*lag <= rtt {
+	if !awayFrom(lag, rtt) {
 		return ""
 	}
 	return fmt.Sprintf("not told: the capture was taken away from the sender (%s of its %s round trip is on the sender's side of the capture point, timed only by the handshake): "+

@@ -18,6 +18,21 @@ func newConv() *ct.Conv {
 	return ct.NewConv(ct.NewWriter(ct.Format{}, capture.LinkEthernet), "198.18.0.1:50000", "198.18.0.2:443")
 }
 
+// serverDir is the analysis of c's one flow: the server's direction, nil
+// if the capture holds no single flow.
+func serverDir(c *ct.Conv) *DirReport {
+	an, err := Analyze(bytes.NewReader(c.W.Bytes()), Options{})
+	if err != nil || len(an.Flows) != 1 {
+		return nil
+	}
+	for _, d := range an.Flows[0].Directions {
+		if d.Sender == "198.18.0.2:443" {
+			return &d
+		}
+	}
+	return nil
+}
+
 // analyze runs the analyzer over the conversation's capture.
 func analyze(t *testing.T, c *ct.Conv, opts Options) *Analysis {
 	t.Helper()

@@ -3,6 +3,9 @@ package tcpflow
 import (
 	"math"
 	"slices"
+	"time"
+
+	"github.com/longhaul/longhaul/internal/diagnose"
 )
 
 // owdTrack follows a direction's one-way delay from the sender's TCP
@@ -131,24 +134,24 @@ func (o *owdTrack) queue90() int64 {
 	return s[min(len(s)*9/10, len(s)-1)] - o.min
 }
 
-// away: the capture is away from d's sender (a quarter or more of the
-// round trip lies on the sender's side of it: awayNote's test), where
-// its own RTT samples cannot see the queue and the one-way delay can.
-func (f *Flow) away(d *direction) bool {
-	rtt := f.minRTT(d)
-	return rtt > 0 && 4*d.d > rtt
-}
+// away: the capture is away from d's sender (awayFrom), where its own
+// RTT samples cannot see the queue and the one-way delay can.
+func (f *Flow) away(d *direction) bool { return awayFrom(d.d, f.minRTT(d)) }
+
+// awayFrom: more than a quarter of the round trip (rtt, ns) lies on the
+// sender's side of the capture point (lag).
+func awayFrom(lag, rtt int64) bool { return rtt > 0 && 4*lag > rtt }
 
 // owdQueued says, for a capture away from d's sender with its one-way
 // delays known, whether a queue stood when the segment resent at t was
-// lost: the most the delay stood over its least in the two round trips
-// before (the gap the loss left arrived then) reached half the round
-// trip and 2 ms, as diagnose.QueueStood. known false: ask the RTT.
+// lost: the round trip with the most the delay stood over its least in
+// the two round trips before (the gap the loss left arrived then) shows
+// a queue standing (diagnose.QueueStood). known false: ask the RTT.
 func (f *Flow) owdQueued(d *direction, t int64) (queued, known bool) {
 	if !d.owd.ok() || !f.away(d) {
 		return false, false
 	}
 	rtt := f.minRTT(d)
 	q := d.owd.recentQueue(t, 2*rtt)
-	return 2*q >= rtt && q >= 2e6, true
+	return diagnose.QueueStood(time.Duration(rtt+q), time.Duration(rtt)), true
 }

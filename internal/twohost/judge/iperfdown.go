@@ -149,7 +149,7 @@ func downloadLimit(u *testdoc.URLDoc, e serverEvidence, held string, minRTT time
 	switch held {
 	case diagnose.HeldByPathLoss:
 		text := fmt.Sprintf("the path: packet loss holds the iperf3 server's congestion window down: it retransmitted %d segments (%.2g%% of its data, enough to hold a Reno or CUBIC flow near %s at %s)",
-			e.retrans, 100*lossShare(e.retrans, e.bytes, diagnose.TypicalMSS), units.FormatRate(u.SteadyBps), units.FormatDuration(loaded.Round(100*time.Microsecond)))
+			e.retrans, 100*diagnose.SegmentShare(e.retrans, e.bytes, 0), units.FormatRate(u.SteadyBps), units.FormatDuration(loaded.Round(100*time.Microsecond)))
 		if e.cwnd > 0 {
 			text += fmt.Sprintf(", its cwnd %s", units.FormatBytes(float64(e.cwnd)))
 		}

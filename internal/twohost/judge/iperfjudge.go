@@ -304,15 +304,3 @@ func (d *judging) iperfPlan(rtt time.Duration) {
 		}
 	}
 }
-
-// lossShare is the share of n bytes' segments that r retransmissions
-// are (full-sized segments assumed).
-func lossShare(retrans, bytes int64, mss int64) float64 {
-	if bytes <= 0 || retrans <= 0 {
-		return 0
-	}
-	if mss <= 0 {
-		mss = diagnose.TypicalMSS
-	}
-	return float64(retrans) * float64(mss) / float64(bytes)
-}

@@ -153,7 +153,7 @@ func (d urlJudging) limit(held string, rtt time.Duration, rateBps float64) testd
 			units.FormatBytes(float64(d.MaxWindowBytes)), units.FormatBytes(float64(d.WindowCeilingBytes)), units.FormatRate(pathmodel.WindowCeiling(float64(d.MaxWindowBytes), rtt)), at)}
 	case diagnose.HeldByOutOfOrder:
 		return testdoc.Limit{Host: testdoc.HostServerOrPath, Text: fmt.Sprintf("the path or the server: %d segments arrived out of order (loss or reordering: %.2g of them, enough to hold a Reno or CUBIC flow near this rate), and %s; a test against longhaul serve there tells loss from the server's send side",
-			d.OutOfOrder, d.view(rtt, 0, nil).OutOfOrderShare(), open)}
+			d.OutOfOrder, diagnose.SegmentShare(d.OutOfOrder, d.Bytes, 0), open)}
 	}
 	return testdoc.Limit{Host: testdoc.HostServerOrPath, Text: fmt.Sprintf("the server's send side (send buffer, congestion window, application) or the path's rate: %s; run longhaul serve there and longhaul test to tell them apart", open)}
 }

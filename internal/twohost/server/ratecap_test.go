@@ -63,17 +63,7 @@ func TestRateCapHolds(t *testing.T) {
 				t.Parallel() // each its own server: the bound holds per server
 				addr := servertest.Start(t, server.ServerConfig{Caps: caps})
 				c, acc := servertest.StartSession(t, addr)
-				if err := wire.WriteMsg(c, wire.TypePhase, wire.PhaseReq{Name: name, Streams: 2, DurationS: dur, RateBps: asked}); err != nil {
-					t.Fatal(err)
-				}
-				var g wire.Grant
-				f, err := servertest.Next(t, c)
-				if err == nil {
-					err = wire.Decode(f, wire.TypeGrant, &g)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+				g := ask(t, c, wire.PhaseReq{Name: name, Streams: 2, DurationS: dur, RateBps: asked})
 				if g.RateBps <= 0 || g.RateBps > capBps {
 					t.Errorf("granted rate %g for a cap of %g", g.RateBps, capBps)
 				}
